@@ -1,0 +1,125 @@
+"""The ``benchledger`` command line: a thin click layer over the handlers in ``ledger/``.
+
+Modules here import only click at load time; each command imports its handler when it runs,
+so ``benchledger --help`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import click
+
+from commands.output import FORMATS, fail
+
+VERSION = "0.1.0"
+
+
+class RootGroup(click.Group):
+    """Turns every failure into one line and an exit code instead of a traceback."""
+
+    def invoke(self, ctx: click.Context):  # noqa: ANN201
+        from ledger.errors import BenchledgerError
+
+        try:
+            return super().invoke(ctx)
+        except BenchledgerError as err:
+            fail(
+                err.message,
+                _format_of(ctx),
+                code=err.code,
+                exit_code=err.exit_code,
+                payload=err.details.get("payload"),
+            )
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except KeyboardInterrupt:
+            fail(
+                "interrupted; nothing was committed after the last completed command",
+                _format_of(ctx),
+                code="interrupted",
+                exit_code=130,
+            )
+        except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+            fail(
+                f"internal error ({type(exc).__name__}): {exc}",
+                _format_of(ctx),
+                code="internal_error",
+            )
+
+
+def _format_of(ctx: click.Context) -> str:
+    """The format the failing command asked for (subcommands record theirs on the root)."""
+    return (ctx.obj or {}).get("format") or "markdown"
+
+
+@click.group(cls=RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(VERSION, prog_name="benchledger")
+@click.option(
+    "--db",
+    metavar="URL",
+    envvar="BENCHLEDGER_DATABASE_URL",
+    help="Store URL (sqlite:///path or postgresql://...). Default: the nearest "
+    ".benchledger/ledger.db.",
+)
+@click.option(
+    "--registry",
+    metavar="PATH",
+    envvar="BENCHLEDGER_REGISTRY",
+    help="Project registry (default: the nearest .benchledger/registry.json).",
+)
+@click.option(
+    "--runtime-root",
+    metavar="DIR",
+    help="Runtime root for goal run files (default: the registry's, else ~/.benchledger).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="markdown",
+    show_default=True,
+    help="Output format for every command.",
+)
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    db: str | None,
+    registry: str | None,
+    runtime_root: str | None,
+    output_format: str,
+) -> None:
+    """benchledger: an auditable, event-sourced ledger of AI-agent benchmark runs.
+
+    Every command that changes anything appends immutable events (dry run unless --execute);
+    the ledger JSON/Markdown, goal run history, registry and rollout records are projections
+    you can rebuild with `benchledger rebuild`.
+    """
+    ctx.obj = {
+        "db": db,
+        "registry": registry,
+        "runtime_root": runtime_root,
+        "format": output_format,
+    }
+
+
+def _register() -> None:
+    from commands import store_commands
+
+    for command in store_commands.COMMANDS:
+        cli.add_command(command)
+    try:
+        from commands import benchmark_commands
+    except ImportError:  # pragma: no cover - during bring-up only
+        return
+    for command in benchmark_commands.COMMANDS:
+        cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="benchledger")
+
+
+if __name__ == "__main__":
+    main()

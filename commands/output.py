@@ -1,0 +1,85 @@
+"""Printing payloads and errors the same way for every command.
+
+JSON is the stable machine format (indent 2, non-ASCII kept); Markdown is a ``# Title`` line
+and ``- key: value`` bullets. Errors are one line on stderr, plus a JSON error object on
+stdout with ``--format json``; tracebacks never reach the user.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+FORMATS = ("markdown", "json")
+
+
+def format_option(func: Callable) -> Callable:
+    """A trailing ``--format`` on any subcommand wins over the global one."""
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(FORMATS),
+        default=None,
+        help="Output format (default: the global --format, else markdown).",
+    )(func)
+
+
+def resolve_format(ctx: click.Context, local: str | None) -> str:
+    """The subcommand's --format if given, else the global one; remembered for error output."""
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = {}
+    if local:
+        root.obj["format"] = local
+    return root.obj.get("format") or "markdown"
+
+
+def dumps(payload: Any) -> str:
+    return json.dumps(payload, indent=2, ensure_ascii=False, default=str)
+
+
+def emit(
+    payload: dict[str, Any],
+    fmt: str,
+    title: str,
+    markdown: Callable[[dict[str, Any]], str] | None = None,
+) -> None:
+    if fmt == "json":
+        click.echo(dumps(payload))
+        return
+    click.echo(markdown(payload) if markdown else bullets(title, payload))
+
+
+def bullets(title: str, payload: dict[str, Any]) -> str:
+    lines = [f"# {title}", ""]
+    for key, value in payload.items():
+        if isinstance(value, dict | list):
+            value = json.dumps(value, ensure_ascii=False, default=str)
+            if len(value) > 200:
+                value = value[:197] + "..."
+        lines.append(f"- {key}: {value}")
+    return "\n".join(lines)
+
+
+def fail(
+    message: str,
+    fmt: str,
+    *,
+    code: str = "error",
+    exit_code: int = 1,
+    payload: dict[str, Any] | None = None,
+) -> None:
+    """One line on stderr (and the JSON error object on stdout), then exit."""
+    first_line = " ".join(str(message).split()) or "unknown error"
+    click.echo(f"error: {first_line}", err=True)
+    if fmt == "json":
+        body = dict(payload or {"ok": False})
+        body.setdefault("ok", False)
+        body["error"] = first_line
+        body.setdefault("error_code", code)
+        click.echo(dumps(body))
+    sys.exit(exit_code)

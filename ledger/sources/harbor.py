@@ -1,0 +1,1271 @@
+"""Harbor 0.25 job directory -> raw ``benchmark_run_v0`` records (harbor.md).
+
+One record per (benchmark, task, agent, model): a case is a task, every attempt is kept, the score
+is the mean of the attempts that have a primary reward. A missing reward is never a zero, and the
+job's own state (running, cancelled, incomplete, corrupt, not started) is reported as found, never
+upgraded to ``completed``. The adapter is pure: it reads files, returns dicts, and copies no
+absolute path, URI, traceback or exception message into a record, because Harbor files are full
+of them (``trial_uri``, local task paths, tracebacks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ledger.errors import SourceError
+from ledger.sources.base import SourceIngest
+
+ADAPTER_VERSION = "harbor_job_adapter_v1"
+SCHEMA_VERSION = "benchmark_run_v0"
+SCORE_SOURCE = "harbor_attempt_mean"
+
+_TRIAL_MARKERS = ("result.json", "config.json", "lock.json")
+_PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
+_MULTIPLIERS = (
+    "timeout_multiplier",
+    "agent_timeout_multiplier",
+    "verifier_timeout_multiplier",
+    "agent_setup_timeout_multiplier",
+    "environment_build_timeout_multiplier",
+)
+_AGENT_TIMEOUT_OVERRIDES = ("override_timeout_sec", "override_setup_timeout_sec", "max_timeout_sec")
+_METRIC_KEYS = (
+    ("n_input_tokens", "input_tokens"),
+    ("n_cache_tokens", "cache_tokens"),
+    ("n_output_tokens", "output_tokens"),
+    ("cost_usd", "cost_usd"),
+)
+
+# Harbor 0.25.0's own error policy (harbor.md §2): exception type -> cause.
+_CAUSES: dict[str, tuple[str, ...]] = {
+    "sandbox_failed": (
+        "EnvironmentStartTimeoutError SandboxBuildFailedError AgentSetupTimeoutError HealthcheckError "
+        "SandboxLikelyOutOfMemoryError MemoryLimitExceededError SSHAccessError GKEExecStreamClosedError "
+        "GKEPodNotFoundError RuntimeRequestError AddTestsDirError DownloadVerifierDirError"
+    ).split(),
+    "model_provider_failed": (
+        "ApiError ApiRateLimitError ApiInternalServerError ApiOverloadedError ApiConnectionClosedError "
+        "ApiResponseStalledError UnknownApiError NetworkConnectionError ApiConnectionError "
+        "ApiUsageLimitError RateLimitError InternalServerError ServiceUnavailableError "
+        "APIConnectionError APIError Timeout BadRequestError UnprocessableEntityError "
+        "UnsupportedParamsError APIResponseValidationError BudgetExceededError "
+        "AgentAuthenticationError ModelNotFoundError ApiProviderResourceNotFoundError "
+        "AuthenticationError PermissionDeniedError NotFoundError"
+    ).split(),
+    "harbor_failed": (
+        "ServiceOperationsUnsupportedError VercelScopeError DspyImportError MissingExtraError RegradeError"
+    ).split(),
+    "agent_exhausted_budget": (
+        "AgentTimeoutError ContextWindowExceededError OutputTokenExceededError "
+        "ContextLengthExceededError OutputLengthExceededError"
+    ).split(),
+    "agent_refused_task": ["AgentSafetyRefusalError", "ContentPolicyViolationError"],
+    "verifier_failed": [
+        "VerifierTimeoutError",
+        "RewardFileNotFoundError",
+        "RewardFileEmptyError",
+        "VerifierOutputParseError",
+    ],
+    "cancelled": ["CancelledError"],
+}
+_CAUSE_OF = {exc: cause for cause, excs in _CAUSES.items() for exc in excs}
+
+# harbor.md §5.8: attribution labels in priority order.
+_LABEL_PRIORITY = (
+    "run_cancelled",
+    "agent_setup_timeout_before_worker_start",
+    "environment_setup_failed_before_worker",
+    "model_provider_failure_before_solution_attempt",
+    "runner_internal_failure",
+    "agent_process_nonzero_exit_before_solution_attempt",
+    "verifier_failed_no_reward",
+    "verification_disabled_no_reward",
+    "official_verifier_solution_failure",
+    "agent_timeout_before_solution_completion",
+    "agent_budget_exhausted_before_solution_completion",
+    "agent_refused_task",
+    "agent_exception_before_solution_completion",
+)
+_LABEL_RANK = {label: i for i, label in enumerate(_LABEL_PRIORITY)}
+_CAUSE_LABEL = {
+    "sandbox_failed": "environment_setup_failed_before_worker",
+    "model_provider_failed": "model_provider_failure_before_solution_attempt",
+    "harbor_failed": "runner_internal_failure",
+    "agent_exhausted_budget": "agent_budget_exhausted_before_solution_completion",
+    "agent_refused_task": "agent_refused_task",
+    "verifier_failed": "verifier_failed_no_reward",
+    "cancelled": "run_cancelled",
+}
+_EXCEPTION_LABEL = {
+    "AgentSetupTimeoutError": "agent_setup_timeout_before_worker_start",
+    "NonZeroAgentExitCodeError": "agent_process_nonzero_exit_before_solution_attempt",
+    "AgentTimeoutError": "agent_timeout_before_solution_completion",
+}
+
+_LIFECYCLE = (
+    "process_started",
+    "runner_accepted_args",
+    "job_root_materialized",
+    "trial_started",
+    "worker_started",
+    "result_written",
+    "verifier_scored",
+)
+_SLUG_RE = re.compile(r"[^a-z0-9._-]+")
+
+_ERR_NOT_DIR = "--harbor-job-dir does not exist or is not a directory"
+_ERR_NOT_JOB = (
+    "--harbor-job-dir is not a Harbor job directory "
+    "(no config.json, lock.json, result.json or trial directories)"
+)
+_ERR_NOTHING = "--harbor-job-dir has no trials and no task list; nothing to ingest"
+
+Progress = Callable[[int, int], None]
+
+
+# --------------------------------------------------------------------------- file reading
+
+
+@dataclass
+class _Json:
+    """One JSON file as found: ``missing``, ``corrupt`` (unreadable or wrong shape) or ``ok``."""
+
+    state: str
+    data: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        return self.data if self.ok and isinstance(self.data, dict) else {}
+
+
+class _Reader:
+    """Reads each file once and remembers its digest, keyed by the path relative to the job dir."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.files: dict[str, str] = {}
+
+    def json(self, rel: str) -> _Json:
+        try:
+            with open(os.path.join(self.root, rel), "rb") as fh:
+                raw = fh.read()
+        except FileNotFoundError:
+            return _Json("missing")
+        except OSError:
+            return _Json("corrupt")
+        self.files[rel] = hashlib.sha256(raw).hexdigest()
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return _Json("corrupt")
+        # Harbor writes only objects; anything else is as unusable as torn JSON.
+        return _Json("ok", data) if isinstance(data, dict) else _Json("corrupt")
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _number(value: Any) -> float | int | None:
+    """A finite int/float; booleans are not numbers (benchmark_run_v0 §1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _last_segment(path: Any) -> str | None:
+    if not isinstance(path, str):
+        return None
+    parts = [p for p in re.split(r"[\\/]+", path) if p]
+    return parts[-1] if parts else None
+
+
+def _timestamp(value: Any) -> float | None:
+    """Epoch seconds; naive values are compared as UTC, which only matters for ordering/durations."""
+    if not isinstance(value, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def _duration(block: Any) -> float | None:
+    block = _dict(block)
+    start, end = _timestamp(block.get("started_at")), _timestamp(block.get("finished_at"))
+    if start is None or end is None:
+        return None
+    # Harbor stamps carry microseconds; milliseconds keep sums free of float noise.
+    return round(max(0.0, end - start), 3)
+
+
+def slug(value: str) -> str:
+    """harbor.md §5.6: lowercase, other runs -> '-', trimmed, at most 60 characters."""
+    return _SLUG_RE.sub("-", value.lower()).strip("-")[:60].strip("-")
+
+
+def _model_from_info(agent_info: dict[str, Any]) -> str | None:
+    info = _dict(agent_info.get("model_info"))
+    name, provider = _text(info.get("name")), _text(info.get("provider"))
+    if name and provider:
+        return f"{provider}/{name}"
+    return name
+
+
+def _multipliers(block: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key in _MULTIPLIERS:
+        value = _number(block.get(key))
+        if value is not None and value > 0:
+            out[key] = float(value)
+    return out
+
+
+def _effective(multipliers: dict[str, float]) -> dict[str, float]:
+    return {key: multipliers.get(key, 1.0) for key in _MULTIPLIERS}
+
+
+def _pass_at_k(n: int, c: int) -> dict[str, float]:
+    """Unbiased pass@k over k in {2,4,8,..} U {5,10,15,..}, k <= n (benchmark_run_v0 §4.4)."""
+    ks: set[int] = set()
+    k = 2
+    while k <= n:
+        ks.add(k)
+        k *= 2
+    ks.update(range(5, n + 1, 5))
+    out: dict[str, float] = {}
+    for k in sorted(ks):
+        out[str(k)] = 1.0 if n - c < k else 1.0 - math.comb(n - c, k) / math.comb(n, k)
+    return out
+
+
+# --------------------------------------------------------------------------- attempts
+
+
+@dataclass
+class _Attempt:
+    """One attempt of a case: a trial directory, or a planned trial that has none."""
+
+    task: str | None
+    source: str | None
+    agent: str | None  # display agent: agent_info.name, else config name, else import path
+    match_agent: str | None  # what lock.json calls it: config name, else import path
+    model: str | None
+    trial_name: str | None = None
+    has_dir: bool = False
+    result: _Json = field(default_factory=lambda: _Json("missing"))
+    config: dict[str, Any] = field(default_factory=dict)
+    config_source: str | None = None
+    lock: dict[str, Any] | None = None  # the TrialLock this attempt realises
+    planned: bool = False
+    files_present: dict[str, bool] = field(default_factory=dict)
+    status: str = "pending"
+    benchmark_id: str = ""
+    attempt_index: int = 0
+    timing: dict[str, float] = field(default_factory=dict)
+    wall: float | None = None
+    started: float | None = None
+
+    def read_times(self) -> None:
+        """Parse the phase stamps once; ordering, trial blocks and record sums reuse them."""
+        res = self.res
+        self.timing = {p: d for p in _PHASES if (d := _duration(res.get(p))) is not None}
+        self.wall = _duration(res)
+        self.started = _timestamp(res.get("started_at"))
+
+    @property
+    def res(self) -> dict[str, Any]:
+        return self.result.obj
+
+    @property
+    def exception_type(self) -> str | None:
+        return _text(_dict(self.res.get("exception_info")).get("exception_type"))
+
+    @property
+    def rewards(self) -> dict[str, Any] | None:
+        rewards = _dict(self.res.get("verifier_result")).get("rewards")
+        return rewards if isinstance(rewards, dict) else None
+
+
+def _trial_candidates(job_dir: str) -> list[str]:
+    """Immediate non-hidden subdirectories, sorted so plan matching is deterministic."""
+    with os.scandir(job_dir) as it:
+        names = [e.name for e in it if not e.name.startswith(".") and e.is_dir()]
+    return sorted(names)
+
+
+def _read_trial(reader: _Reader, name: str, entries: set[str]) -> _Attempt:
+    """Read one trial directory: its result, and its own config/lock only when the result fails."""
+    result = reader.json(f"{name}/result.json") if "result.json" in entries else _Json("missing")
+    res = result.obj
+    config, config_source = _dict(res.get("config")), "result" if res.get("config") else None
+    if not result.ok and "config.json" in entries:
+        cfg_file = reader.json(f"{name}/config.json")
+        config, config_source = cfg_file.obj, ("trial_config" if cfg_file.ok else None)
+    cfg_task, cfg_agent = _dict(config.get("task")), _dict(config.get("agent"))
+    task = (
+        _text(res.get("task_name"))
+        or _text(cfg_task.get("name"))
+        or _last_segment(cfg_task.get("path"))
+    )
+    if task is None and "lock.json" in entries:
+        task = _text(_dict(reader.json(f"{name}/lock.json").obj.get("task")).get("name"))
+    agent_info = _dict(res.get("agent_info"))
+    cfg_name, cfg_import = _text(cfg_agent.get("name")), _text(cfg_agent.get("import_path"))
+    root = reader.root
+    attempt = _Attempt(
+        task=task,
+        source=_text(res.get("source")) or _text(cfg_task.get("source")),
+        agent=_text(agent_info.get("name")) or cfg_name or cfg_import,
+        match_agent=cfg_name or cfg_import or _text(agent_info.get("name")),
+        model=_text(cfg_agent.get("model_name")) or _model_from_info(agent_info),
+        trial_name=_text(res.get("trial_name")) or name,
+        has_dir=True,
+        result=result,
+        config=config,
+        config_source=config_source,
+        files_present={
+            "trajectory": "agent" in entries
+            and os.path.exists(os.path.join(root, name, "agent", "trajectory.json")),
+            "artifact_manifest": "artifacts" in entries
+            and os.path.exists(os.path.join(root, name, "artifacts", "manifest.json")),
+            "reward_file": "verifier" in entries
+            and any(
+                os.path.exists(os.path.join(root, name, "verifier", f))
+                for f in ("reward.txt", "reward.json")
+            ),
+        },
+    )
+    attempt.read_times()
+    return attempt
+
+
+def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
+    candidates = _trial_candidates(reader.root)
+    total = len(candidates)
+    if progress:
+        progress(0, total)
+    attempts: list[_Attempt] = []
+    for done, name in enumerate(candidates, 1):
+        try:
+            entries = set(os.listdir(os.path.join(reader.root, name)))
+        except OSError:
+            entries = set()
+        if entries.intersection(_TRIAL_MARKERS):
+            attempts.append(_read_trial(reader, name, entries))
+        if progress:
+            progress(done, total)
+    return attempts
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def _planned_from_lock(lock: dict[str, Any]) -> list[_Attempt]:
+    planned = []
+    for trial in lock.get("trials") or []:
+        trial = _dict(trial)
+        task, agent = _dict(trial.get("task")), _dict(trial.get("agent"))
+        match_agent = _text(agent.get("name")) or _text(agent.get("import_path"))
+        planned.append(
+            _Attempt(
+                task=_text(task.get("name")),
+                source=_text(task.get("source")),
+                agent=match_agent,
+                match_agent=match_agent,
+                model=_text(agent.get("model_name")),
+                lock=trial,
+                planned=True,
+            )
+        )
+    return planned
+
+
+def _planned_from_config(config: dict[str, Any]) -> list[_Attempt]:
+    """Without lock trials, the config's task list x agents x n_attempts is the plan (§5.3)."""
+    tasks: list[tuple[str, str | None]] = []
+    for ds in config.get("datasets") or []:
+        ds = _dict(ds)
+        for name in ds.get("task_names") or []:
+            if _text(name):
+                tasks.append((name, _text(ds.get("name"))))
+    for task in config.get("tasks") or []:
+        task = _dict(task)
+        name = _text(task.get("name")) or _last_segment(task.get("path"))
+        if name:
+            tasks.append((name, _text(task.get("source"))))
+    n_attempts = config.get("n_attempts")
+    n_attempts = n_attempts if isinstance(n_attempts, int) and n_attempts > 0 else 1
+    planned = []
+    for agent in config.get("agents") or []:
+        agent = _dict(agent)
+        match_agent = _text(agent.get("name")) or _text(agent.get("import_path"))
+        if match_agent is None:
+            continue
+        for _ in range(n_attempts):
+            for task, source in tasks:
+                planned.append(
+                    _Attempt(
+                        task=task,
+                        source=source,
+                        agent=match_agent,
+                        match_agent=match_agent,
+                        model=_text(agent.get("model_name")),
+                        planned=True,
+                    )
+                )
+    return planned
+
+
+def _match_plan(observed: list[_Attempt], planned: list[_Attempt]) -> list[_Attempt]:
+    """Observed attempts consume planned slots in trial-name order; the rest are still owed.
+
+    A second, looser pass ignores the source so a trial whose config lost its source does not
+    leave a phantom pending attempt behind.
+    """
+    free = list(planned)
+    keys: list[Callable[[_Attempt], tuple]] = [
+        lambda a: (a.task, a.source, a.match_agent, a.model),
+        lambda a: (a.task, a.match_agent, a.model),
+    ]
+    unmatched = sorted((a for a in observed if a.task), key=lambda a: a.trial_name or "")
+    for key in keys:
+        slots: dict[tuple, list[int]] = {}
+        for i, slot in enumerate(free):
+            slots.setdefault(key(slot), []).append(i)
+        taken: set[int] = set()
+        still: list[_Attempt] = []
+        for attempt in unmatched:
+            queue = slots.get(key(attempt))
+            if queue:
+                i = queue.pop(0)
+                taken.add(i)
+                attempt.lock = free[i].lock
+            else:
+                still.append(attempt)
+        free = [slot for i, slot in enumerate(free) if i not in taken]
+        unmatched = still
+    return free
+
+
+def _planned_counts(planned: list[_Attempt]) -> Counter:
+    return Counter((a.task, a.source, a.match_agent, a.model) for a in planned)
+
+
+# --------------------------------------------------------------------------- job status
+
+
+def _job_status(
+    job_result: _Json, observed: list[_Attempt], owed: list[_Attempt], has_trial_dirs: bool
+) -> str:
+    """harbor.md §5.2, first match wins."""
+    if job_result.state == "corrupt":
+        return "corrupt"
+    if job_result.state == "missing":
+        return "incomplete" if has_trial_dirs else "not_started"
+    stats = _dict(job_result.obj.get("stats"))
+    cancelled = _number(stats.get("n_cancelled_trials")) or 0
+    if cancelled > 0 or any(a.exception_type == "CancelledError" for a in observed):
+        return "cancelled"
+    if job_result.obj.get("finished_at") is None:
+        return "running"
+    if owed or any(a.result.state == "missing" for a in observed):
+        return "incomplete"
+    return "completed"
+
+
+def _attempt_status(attempt: _Attempt, job_status: str) -> str:
+    if not attempt.has_dir:
+        return "pending" if job_status in ("running", "not_started", "cancelled") else "result_missing"
+    if attempt.result.state == "corrupt":
+        return "result_corrupt"
+    if attempt.result.ok:
+        return "cancelled" if attempt.exception_type == "CancelledError" else "completed"
+    return "running" if job_status == "running" else "result_missing"
+
+
+# --------------------------------------------------------------------------- benchmark ids
+
+
+class _BenchmarkIds:
+    """Attempt source -> ``name@version`` from the config's datasets (§5.3.4), cached."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.datasets = [_dict(d) for d in config.get("datasets") or []]
+        self.cache: dict[str | None, str] = {}
+
+    def __call__(self, source: str | None) -> str:
+        if source not in self.cache:
+            self.cache[source] = self._resolve(source)
+        return self.cache[source]
+
+    def _resolve(self, source: str | None) -> str:
+        if source is None:
+            return "harbor-adhoc"
+        for ds in self.datasets:
+            name = _text(ds.get("name"))
+            if name == source or (name and _last_segment(ds.get("path")) == source):
+                for suffix in ("version", "ref"):
+                    if _text(ds.get(suffix)):
+                        return f"{name}@{ds[suffix]}"
+                return name
+        return source
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+@dataclass
+class _Scored:
+    """What an attempt contributes to the case score."""
+
+    reward: dict[str, float | int]
+    primary: float | None
+    primary_key: str | None
+    reason: str | None
+    cause: str | None
+    label: str | None
+
+
+def _primary_reward(rewards: dict[str, Any] | None) -> tuple[float | None, str | None, str | None]:
+    """(value, key, unscored reason) from a reward map (harbor.md §5.4)."""
+    if not rewards:
+        return None, None, None
+    if len(rewards) == 1:
+        key = next(iter(rewards))
+    elif "reward" in rewards:
+        key = "reward"
+    else:
+        return None, None, "multi_key_reward_without_reward_key"
+    value = _number(rewards[key])
+    if value is None:
+        return None, key, "non_numeric_reward"
+    return float(value), key, None
+
+
+def _unscored_reason(attempt: _Attempt, cause: str | None, reward_reason: str | None) -> str:
+    status = attempt.status
+    if status == "pending":
+        return "trial_pending"
+    if status == "running":
+        return "trial_running"
+    if status == "result_missing":
+        return "trial_result_missing"
+    if status == "result_corrupt":
+        return "trial_result_corrupt"
+    if status == "cancelled":
+        return "trial_cancelled"
+    if _dict(attempt.config.get("verifier")).get("disable") is True:
+        return "verification_disabled"
+    if cause == "verifier_failed":
+        return "verifier_failed"
+    if attempt.exception_type and not attempt.rewards:
+        return "exception_before_verification"
+    return reward_reason or "reward_missing"
+
+
+def _attribution(exception: str | None, cause: str | None, primary: float | None, reason: str | None):
+    if exception:
+        return _EXCEPTION_LABEL.get(exception) or _CAUSE_LABEL.get(
+            cause or "", "agent_exception_before_solution_completion"
+        )
+    if reason == "verification_disabled":
+        return "verification_disabled_no_reward"
+    if primary == 0.0:
+        return "official_verifier_solution_failure"
+    return None
+
+
+def _score(attempt: _Attempt) -> _Scored:
+    exception = attempt.exception_type
+    cause = (_CAUSE_OF.get(exception, "unclassified")) if exception else None
+    rewards = attempt.rewards if attempt.result.ok else None
+    reward = {k: v for k, v in (rewards or {}).items() if _number(v) is not None}
+    primary, key, reward_reason = _primary_reward(rewards)
+    reason = None if primary is not None else _unscored_reason(attempt, cause, reward_reason)
+    return _Scored(reward, primary, key, reason, cause, _attribution(exception, cause, primary, reason))
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass
+class _Job:
+    """Job-wide facts every record of the ingest shares."""
+
+    name: str
+    job_id: str | None
+    status: str
+    config: dict[str, Any]
+    lock: dict[str, Any]
+    result: _Json
+    has_config: bool
+    has_lock: bool
+    has_trial_dirs: bool
+    run_group_id: str | None
+    arm_count: int = 0
+    case_count: int = 0
+    unattributed: int = 0
+
+
+def _trial_block(attempt: _Attempt, scored: _Scored) -> dict[str, Any]:
+    res = attempt.res
+    block: dict[str, Any] = {
+        "task_id": attempt.task,
+        "trial_name": attempt.trial_name,
+        "source": attempt.source,
+        "attempt_index": attempt.attempt_index,
+        "status": attempt.status,
+    }
+    if attempt.result.ok:
+        block["exception_type"] = attempt.exception_type or "none"
+    if scored.cause:
+        block["failure_cause"] = scored.cause
+    if scored.reward:
+        block["reward"] = scored.reward
+    if scored.primary is not None:
+        block["primary_reward"] = scored.primary
+        block["passed"] = scored.primary == 1.0
+    else:
+        block["unscored_reason"] = scored.reason
+    agent_result = res.get("agent_result")
+    if isinstance(agent_result, dict):
+        usage = {out: agent_result[k] for k, out in _METRIC_KEYS if _number(agent_result.get(k)) is not None}
+        if usage:
+            block["metrics"] = usage
+    if attempt.timing:
+        block["timing"] = attempt.timing
+    present = attempt.files_present
+    block.update(
+        trajectory_present=bool(present.get("trajectory")),
+        artifact_manifest_present=bool(present.get("artifact_manifest")),
+        verifier_reward_present=bool(attempt.rewards),
+        verifier_reward_file_present=bool(present.get("reward_file")),
+        trial_result_present=attempt.result.ok,
+    )
+    digest = _text(_dict(_dict(attempt.lock).get("task")).get("digest"))
+    checksum = _text(res.get("task_checksum"))
+    if digest or checksum:
+        block["task_digest"] = digest or f"sha256:{checksum}"
+    return {k: v for k, v in block.items() if v is not None}
+
+
+def _agent_config(attempts: list[_Attempt], job: _Job) -> dict[str, Any]:
+    """The group's AgentConfig: first trial config, else its lock trial, else the job config."""
+    for attempt in attempts:
+        agent = _dict(attempt.config.get("agent"))
+        if agent and attempt.config_source == "result":
+            return agent
+    for attempt in attempts:
+        agent = _dict(_dict(attempt.lock).get("agent"))
+        if agent:
+            return agent
+    first = attempts[0]
+    for agent in job.config.get("agents") or []:
+        agent = _dict(agent)
+        if first.match_agent in (_text(agent.get("name")), _text(agent.get("import_path"))):
+            return agent
+    for attempt in attempts:
+        agent = _dict(attempt.config.get("agent"))
+        if agent:
+            return agent
+    return {}
+
+
+def _timeout_policy(attempts: list[_Attempt], job: _Job, agent_cfg: dict[str, Any]):
+    """Effective multipliers: trial config, else lock trial, else job config (harbor.md §5.7)."""
+    seen: list[dict[str, float]] = []
+    for attempt in attempts:
+        if attempt.config:
+            seen.append(_effective(_multipliers(attempt.config)))
+        elif attempt.lock:
+            seen.append(_effective(_multipliers(attempt.lock)))
+    chosen, source = None, None
+    for attempt in attempts:
+        if attempt.config:
+            chosen, source = _multipliers(attempt.config), "harbor_trial_config"
+            break
+    if chosen is None:
+        for attempt in attempts:
+            if attempt.lock:
+                chosen, source = _multipliers(attempt.lock), "harbor_lock"
+                break
+    if chosen is None:
+        chosen, source = _multipliers(job.config), "harbor_job_config"
+    overrides = [k for k in _AGENT_TIMEOUT_OVERRIDES if agent_cfg.get(k) is not None]
+    effective = _effective(chosen)
+    policy: dict[str, Any] = {
+        "multipliers": chosen,
+        "effective_multipliers": effective,
+        "official_comparable": all(v == 1.0 for v in effective.values()) and not overrides,
+        "source": source,
+    }
+    if overrides:
+        policy["agent_timeout_overrides"] = overrides
+    differ = len({tuple(sorted(m.items())) for m in seen}) > 1
+    return policy, differ
+
+
+def _aggregation(attempts: list[_Attempt], scores: list[_Scored], planned: int | None) -> dict[str, Any]:
+    scored = [s for s in scores if s.primary is not None]
+    keys = {s.primary_key for s in scored}
+    reasons = Counter(s.reason for s in scores if s.primary is None)
+    denominator = sum(1 for a in attempts if a.status in ("completed", "cancelled"))
+    agg: dict[str, Any] = {
+        "policy": "mean_of_scored_attempts",
+        "attempt_count": len(attempts),
+        "scored_attempt_count": len(scored),
+        "unscored_attempt_count": len(scores) - len(scored),
+        "passed_attempt_count": sum(1 for s in scored if s.primary == 1.0),
+    }
+    if scored:  # with nothing scored there is no reward to call binary
+        agg["binary_rewards"] = all(s.primary in (0.0, 1.0) for s in scored)
+    if planned:
+        agg["planned_attempt_count"] = planned
+    if len(keys) == 1:
+        agg["primary_reward_key"] = next(iter(keys))
+    if reasons:
+        agg["unscored_reasons"] = dict(sorted(reasons.items()))
+    if denominator:
+        agg["runner_equivalent_mean"] = sum(s.primary for s in scored) / denominator
+    if not scored:
+        multi = "multi_key_reward_without_reward_key"
+        agg["primary_score_missing_reason"] = multi if multi in reasons else "no_scored_attempt"
+    return agg
+
+
+def _progress(attempts: list[_Attempt]) -> dict[str, int]:
+    statuses = Counter(a.status for a in attempts)
+    errored = sum(1 for a in attempts if a.status == "completed" and a.exception_type)
+    return {
+        "n_total_trials": len(attempts),
+        "n_completed_trials": statuses["completed"] - errored,
+        "n_errored_trials": errored,
+        "n_running_trials": statuses["running"],
+        "n_pending_trials": statuses["pending"],
+        "n_cancelled_trials": statuses["cancelled"],
+    }
+
+
+def _usage(attempts: list[_Attempt]) -> tuple[dict[str, float | int], dict[str, int]]:
+    sums: dict[str, float | int] = {}
+    with_usage = 0
+    for attempt in attempts:
+        agent_result = attempt.res.get("agent_result")
+        if not isinstance(agent_result, dict):
+            continue
+        with_usage += 1
+        for key, out in _METRIC_KEYS:
+            value = _number(agent_result.get(key))
+            if value is not None:
+                sums[out] = sums.get(out, 0) + value
+    return sums, {"attempts_with_usage": with_usage, "attempts_total": len(attempts)}
+
+
+def _timing(attempts: list[_Attempt]) -> tuple[dict[str, float], float | None]:
+    phases: dict[str, float] = {}
+    wall: float | None = None
+    for attempt in attempts:
+        for phase, d in attempt.timing.items():
+            phases[phase] = phases.get(phase, 0.0) + d
+        if attempt.wall is not None:
+            wall = (wall or 0.0) + attempt.wall
+    rounded = {phase: round(v, 3) for phase, v in phases.items()}
+    return rounded, (round(wall, 3) if wall is not None else None)
+
+
+def _accounting(
+    attempts: list[_Attempt], scores: list[_Scored], job: _Job, run_status: str, attribution: str
+) -> dict[str, Any]:
+    reached = {
+        "process_started": job.has_lock,
+        "runner_accepted_args": job.has_config,
+        "job_root_materialized": job.result.ok or job.has_trial_dirs,
+        "trial_started": any(a.has_dir for a in attempts),
+        "worker_started": any(
+            _dict(a.res.get("agent_execution")).get("started_at") or isinstance(a.res.get("agent_result"), dict)
+            for a in attempts
+        ),
+        "result_written": any(a.result.ok for a in attempts),
+        "verifier_scored": any(s.primary is not None for s in scores),
+    }
+    phase = "not_started"
+    for name in _LIFECYCLE:  # cumulative: a phase counts only if every earlier one does
+        if not reached[name]:
+            break
+        phase = name
+    hit = _LIFECYCLE.index(phase) + 1 if phase != "not_started" else 0
+    counted = {name: i < hit for i, name in enumerate(_LIFECYCLE)}
+    countable = {
+        "launcher": counted["process_started"],
+        "case": counted["trial_started"],
+        "solver": counted["worker_started"],
+        "verifier": counted["verifier_scored"],
+        "official_score": counted["verifier_scored"] and run_status == "completed",
+    }
+    attempted = {
+        "launcher": True,
+        "case": counted["job_root_materialized"],
+        "solver": counted["trial_started"],
+        "verifier": counted["result_written"],
+        "official_score": counted["verifier_scored"],
+    }
+    scored = [s.primary for s in scores if s.primary is not None]
+    score = sum(scored) / len(scored) if scored else None
+    reasons = Counter(s.reason for s in scores if s.primary is None)
+    if not counted["worker_started"]:
+        failure_class = "job_materialization_failed"
+    elif score is None:
+        top = reasons.most_common(1)[0][0] if reasons else None
+        failure_class = "verifier_failed" if top == "verifier_failed" else "official_score_failed"
+    elif score == 0:
+        failure_class = "solver_failed"
+    else:
+        failure_class = "none"
+    if attribution != "none":
+        label = attribution
+    elif score is None:
+        label = "official_score_missing"
+    elif score == 0:
+        label = "official_score_zero"
+    else:
+        label = "none"
+    return {
+        "schema_version": "benchmark_attempt_accounting_v0",
+        "lifecycle_phase": phase,
+        "failure_label": label,
+        "failure_class": failure_class,
+        **{f"{k}_attempt_countable": v for k, v in countable.items()},
+        "attempts": {k: {"attempted": attempted[k], "countable": countable[k]} for k in countable},
+    }
+
+
+def _evals_key(attempts: list[_Attempt]) -> str:
+    """``agent__model__source`` as Harbor keys ``stats.evals`` (names from ``agent_info``)."""
+    first = attempts[0]
+    for attempt in attempts:
+        info = _dict(attempt.res.get("agent_info"))
+        if info.get("name"):
+            first, agent = attempt, info["name"]
+            model = _text(_dict(info.get("model_info")).get("name"))
+            break
+    else:
+        agent = first.agent or "unknown"
+        model = first.model.split("/", 1)[-1] if first.model else None
+    source = first.source or "adhoc"
+    return f"{agent}__{model}__{source}" if model else f"{agent}__{source}"
+
+
+def _runner_job(job: _Job, evals_key: str) -> dict[str, Any]:
+    res = job.result.obj
+    stats = _dict(res.get("stats"))
+    started = _text(res.get("started_at"))
+    block: dict[str, Any] = {
+        "runner": "harbor",
+        "runner_version": _text(_dict(job.lock.get("harbor")).get("version")),
+        "job_id": job.job_id,
+        "job_name": job.name,
+        "job_status": job.status,
+        "started_at": started,
+        "finished_at": _text(res.get("finished_at")),
+        "n_total_trials": res.get("n_total_trials") if isinstance(res.get("n_total_trials"), int) else None,
+        "arm_count": job.arm_count,
+        "case_count": job.case_count,
+        "n_retries": stats.get("n_retries") if isinstance(stats.get("n_retries"), int) else None,
+        "unattributed_attempt_count": job.unattributed,
+        "evals_key": evals_key,
+    }
+    if started:
+        block["timestamps_timezone"] = "naive_local" if _is_naive(started) else "utc"
+    entry = _dict(_dict(stats.get("evals")).get(evals_key))
+    metrics = entry.get("metrics")
+    if isinstance(metrics, list) and metrics and isinstance(metrics[0], dict):
+        block["runner_metric"] = {k: v for k, v in metrics[0].items() if _number(v) is not None}
+    pass_at_k = _dict(entry.get("pass_at_k"))
+    if pass_at_k:
+        block["runner_pass_at_k"] = {str(k): v for k, v in pass_at_k.items() if _number(v) is not None}
+    return {k: v for k, v in block.items() if v is not None}
+
+
+def _is_naive(stamp: str) -> bool:
+    try:
+        return datetime.fromisoformat(stamp).tzinfo is None
+    except ValueError:
+        return False
+
+
+@dataclass
+class _Options:
+    benchmark_id: str | None
+    arm_id: str | None
+    arm_map: list[tuple[str, str | None, str]]
+    arm_role: str | None
+    run_group_id: str | None
+
+
+def _arm(agent: str | None, match_agent: str | None, model: str | None, kwargs: dict, opts: _Options):
+    """(arm_id or None, arm_source) per harbor.md §5.6."""
+    for map_agent, map_model, arm in opts.arm_map:
+        if map_agent in (agent, match_agent) and (map_model is None or map_model == model):
+            return arm, "explicit"
+    if opts.arm_id:
+        return opts.arm_id, "explicit"
+    if "loopx_mode" in kwargs:
+        return None, "inferred"
+    base = slug(agent or "unknown")
+    return (f"{base}__{slug(model)}" if model else base), "adapter"
+
+
+def _mode(agent: str | None, kwargs: dict[str, Any]) -> str:
+    loopx_mode = _text(kwargs.get("loopx_mode"))
+    if loopx_mode:
+        return loopx_mode
+    return "bare_codex_cli" if agent == "codex" else "harbor_observed"
+
+
+def _build_record(key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: _Options):
+    benchmark_id, task, agent, model = key
+    attempts.sort(key=_attempt_order)
+    for i, attempt in enumerate(attempts, 1):
+        attempt.attempt_index = i
+    scores = [_score(a) for a in attempts]
+    run_status = job.status
+    scored = [s.primary for s in scores if s.primary is not None]
+    agent_cfg = _agent_config(attempts, job)
+    kwargs = _dict(agent_cfg.get("kwargs"))
+    arm_id, _ = _arm(agent, attempts[0].match_agent, model, kwargs, opts)
+    version = next((v for a in attempts if (v := _text(_dict(a.res.get("agent_info")).get("version")))), None)
+    import_path = _text(agent_cfg.get("import_path"))
+
+    labels = sorted({s.label for s in scores if s.label}, key=_LABEL_RANK.__getitem__)
+    score = sum(scored) / len(scored) if scored else None
+    attribution = "none" if score is not None and score > 0 else (labels[0] if labels else "none")
+    policy, multipliers_differ = _timeout_policy(attempts, job, agent_cfg)
+    usage, coverage = _usage(attempts)
+    phases, wall = _timing(attempts)
+    warnings = _record_warnings(attempts, scores, job, multipliers_differ)
+
+    record: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "source_runner": "harbor",
+        "benchmark_id": benchmark_id,
+        "job_name": job.name,
+        "mode": _mode(agent, kwargs),
+        "case_id": task,
+        "case_ids": [task],
+        "run_key": ":".join(
+            ["harbor", job.name, benchmark_id, task, slug(agent or "unknown"), slug(model) if model else "-"]
+        ),
+        "run_status": run_status,
+        "arm_id": arm_id,
+        "arm_role": opts.arm_role,
+        "run_group_id": opts.run_group_id or job.run_group_id,
+        "agent": {
+            k: v
+            for k, v in {
+                "name": agent,
+                "import_path": import_path,
+                "model": model,
+                "version": version,
+                "kwargs_keys": sorted(kwargs) or None,
+            }.items()
+            if v is not None
+        },
+        "official_score_source": SCORE_SOURCE,
+        "official_score_status": "missing"
+        if score is None
+        else ("completed" if run_status == "completed" else "provisional"),
+        "official_task_score": {"kind": "harbor_verifier_reward_missing", "source": SCORE_SOURCE}
+        if score is None
+        else {
+            "kind": "harbor_verifier_reward",
+            "value": score,
+            "passed": all(s == 1.0 for s in scored),
+            "source": SCORE_SOURCE,
+        },
+        "score_aggregation": _aggregation(attempts, scores, planned),
+        "score_failure_attribution": attribution,
+        "failure_attribution_labels": labels[:5],
+        "runner_return_status": run_status,
+        "ingest_warnings": warnings[:10],
+        "attempt_accounting": _accounting(attempts, scores, job, run_status, attribution),
+        "progress": _progress(attempts),
+        "metrics": usage,
+        "metrics_coverage": coverage,
+        "wall_time_seconds": wall,
+        "timing": phases,
+        "timeout_policy": policy,
+        "trial_count": len(attempts),
+        "trials": [_trial_block(a, s) for a, s in zip(attempts, scores)],
+        "runner_job": _runner_job(job, _evals_key(attempts)),
+        "real_run": True,
+        "submit_eligible": False,
+        "leaderboard_evidence": False,
+        "read_boundary": {
+            "compact_only": True,
+            "raw_artifacts_read": False,
+            "task_text_read": False,
+            "trajectory_read": False,
+            "controller_trace_read": False,
+            "local_paths_recorded": False,
+            "docker_invoked": False,
+            "model_api_invoked": False,
+            "upload_invoked": False,
+        },
+    }
+    if score is not None:
+        record["official_score"] = score
+        binary = record["score_aggregation"].get("binary_rewards", False)
+        if binary and len(scored) >= 2:
+            record["pass_at_k"] = _pass_at_k(len(scored), sum(1 for s in scored if s == 1.0))
+            record["pass_at_k_basis"] = "scored_attempts_only"
+    return {k: v for k, v in record.items() if v not in (None, [], {})}
+
+
+def _attempt_order(attempt: _Attempt) -> tuple:
+    """By trial start (UTC), then trial name; undated trials after dated ones; pending last."""
+    started = attempt.started
+    return (
+        not attempt.has_dir,
+        started is None,
+        started or 0.0,
+        attempt.trial_name or "",
+    )
+
+
+def _record_warnings(attempts: list[_Attempt], scores: list[_Scored], job: _Job, differ: bool) -> list[str]:
+    warnings: list[str] = []
+    if job.status == "corrupt":
+        warnings.append("job_result_corrupt")
+    elif job.result.state == "missing":
+        warnings.append("job_result_missing")
+    started = _text(job.result.obj.get("started_at"))
+    if started and _is_naive(started):
+        warnings.append("job_timestamps_naive_local_time")
+    if any(a.status == "result_corrupt" for a in attempts):
+        warnings.append("trial_result_corrupt")
+    if any(s.primary is None and a.files_present.get("reward_file") for a, s in zip(attempts, scores)):
+        warnings.append("reward_file_present_without_verifier_result")
+    if any(
+        s.reason == "reward_missing" and a.res.get("step_results") for a, s in zip(attempts, scores)
+    ):
+        warnings.append("multi_step_trial_not_aggregated")
+    if differ:
+        warnings.append("timeout_multipliers_differ_between_attempts")
+    if job.unattributed:
+        warnings.append("trial_without_task_identity")
+    return warnings
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _parse_arm_map(entries: Iterable[str]) -> list[tuple[str, str | None, str]]:
+    parsed = []
+    for entry in entries:
+        left, sep, arm = entry.partition("=")
+        agent, _, model = left.partition(":")
+        if not sep or not agent.strip() or not arm.strip():
+            raise SourceError(f"invalid --arm-map entry: {entry}")
+        parsed.append((agent.strip(), model.strip() or None, arm.strip()))
+    return parsed
+
+
+def _run_group(job_dir: Path) -> str | None:
+    parent = job_dir.parent
+    if parent.name == "jobs" and parent.parent.name:
+        return parent.parent.name
+    return parent.name or None
+
+
+def _job_identity(config: _Json, job_result: _Json, observed: list[_Attempt], dir_name: str):
+    name = _text(config.obj.get("job_name")) or dir_name
+    job_id = _text(job_result.obj.get("id"))
+    if job_id is None:
+        job_id = next((i for a in observed if (i := _text(a.config.get("job_id")))), None)
+    return name, job_id
+
+
+def _job_stats_provenance(job_result: _Json) -> dict[str, Any]:
+    """Harbor's own job-wide figures, kept beside the records for comparison only."""
+    res = job_result.obj
+    stats = _dict(res.get("stats"))
+    legacy = {"n_completed_trials": "n_trials", "n_errored_trials": "n_errors"}
+    counters = {}
+    for key in (
+        "n_completed_trials",
+        "n_errored_trials",
+        "n_running_trials",
+        "n_pending_trials",
+        "n_cancelled_trials",
+        "n_retries",
+    ):
+        value = stats.get(key, stats.get(legacy.get(key, ""), None))
+        if _number(value) is not None:
+            counters[key] = value
+    evals = {}
+    for key, entry in _dict(stats.get("evals")).items():
+        entry = _dict(entry)
+        evals[key] = {
+            "n_trials": entry.get("n_trials"),
+            "n_errors": entry.get("n_errors"),
+            "metrics": [m for m in entry.get("metrics") or [] if isinstance(m, dict)],
+            "pass_at_k": _dict(entry.get("pass_at_k")),
+        }
+    return {
+        "n_total_trials": res.get("n_total_trials"),
+        "started_at": res.get("started_at"),
+        "updated_at": res.get("updated_at"),
+        "finished_at": res.get("finished_at"),
+        "counters": counters,
+        "tokens": {k: stats.get(k) for k, _ in _METRIC_KEYS},
+        "evals": evals,
+    }
+
+
+def read_harbor_job(
+    job_dir: Path,
+    *,
+    progress: Progress | None = None,
+    benchmark_id: str | None = None,
+    arm_id: str | None = None,
+    arm_map: Iterable[str] = (),
+    arm_role: str | None = None,
+    run_group_id: str | None = None,
+) -> SourceIngest:
+    """Read a Harbor 0.25 job directory into one raw record per (benchmark, task, agent, model).
+
+    The path is resolved first so every spelling of it (``a/../job``, a symlink, another cwd)
+    yields the same records; identity comes from Harbor's job name and the case, never the path.
+    """
+    job_dir = Path(job_dir)
+    if not job_dir.is_dir():
+        raise SourceError(_ERR_NOT_DIR)
+    job_dir = job_dir.resolve()
+    opts = _Options(benchmark_id, arm_id, _parse_arm_map(arm_map), arm_role, run_group_id)
+    reader = _Reader(str(job_dir))
+    config, lock, job_result = (reader.json(n) for n in ("config.json", "lock.json", "result.json"))
+    observed = _scan_trials(reader, progress)
+    if config.state == lock.state == job_result.state == "missing" and not observed:
+        raise SourceError(_ERR_NOT_JOB)
+
+    warnings = _file_warnings(config, lock, job_result, observed)
+    planned = _planned_from_lock(lock.obj) or _planned_from_config(config.obj)
+    owed = _match_plan(observed, planned)
+    status = _job_status(job_result, observed, owed, bool(observed))
+    for attempt in observed + owed:
+        attempt.status = _attempt_status(attempt, status)
+
+    name, job_id = _job_identity(config, job_result, observed, job_dir.name)
+    job = _Job(
+        name=name,
+        job_id=job_id,
+        status=status,
+        config=config.obj,
+        lock=lock.obj,
+        result=job_result,
+        has_config=config.state != "missing",
+        has_lock=lock.state != "missing",
+        has_trial_dirs=bool(observed),
+        run_group_id=_run_group(job_dir),
+    )
+    groups, planned_by_group = _group(observed, owed, planned, config.obj, opts, job)
+    if not groups:
+        raise SourceError(_ERR_NOTHING)
+    arms = {(k[2], k[3]) for k in groups}
+    if opts.arm_id and not opts.arm_map and len(arms) > 1:
+        raise SourceError(
+            f"--arm-id is ambiguous for a Harbor job with {len(arms)} agent/model arms; use --arm-map"
+        )
+    job.arm_count, job.case_count = len(arms), len({(k[0], k[1]) for k in groups})
+    records = [_build_record(k, v, planned_by_group.get(k), job, opts) for k, v in groups.items()]
+    records.sort(key=lambda r: (r["benchmark_id"], r["case_id"], r.get("arm_id", "")))
+    provenance = {
+        "kind": "harbor_job",
+        "adapter_version": ADAPTER_VERSION,
+        "job_id": job_id,
+        "job_name": name,
+        "job_dir_name": job_dir.name,
+        "job_status": status,
+        "harbor_version": _text(_dict(lock.obj.get("harbor")).get("version")),
+        "trial_dir_count": len(observed),
+        "files": dict(sorted(reader.files.items())),
+        "harbor_job_stats": _job_stats_provenance(job_result) if job_result.ok else None,
+    }
+    return SourceIngest(records=records, provenance=provenance, warnings=warnings)
+
+
+def _file_warnings(config: _Json, lock: _Json, job_result: _Json, observed: list[_Attempt]) -> list[str]:
+    """One line each, relative names only, for the CLI to show."""
+    warnings = []
+    for rel, state in (("config.json", config.state), ("lock.json", lock.state)):
+        if state == "corrupt":
+            warnings.append(f"{rel} is not valid JSON; its facts are ignored")
+    if job_result.state == "corrupt":
+        warnings.append("result.json is not valid JSON; the job is reported as corrupt")
+    elif job_result.state == "missing" and observed:
+        warnings.append("result.json is missing; the job is reported as incomplete")
+    for attempt in observed:
+        if attempt.result.state == "corrupt":
+            warnings.append(f"{attempt.trial_name}/result.json is not valid JSON; the attempt is not scored")
+        if attempt.task is None:
+            warnings.append(f"{attempt.trial_name}: no task name found; the attempt is not attributed")
+    return warnings
+
+
+def _group(
+    observed: list[_Attempt],
+    owed: list[_Attempt],
+    planned: list[_Attempt],
+    config: dict[str, Any],
+    opts: _Options,
+    job: _Job,
+) -> tuple[dict[tuple, list[_Attempt]], dict[tuple, int]]:
+    """Group attempts by (benchmark id, task, agent, model); planned counts per group."""
+    ids = _BenchmarkIds(config)
+    display = {}
+    for attempt in observed:
+        display.setdefault((attempt.match_agent, attempt.model), attempt.agent)
+
+    def bench(source: str | None) -> str:
+        return opts.benchmark_id or ids(source)
+
+    for attempt in owed:
+        attempt.agent = display.get((attempt.match_agent, attempt.model), attempt.match_agent)
+    groups: dict[tuple, list[_Attempt]] = {}
+    for attempt in observed + owed:
+        if attempt.task is None:
+            job.unattributed += 1
+            continue
+        attempt.benchmark_id = bench(attempt.source)
+        groups.setdefault((attempt.benchmark_id, attempt.task, attempt.agent, attempt.model), []).append(attempt)
+    planned_by_group: Counter = Counter()
+    for (task, source, match_agent, model), n in _planned_counts(planned).items():
+        agent = display.get((match_agent, model), match_agent)
+        planned_by_group[(bench(source), task, agent, model)] += n
+    return groups, dict(planned_by_group)

@@ -1,0 +1,59 @@
+"""``benchledger sql``: one read-only statement over a read-only connection.
+
+The connection itself refuses writes (SQLite opened ``mode=ro``; PostgreSQL in a read-only
+transaction that has already run a query, so ``SET TRANSACTION READ WRITE`` can no longer
+lift it); the statement check only gives a clearer message first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ledger.errors import InputError
+
+READ_KEYWORDS = {"select", "with", "explain", "values", "table", "show"}
+_LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*([A-Za-z]+)", re.S)
+
+
+def run_read_only_query(db: str | None, statement: str, *, limit: int = 1000) -> dict[str, Any]:
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError, StatementError
+
+    from ledger.database import create_engine_for, resolve_location
+
+    statement = statement.strip().rstrip(";").strip()
+    _refuse_writes(statement)
+    engine = create_engine_for(resolve_location(db), read_only=True)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+            try:
+                result = conn.execute(text(statement))
+            except (DBAPIError, StatementError) as exc:
+                raise InputError(f"query failed: {_first_line(exc)}") from None
+            columns = list(result.keys())
+            rows = result.fetchmany(limit + 1)
+    finally:
+        engine.dispose()
+    truncated = len(rows) > limit
+    rows = [list(r) for r in rows[:limit]]
+    return {"columns": columns, "rows": rows, "row_count": len(rows), "truncated": truncated}
+
+
+def _refuse_writes(statement: str) -> None:
+    if not statement:
+        raise InputError("empty SQL statement")
+    if ";" in statement:
+        raise InputError("benchledger sql runs one statement at a time")
+    match = _LEADING.match(statement)
+    keyword = match.group(1).lower() if match else ""
+    if keyword not in READ_KEYWORDS:
+        raise InputError(
+            f"benchledger sql is read-only: {keyword.upper() or 'this'} statements are refused"
+        )
+
+
+def _first_line(exc: Exception) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    return (str(orig).strip().splitlines() or ["unknown error"])[0]

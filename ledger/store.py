@@ -1,0 +1,384 @@
+"""The append-only event store over SQLAlchemy Core.
+
+Writers are serialised (``BEGIN IMMEDIATE`` on SQLite, a transaction-scoped advisory lock on
+PostgreSQL) so positions follow commit order and the hash chain stays linear. Everything a
+command appends goes through one ``UnitOfWork``: its events and the projections the listener
+updates commit together or not at all.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ledger.chain import GENESIS_HASH, canonical_json, event_hash
+from ledger.errors import ConcurrencyError, InputError
+from ledger.events import AppendResult, NewEvent, StoredEvent, upcast
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine
+
+# Arbitrary constant: the one advisory lock every benchledger writer takes on PostgreSQL.
+PG_APPEND_LOCK_KEY = 0x62656E63  # "benc"
+READ_BATCH = 2000
+
+Listener = Callable[["Connection", list[StoredEvent]], None]
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class VerifyReport:
+    """Outcome of re-walking the chain; ``first_bad_position`` is None when it verifies."""
+
+    ok: bool
+    checked: int
+    head_position: int
+    first_bad_position: int | None = None
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "checked": self.checked,
+            "head_position": self.head_position,
+            "first_bad_position": self.first_bad_position,
+            "reason": self.reason,
+        }
+
+
+class UnitOfWork:
+    """One command invocation's transaction: reads see its own writes; one correlation id."""
+
+    def __init__(self, store: EventStore, conn: Connection, metadata: dict[str, Any]) -> None:
+        self.store = store
+        self.conn = conn
+        self.correlation_id = str(uuid.uuid4())
+        self.metadata = {**metadata, "correlation_id": self.correlation_id}
+        self.appended: list[StoredEvent] = []
+
+    def append(
+        self,
+        events: Sequence[NewEvent],
+        *,
+        expected_versions: dict[str, int] | None = None,
+        idempotency_key: str | None = None,
+    ) -> AppendResult:
+        """Append events after checking expected stream versions and the idempotency key.
+
+        ``expected_versions`` maps a stream to the version the caller last saw (0 = new
+        stream). An idempotency key that is already stored returns the events recorded
+        under it and writes nothing.
+        """
+        if idempotency_key is not None:
+            existing = self.store._events_for_key(self.conn, idempotency_key)
+            if existing:
+                return AppendResult(events=existing, already_recorded=True)
+        if not events:
+            return AppendResult()
+        versions = self.store._stream_versions(self.conn, {e.stream for e in events})
+        for stream, expected in (expected_versions or {}).items():
+            if versions.get(stream, 0) != expected:
+                raise ConcurrencyError(
+                    f"stream {stream} is at version {versions.get(stream, 0)}, expected "
+                    f"{expected}: another command wrote it first; run the command again"
+                )
+        position, prev_hash = self.store._head(self.conn)
+        metadata_text = canonical_json(self.metadata)
+        rows: list[dict[str, Any]] = []
+        stored: list[StoredEvent] = []
+        for index, new in enumerate(events):
+            position += 1
+            versions[new.stream] = versions.get(new.stream, 0) + 1
+            row = {
+                "position": position,
+                "event_id": str(uuid.uuid4()),
+                "stream": new.stream,
+                "stream_version": versions[new.stream],
+                "event_type": new.event_type,
+                "schema_version": new.schema_version,
+                "payload": _payload_text(new),
+                "metadata": metadata_text,
+                "correlation_id": self.correlation_id,
+                "recorded_at": utc_now(),
+                "idempotency_key": idempotency_key if index == 0 else None,
+                "prev_hash": prev_hash,
+            }
+            row["hash"] = event_hash(**row)
+            prev_hash = row["hash"]
+            rows.append(row)
+            stored.append(_stored(row, payload=new.payload, metadata=self.metadata))
+        from ledger.schema import events as events_table
+
+        self.conn.execute(events_table.insert(), rows)
+        if self.store.listener is not None:
+            self.store.listener(self.conn, stored)
+        self.appended.extend(stored)
+        return AppendResult(events=stored)
+
+
+def _payload_text(new: NewEvent) -> str:
+    try:
+        return canonical_json(new.payload)
+    except TypeError as exc:  # NaN, Infinity or a non-JSON type slipped through a handler
+        raise InputError(f"event {new.event_type} payload is not valid JSON: {exc}") from None
+
+
+def _stored(
+    row: dict[str, Any],
+    *,
+    payload: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> StoredEvent:
+    if payload is None:
+        payload = upcast(row["event_type"], row["schema_version"], orjson.loads(row["payload"]))
+    return StoredEvent(
+        position=row["position"],
+        event_id=row["event_id"],
+        stream=row["stream"],
+        stream_version=row["stream_version"],
+        event_type=row["event_type"],
+        schema_version=row["schema_version"],
+        payload=payload,
+        metadata=metadata if metadata is not None else orjson.loads(row["metadata"]),
+        correlation_id=row["correlation_id"],
+        recorded_at=row["recorded_at"],
+        idempotency_key=row["idempotency_key"],
+        prev_hash=row["prev_hash"],
+        hash=row["hash"],
+    )
+
+
+class EventStore:
+    """Append and read events; ``listener`` (the projection engine) runs inside each append."""
+
+    def __init__(self, engine: Engine, *, listener: Listener | None = None) -> None:
+        self.engine = engine
+        self.listener = listener
+        self.is_postgres = engine.dialect.name == "postgresql"
+
+    @contextmanager
+    def transaction(self, metadata: dict[str, Any] | None = None) -> Iterator[UnitOfWork]:
+        """Open the write transaction and take the append lock before the handler reads."""
+        with self.engine.connect() as conn:
+            conn.execution_options(benchledger_write=True)
+            with conn.begin():
+                if self.is_postgres:
+                    from sqlalchemy import text
+
+                    conn.execute(
+                        text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_APPEND_LOCK_KEY}
+                    )
+                yield UnitOfWork(self, conn, metadata or {})
+
+    def append(
+        self,
+        events: Sequence[NewEvent],
+        *,
+        metadata: dict[str, Any] | None = None,
+        expected_versions: dict[str, int] | None = None,
+        idempotency_key: str | None = None,
+    ) -> AppendResult:
+        """Append in a transaction of its own (for callers with nothing else to read)."""
+        with self.transaction(metadata) as uow:
+            return uow.append(
+                events, expected_versions=expected_versions, idempotency_key=idempotency_key
+            )
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def read(
+        self,
+        *,
+        from_position: int = 1,
+        to_position: int | None = None,
+        stream: str | None = None,
+        event_types: Iterable[str] | None = None,
+        limit: int | None = None,
+        batch_size: int = READ_BATCH,
+        conn: Connection | None = None,
+    ) -> Iterator[StoredEvent]:
+        """Events in position order, fetched in keyset batches so memory stays bounded."""
+        for rows in self.read_rows(
+            from_position=from_position,
+            to_position=to_position,
+            stream=stream,
+            event_types=event_types,
+            limit=limit,
+            batch_size=batch_size,
+            conn=conn,
+        ):
+            for row in rows:
+                yield _stored(row)
+
+    def read_rows(
+        self,
+        *,
+        from_position: int = 1,
+        to_position: int | None = None,
+        stream: str | None = None,
+        event_types: Iterable[str] | None = None,
+        limit: int | None = None,
+        batch_size: int = READ_BATCH,
+        conn: Connection | None = None,
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Raw row batches (payload still text): what ``verify`` and replay need."""
+        from sqlalchemy import select
+
+        from ledger.schema import events as t
+
+        types = list(event_types) if event_types else None
+        last = from_position - 1
+        remaining = limit
+        while remaining is None or remaining > 0:
+            size = batch_size if remaining is None else min(batch_size, remaining)
+            query = select(t).where(t.c.position > last).order_by(t.c.position).limit(size)
+            if to_position is not None:
+                query = query.where(t.c.position <= to_position)
+            if stream is not None:
+                query = query.where(t.c.stream == stream)
+            if types:
+                query = query.where(t.c.event_type.in_(types))
+            with _connection(self.engine, conn) as c:
+                rows = [dict(r._mapping) for r in c.execute(query)]
+            if not rows:
+                return
+            yield rows
+            last = rows[-1]["position"]
+            if remaining is not None:
+                remaining -= len(rows)
+            if len(rows) < size:
+                return
+
+    def get(self, key: str | int) -> StoredEvent | None:
+        """One event by position or event id."""
+        from sqlalchemy import select
+
+        from ledger.schema import events as t
+
+        if isinstance(key, int) or str(key).isdigit():
+            query = select(t).where(t.c.position == int(key))
+        else:
+            query = select(t).where(t.c.event_id == str(key))
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return _stored(dict(row._mapping)) if row else None
+
+    def head_position(self, conn: Connection | None = None) -> int:
+        with _connection(self.engine, conn) as c:
+            return self._head(c)[0]
+
+    def stream_version(self, stream: str, conn: Connection | None = None) -> int:
+        with _connection(self.engine, conn) as c:
+            return self._stream_versions(c, {stream}).get(stream, 0)
+
+    def verify(self, *, progress: Callable[[int], None] | None = None) -> VerifyReport:
+        """Re-walk the chain from position 1: positions contiguous, each hash recomputed."""
+        prev_hash, expected_position, checked = GENESIS_HASH, 1, 0
+        for rows in self.read_rows(batch_size=5000):
+            for row in rows:
+                problem = _check_row(row, expected_position, prev_hash)
+                if problem:
+                    return VerifyReport(False, checked, self.head_position(), *problem)
+                prev_hash, expected_position, checked = (
+                    row["hash"],
+                    row["position"] + 1,
+                    checked + 1,
+                )
+            if progress:
+                progress(checked)
+        return VerifyReport(True, checked, expected_position - 1)
+
+    # -- internals used by UnitOfWork ------------------------------------------------------
+
+    def _head(self, conn: Connection) -> tuple[int, str]:
+        from sqlalchemy import select
+
+        from ledger.schema import events as t
+
+        row = conn.execute(
+            select(t.c.position, t.c.hash).order_by(t.c.position.desc()).limit(1)
+        ).first()
+        return (row[0], row[1]) if row else (0, GENESIS_HASH)
+
+    def _stream_versions(self, conn: Connection, streams: set[str]) -> dict[str, int]:
+        from sqlalchemy import func, select
+
+        from ledger.schema import events as t
+
+        query = (
+            select(t.c.stream, func.max(t.c.stream_version))
+            .where(t.c.stream.in_(sorted(streams)))
+            .group_by(t.c.stream)
+        )
+        return {stream: version for stream, version in conn.execute(query)}
+
+    def _events_for_key(self, conn: Connection, key: str) -> list[StoredEvent]:
+        from sqlalchemy import select
+
+        from ledger.schema import events as t
+
+        correlation = conn.execute(
+            select(t.c.correlation_id).where(t.c.idempotency_key == key)
+        ).scalar()
+        if correlation is None:
+            return []
+        rows = conn.execute(
+            select(t).where(t.c.correlation_id == correlation).order_by(t.c.position)
+        )
+        return [_stored(dict(r._mapping)) for r in rows]
+
+
+def _check_row(
+    row: dict[str, Any], expected_position: int, prev_hash: str
+) -> tuple[int, str] | None:
+    """The first bad position and why, or None when this row continues the chain."""
+    if row["position"] != expected_position:
+        return expected_position, (
+            f"position gap: expected {expected_position}, found {row['position']} "
+            "(an event was deleted or positions were rewritten)"
+        )
+    if row["prev_hash"] != prev_hash:
+        return row["position"], (
+            f"position {row['position']}: prev_hash does not match the "
+            "previous event's hash (events reordered or removed)"
+        )
+    fields = {
+        k: row[k]
+        for k in (
+            "prev_hash",
+            "position",
+            "event_id",
+            "stream",
+            "stream_version",
+            "event_type",
+            "schema_version",
+            "payload",
+            "metadata",
+            "correlation_id",
+            "recorded_at",
+            "idempotency_key",
+        )
+    }
+    if event_hash(**fields) != row["hash"]:
+        return row["position"], (
+            f"position {row['position']}: content does not match its hash (edited)"
+        )
+    return None
+
+
+@contextmanager
+def _connection(engine: Engine, conn: Connection | None) -> Iterator[Connection]:
+    if conn is not None:
+        yield conn
+        return
+    with engine.connect() as c:
+        yield c

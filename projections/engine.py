@@ -1,0 +1,236 @@
+"""The projection engine: keeps read models current inside the append transaction, and
+rebuilds them by replay.
+
+A projection declares the event types it handles and the tables it owns. The engine is the
+store's listener, so read models commit with the events that changed them (read-your-writes);
+``rebuild`` truncates and replays in position order in fixed-size batches, so memory does not
+grow with the store; ``verify_rebuild`` replays into a scratch SQLite database and compares
+every row with the live read models.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ledger.errors import InputError
+
+if TYPE_CHECKING:
+    from sqlalchemy import Table
+    from sqlalchemy.engine import Connection
+
+    from ledger.events import StoredEvent
+    from ledger.store import EventStore
+
+REPLAY_BATCH = 5000
+
+
+class Projection(Protocol):
+    """A read model: the events it reads, the tables it owns, how an event changes them."""
+
+    name: str
+    handles: frozenset[str]
+
+    @property
+    def tables(self) -> Sequence[Table]: ...
+
+    def apply(self, conn: Connection, events: list[StoredEvent]) -> None: ...
+
+
+@dataclass
+class RebuildReport:
+    projections: list[str]
+    events_replayed: int
+    head_position: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "projections": self.projections,
+            "events_replayed": self.events_replayed,
+            "head_position": self.head_position,
+        }
+
+
+@dataclass
+class VerifyRebuildReport:
+    ok: bool
+    projections: list[str]
+    events_replayed: int
+    differences: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "projections": self.projections,
+            "events_replayed": self.events_replayed,
+            "differences": self.differences,
+        }
+
+
+class ProjectionEngine:
+    """Dispatches events to projections and records each projection's checkpoint."""
+
+    def __init__(self, projections: Iterable[Projection]) -> None:
+        self.projections = {p.name: p for p in projections}
+
+    def __call__(self, conn: Connection, events: list[StoredEvent]) -> None:
+        self.apply(conn, events, self.projections.values())
+
+    def select(self, names: Sequence[str] | None) -> list[Projection]:
+        if not names:
+            return list(self.projections.values())
+        unknown = [n for n in names if n not in self.projections]
+        if unknown:
+            known = ", ".join(sorted(self.projections))
+            raise InputError(f"unknown projection {unknown[0]!r} (known: {known})")
+        return [self.projections[n] for n in names]
+
+    def apply(
+        self, conn: Connection, events: list[StoredEvent], projections: Iterable[Projection]
+    ) -> None:
+        if not events:
+            return
+        for projection in projections:
+            handled = [e for e in events if e.event_type in projection.handles]
+            if handled:
+                projection.apply(conn, handled)
+            _set_checkpoint(conn, projection.name, events[-1].position)
+
+    def rebuild(
+        self,
+        store: EventStore,
+        names: Sequence[str] | None = None,
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> RebuildReport:
+        """Truncate the chosen read models and replay every event, in one transaction."""
+        chosen = self.select(names)
+        with store.transaction() as uow:
+            conn = uow.conn
+            for projection in chosen:
+                for table in reversed(list(projection.tables)):
+                    conn.execute(table.delete())
+            replayed = self._replay(store, chosen, conn, read_conn=conn, progress=progress)
+            head = store.head_position(conn)
+            for projection in chosen:
+                _set_checkpoint(conn, projection.name, head)
+        return RebuildReport([p.name for p in chosen], replayed, head)
+
+    def verify_rebuild(
+        self, store: EventStore, names: Sequence[str] | None = None, *, max_differences: int = 20
+    ) -> VerifyRebuildReport:
+        """Replay into a scratch SQLite database and compare it with the live read models."""
+        from sqlalchemy import create_engine
+
+        from ledger.schema import metadata
+
+        chosen = self.select(names)
+        tables = [t for p in chosen for t in p.tables]
+        with tempfile.TemporaryDirectory(prefix="benchledger-verify-") as tmp:
+            scratch = create_engine(f"sqlite:///{Path(tmp) / 'scratch.db'}")
+            metadata.create_all(scratch, tables=tables)
+            with store.engine.connect() as live, scratch.begin() as conn:
+                replayed = self._replay(store, chosen, conn, read_conn=live)
+                differences = _compare_tables(tables, live, conn, max_differences)
+            scratch.dispose()
+        return VerifyRebuildReport(not differences, [p.name for p in chosen], replayed, differences)
+
+    def _replay(
+        self,
+        store: EventStore,
+        chosen: list[Projection],
+        conn: Connection,
+        *,
+        read_conn: Connection,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        handled = frozenset().union(*(p.handles for p in chosen)) if chosen else frozenset()
+        replayed = 0
+        batch: list[StoredEvent] = []
+        for event in store.read(
+            event_types=sorted(handled), conn=read_conn, batch_size=REPLAY_BATCH
+        ):
+            batch.append(event)
+            if len(batch) >= REPLAY_BATCH:
+                self._apply_only(conn, batch, chosen)
+                replayed += len(batch)
+                batch = []
+                if progress:
+                    progress(replayed)
+        self._apply_only(conn, batch, chosen)
+        return replayed + len(batch)
+
+    @staticmethod
+    def _apply_only(
+        conn: Connection, events: list[StoredEvent], projections: list[Projection]
+    ) -> None:
+        for projection in projections:
+            handled = [e for e in events if e.event_type in projection.handles]
+            if handled:
+                projection.apply(conn, handled)
+
+
+def _set_checkpoint(conn: Connection, name: str, position: int) -> None:
+    from ledger.schema import projection_checkpoints as t
+
+    updated = conn.execute(t.update().where(t.c.name == name).values(position=position))
+    if updated.rowcount == 0:
+        conn.execute(t.insert().values(name=name, position=position))
+
+
+def checkpoints(conn: Connection) -> dict[str, int]:
+    from sqlalchemy import select
+
+    from ledger.schema import projection_checkpoints as t
+
+    return {name: pos for name, pos in conn.execute(select(t.c.name, t.c.position))}
+
+
+def _compare_tables(
+    tables: Sequence[Table], live: Connection, scratch: Connection, limit: int
+) -> list[dict[str, Any]]:
+    """Walk both copies of each table in primary-key order and report rows that differ."""
+    from sqlalchemy import select
+
+    differences: list[dict[str, Any]] = []
+    for table in tables:
+        order = list(table.primary_key.columns)
+        live_rows = live.execute(select(table).order_by(*_byte_order(order, live)))
+        scratch_rows = scratch.execute(select(table).order_by(*order))
+        key_names = [c.name for c in order]
+        for diff in _diff_sorted(live_rows, scratch_rows, key_names):
+            differences.append({"table": table.name, **diff})
+            if len(differences) >= limit:
+                return differences
+    return differences
+
+
+def _byte_order(columns, conn: Connection):  # noqa: ANN001, ANN202
+    """PostgreSQL sorts text by locale; the merge walk needs code-point order on both sides."""
+    if conn.dialect.name != "postgresql":
+        return columns
+    from sqlalchemy import String
+
+    return [c.collate("C") if isinstance(c.type, String) else c for c in columns]
+
+
+def _diff_sorted(live_rows, scratch_rows, key_names: list[str]):  # noqa: ANN001, ANN202
+    live_iter, scratch_iter = iter(live_rows), iter(scratch_rows)
+    a, b = next(live_iter, None), next(scratch_iter, None)
+    while a is not None or b is not None:
+        ka = tuple(a._mapping[k] for k in key_names) if a is not None else None
+        kb = tuple(b._mapping[k] for k in key_names) if b is not None else None
+        if ka == kb:
+            if tuple(a) != tuple(b):
+                changed = [k for k in a._mapping if a._mapping[k] != b._mapping[k]]
+                yield {"key": list(ka), "problem": "row differs", "columns": changed}
+            a, b = next(live_iter, None), next(scratch_iter, None)
+        elif kb is None or (ka is not None and ka < kb):
+            yield {"key": list(ka), "problem": "only in the live read model"}
+            a = next(live_iter, None)
+        else:
+            yield {"key": list(kb), "problem": "missing from the live read model"}
+            b = next(scratch_iter, None)

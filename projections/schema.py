@@ -1,0 +1,83 @@
+"""Read-model tables: everything users read is rebuilt from the event table into these.
+
+They share ``ledger.schema.metadata`` so one Alembic history creates them, and ``rebuild``
+can truncate and refill them. Rows keep their full JSON (``row``/``record``/``document``) next
+to the few columns queries filter on, so rendering never re-derives anything.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, Index, Integer, String, Table, Text
+
+from ledger.schema import metadata
+
+_Position = BigInteger().with_variant(Integer, "sqlite")
+
+ledgers = Table(
+    "rm_ledgers",
+    metadata,
+    Column("ledger_id", String(300), primary_key=True),
+    Column("ledger_path", Text, nullable=False),
+    Column("update_policy", Text, nullable=True),
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+    Column("position", _Position, nullable=False),
+)
+
+ledger_rows = Table(
+    "rm_ledger_rows",
+    metadata,
+    Column("ledger_id", String(300), primary_key=True),
+    Column("run_id", String(200), primary_key=True),
+    Column("benchmark_id", String(200), nullable=False),
+    Column("case_id", String(300), nullable=False),
+    Column("recorded_at", String(40), nullable=False),
+    Column("archived", Integer, nullable=False),
+    Column("row", Text, nullable=False),
+    Column("position", _Position, nullable=False),
+)
+Index(
+    "ix_rm_ledger_rows_case",
+    ledger_rows.c.ledger_id,
+    ledger_rows.c.benchmark_id,
+    ledger_rows.c.case_id,
+)
+
+goal_runs = Table(
+    "rm_goal_runs",
+    metadata,
+    Column("goal_id", String(200), primary_key=True),
+    Column("stem", String(300), primary_key=True),
+    Column("run_key", String(300), nullable=True),
+    Column("generated_at", String(40), nullable=False),
+    Column("record", Text, nullable=False),
+    Column("position", _Position, nullable=False),
+)
+
+global_registry = Table(
+    "rm_global_registry",
+    metadata,
+    Column("registry_id", String(100), primary_key=True),
+    Column("document", Text, nullable=False),
+    Column("position", _Position, nullable=False),
+)
+
+rollout_events = Table(
+    "rm_rollout_events",
+    metadata,
+    Column("goal_id", String(200), primary_key=True),
+    Column("event_id", String(200), primary_key=True),
+    Column("event_kind", String(100), nullable=False),
+    Column("status", String(100), nullable=False),
+    Column("record", Text, nullable=False),
+    Column("position", _Position, nullable=False),
+)
+
+exports = Table(
+    "rm_exports",
+    metadata,
+    Column("path", String(500), primary_key=True),
+    Column("kind", String(50), nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("position", _Position, nullable=False),
+)

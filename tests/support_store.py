@@ -1,0 +1,30 @@
+"""Helpers for store tests: open a store on a URL, make simple events."""
+
+from __future__ import annotations
+
+from commands.runtime import OpenStore, open_store
+from ledger.events import LEDGER_UPSERTED, NewEvent
+
+
+def opened(url: str) -> OpenStore:
+    return open_store(url)
+
+
+def upsert_event(ledger: str, run_id: str, score: float = 1.0, case: str = "c1") -> NewEvent:
+    row = {
+        "run_id": run_id,
+        "benchmark_id": "b",
+        "case_id": case,
+        "recorded_at": "2026-01-01T00:00:00Z",
+        "official_score": score,
+    }
+    return NewEvent(
+        stream=f"ledger/{ledger}",
+        event_type=LEDGER_UPSERTED,
+        payload={
+            "ledger_id": ledger,
+            "ledger_path": f"{ledger}.json",
+            "row": row,
+            "updated_at": "2026-01-01T00:00:00Z",
+        },
+    )

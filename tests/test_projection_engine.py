@@ -1,0 +1,94 @@
+"""The projection engine: same-transaction updates, checkpoints, rebuild and rebuild --verify."""
+
+from __future__ import annotations
+
+from sqlalchemy import select, text
+
+from ledger.events import LEDGER_RUNS_ARCHIVED, NewEvent
+from projections.engine import checkpoints
+from projections.schema import ledger_rows
+from tests.support_store import opened, upsert_event
+
+
+def _rows(s):
+    with s.store.engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(select(ledger_rows).order_by(ledger_rows.c.run_id))]
+
+
+def test_read_models_update_in_the_append_transaction(db_url):
+    s = opened(db_url)
+    with s.store.transaction() as uow:
+        uow.append([upsert_event("L", "a", 0.5)])
+        seen = uow.conn.execute(select(ledger_rows.c.run_id)).scalars().all()
+        assert seen == ["a"]  # read-your-writes inside the command's transaction
+    s.store.append([upsert_event("L", "a", 1.0), upsert_event("L", "b")])
+    rows = _rows(s)
+    assert [r[1] for r in rows] == ["a", "b"]
+    assert '"official_score":1.0' in rows[0][6]
+    with s.store.engine.connect() as conn:
+        assert checkpoints(conn)["ledger_rows"] == 3
+    s.close()
+
+
+def test_failed_command_rolls_back_events_and_read_models(db_url):
+    s = opened(db_url)
+    try:
+        with s.store.transaction() as uow:
+            uow.append([upsert_event("L", "a")])
+            raise RuntimeError("handler failed after appending")
+    except RuntimeError:
+        pass
+    assert s.store.head_position() == 0
+    assert _rows(s) == []
+    s.close()
+
+
+def test_rebuild_reproduces_incremental_state(db_url):
+    s = opened(db_url)
+    for i in range(30):
+        s.store.append([upsert_event("L", f"r{i % 7}", score=i / 30, case=f"c{i % 3}")])
+    archived = {
+        "run_id": "r1",
+        "benchmark_id": "b",
+        "case_id": "c1",
+        "recorded_at": "2026-01-01T00:00:00Z",
+        "archive_state": "archived",
+    }
+    s.store.append(
+        [NewEvent("ledger/L", LEDGER_RUNS_ARCHIVED, {"ledger_id": "L", "rows": [archived]})]
+    )
+    before = _rows(s)
+    report = s.projections.rebuild(s.store)
+    assert report.events_replayed == 31
+    assert _rows(s) == before
+    assert s.projections.verify_rebuild(s.store).ok
+    s.close()
+
+
+def test_verify_rebuild_reports_a_drifted_read_model_row(db_url):
+    s = opened(db_url)
+    s.store.append([upsert_event("L", "a"), upsert_event("L", "b")])
+    with s.store.engine.begin() as conn:
+        conn.execute(text("UPDATE rm_ledger_rows SET archived = 1 WHERE run_id = 'b'"))
+        conn.execute(text("DELETE FROM rm_ledger_rows WHERE run_id = 'a'"))
+    report = s.projections.verify_rebuild(s.store)
+    assert not report.ok
+    problems = {(d["key"][1], d["problem"]) for d in report.differences}
+    assert ("a", "missing from the live read model") in problems
+    assert ("b", "row differs") in problems
+    s.projections.rebuild(s.store, ["ledger_rows"])
+    assert s.projections.verify_rebuild(s.store).ok
+    s.close()
+
+
+def test_rebuild_replays_in_bounded_batches(db_url, monkeypatch):
+    import projections.engine as engine_module
+
+    monkeypatch.setattr(engine_module, "REPLAY_BATCH", 7)
+    s = opened(db_url)
+    s.store.append([upsert_event("L", f"r{i}") for i in range(50)])
+    seen: list[int] = []
+    s.projections.rebuild(s.store, progress=seen.append)
+    assert seen == [7 * k for k in range(1, 8)]
+    assert len(_rows(s)) == 50
+    s.close()

@@ -1,0 +1,143 @@
+"""The event store suite: every backend must pass all of it (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+
+from ledger.errors import ConcurrencyError
+from ledger.events import NewEvent
+from tests.support_store import opened, upsert_event
+
+
+def test_append_assigns_positions_versions_and_chain(db_url):
+    s = opened(db_url)
+    r1 = s.store.append([upsert_event("L", "a"), upsert_event("L", "b")], metadata={"actor": "t"})
+    r2 = s.store.append([NewEvent("goal/g", "run_built", {"x": 1})])
+    assert [e.position for e in r1.events + r2.events] == [1, 2, 3]
+    assert [e.stream_version for e in r1.events] == [1, 2]
+    assert r2.events[0].stream_version == 1
+    assert r1.events[0].correlation_id == r1.events[1].correlation_id
+    assert r1.events[0].correlation_id != r2.events[0].correlation_id
+    assert r1.events[1].prev_hash == r1.events[0].hash
+    assert r1.events[0].metadata["actor"] == "t"
+    back = list(s.store.read())
+    assert [e.hash for e in back] == [e.hash for e in r1.events + r2.events]
+    assert back[0].payload == r1.events[0].payload
+    assert back[0].recorded_at.endswith("Z")
+    assert [e.position for e in s.store.read(stream="goal/g")] == [3]
+    assert [e.position for e in s.store.read(event_types=["run_built"])] == [3]
+    assert [e.position for e in s.store.read(from_position=2, to_position=2)] == [2]
+    assert s.store.verify().ok
+    s.close()
+
+
+def test_stale_expected_version_is_a_conflict_and_writes_nothing(db_url):
+    s = opened(db_url)
+    s.store.append([upsert_event("L", "a")], expected_versions={"ledger/L": 0})
+    with pytest.raises(ConcurrencyError, match="expected 0"):
+        s.store.append([upsert_event("L", "b")], expected_versions={"ledger/L": 0})
+    assert s.store.head_position() == 1
+    s.store.append([upsert_event("L", "b")], expected_versions={"ledger/L": 1})
+    assert s.store.stream_version("ledger/L") == 2
+    s.close()
+
+
+def test_idempotency_key_returns_existing_events_and_writes_nothing(db_url):
+    s = opened(db_url)
+    first = s.store.append(
+        [upsert_event("L", "a"), upsert_event("L", "b")], idempotency_key="ingest:abc"
+    )
+    again = s.store.append(
+        [upsert_event("L", "a"), upsert_event("L", "b")], idempotency_key="ingest:abc"
+    )
+    assert again.already_recorded and not first.already_recorded
+    assert [e.event_id for e in again.events] == [e.event_id for e in first.events]
+    assert s.store.head_position() == 2
+    s.close()
+
+
+def test_nan_payload_is_refused(db_url):
+    from ledger.errors import InputError
+
+    s = opened(db_url)
+    with pytest.raises(InputError):
+        s.store.append([NewEvent("goal/g", "run_built", {"x": float("nan")})])
+    assert s.store.head_position() == 0
+    s.close()
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE events SET payload = '{}' WHERE position = 1",
+        "DELETE FROM events WHERE position = 1",
+    ],
+)
+def test_triggers_refuse_update_and_delete(db_url, statement):
+    s = opened(db_url)
+    s.store.append([upsert_event("L", "a")])
+    with pytest.raises(Exception, match="append-only"):
+        with s.store.engine.begin() as conn:
+            conn.execute(text(statement))
+    assert s.store.verify().ok
+    s.close()
+
+
+def _drop_update_trigger(conn) -> None:
+    conn.execute(
+        text(
+            "DROP TRIGGER events_no_update"
+            + (" ON events" if conn.dialect.name == "postgresql" else "")
+        )
+    )
+
+
+def test_verify_catches_an_edit_behind_the_triggers_back(db_url):
+    s = opened(db_url)
+    s.store.append([upsert_event("L", str(i)) for i in range(5)])
+    with s.store.engine.begin() as conn:
+        _drop_update_trigger(conn)
+        conn.execute(
+            text("UPDATE events SET payload = :p WHERE position = 3"), {"p": '{"tampered":true}'}
+        )
+    report = s.store.verify()
+    assert not report.ok
+    assert report.first_bad_position == 3
+    assert "edited" in report.reason
+    s.close()
+
+
+def test_verify_catches_a_deleted_event(db_url):
+    s = opened(db_url)
+    s.store.append([upsert_event("L", str(i)) for i in range(5)])
+    with s.store.engine.begin() as conn:
+        conn.execute(
+            text(
+                "DROP TRIGGER events_no_delete"
+                + (" ON events" if conn.dialect.name == "postgresql" else "")
+            )
+        )
+        conn.execute(text("DELETE FROM events WHERE position = 4"))
+    report = s.store.verify()
+    assert not report.ok and report.first_bad_position == 4
+    s.close()
+
+
+def test_verify_catches_reordered_events(db_url):
+    s = opened(db_url)
+    s.store.append([upsert_event("L", str(i)) for i in range(4)])
+    with s.store.engine.begin() as conn:
+        _drop_update_trigger(conn)
+        # swap the payloads of positions 2 and 3 (a reorder that keeps the positions dense)
+        rows = {
+            r.position: r.payload
+            for r in conn.execute(
+                text("SELECT position, payload FROM events WHERE position IN (2, 3)")
+            )
+        }
+        conn.execute(text("UPDATE events SET payload = :p WHERE position = 2"), {"p": rows[3]})
+        conn.execute(text("UPDATE events SET payload = :p WHERE position = 3"), {"p": rows[2]})
+    report = s.store.verify()
+    assert not report.ok and report.first_bad_position == 2
+    s.close()
