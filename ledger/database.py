@@ -72,7 +72,7 @@ def normalize_url(url: str) -> str:
 
 
 def create_engine_for(location: StoreLocation, *, read_only: bool = False) -> Engine:
-    """An engine tuned for the backend: WAL and a busy timeout on SQLite, psycopg 3 on PostgreSQL."""
+    """An engine tuned per backend: WAL and a busy timeout on SQLite, psycopg 3 on PostgreSQL."""
     from sqlalchemy import create_engine, event
 
     if location.is_sqlite:

@@ -22,7 +22,9 @@ DATASET_PATH_PLACEHOLDER = "<dataset-path>"
 CONTAINER_ENV = "docker"
 
 #: Flags that would publish or share results; they must never appear in a preview.
-FORBIDDEN_FLAGS: frozenset[str] = frozenset({"--upload", "--launch", "--public", "--share", "--org"})
+FORBIDDEN_FLAGS: frozenset[str] = frozenset(
+    {"--upload", "--launch", "--public", "--share", "--org"}
+)
 _SECRET_FLAG_WORDS = ("secret", "token", "password", "api-key", "apikey", "api_key", "credential")
 _PLACEHOLDER = re.compile(r"<[a-z][a-z0-9-]*>")
 _JOB_NAME_JUNK = re.compile(r"(?:[^\w.-]|_)+")
@@ -31,7 +33,10 @@ _HOME_OR_ABSOLUTE = re.compile(r"^(?:/|~|[A-Za-z]:[\\/])")
 
 
 def default_job_name(dataset: str, task: str, label: str) -> str:
-    """``<dataset>_<task>_<arm or agent>``, runs of other than letters, digits, ``.``, ``-`` -> ``_``."""
+    """``<dataset>_<task>_<arm or agent>``; runs of non letters/digits/``.``/``-`` -> ``_``.
+
+    Unicode letters are kept (loopx lowercased and lost them).
+    """
     return _JOB_NAME_JUNK.sub("_", f"{dataset}_{task}_{label}")
 
 

@@ -70,7 +70,9 @@ def container_checks(*, which: Which, run_probe: RunProbe) -> list[dict]:
     present = which("docker") is not None
     cli = check("container_cli", present, blocking=True, blocker="missing_docker_cli_surface")
     server = present and run_probe(["docker", "version", "--format", "{{.Server.Version}}"])
-    detail = None if server else "docker server version probe " + ("failed" if present else "not run")
+    detail = (
+        None if server else "docker server version probe " + ("failed" if present else "not run")
+    )
     daemon = check(
         "container_daemon",
         server,
@@ -99,7 +101,9 @@ def auth_env_check(names: Sequence[str], *, explicit: bool, env: Mapping[str, st
     missing = [name for name in names if not env.get(name)]
     ok = not missing if explicit else (not names or len(missing) < len(names))
     detail = "missing: " + ", ".join(missing) if missing and not ok else None
-    return check("auth_env_names", ok, blocking=explicit, blocker="auth_env_names_missing", detail=detail)
+    return check(
+        "auth_env_names", ok, blocking=explicit, blocker="auth_env_names_missing", detail=detail
+    )
 
 
 def no_upload_check(launch_preview: Mapping[str, Any] | None) -> dict:
@@ -128,7 +132,9 @@ def task_material_check(statuses: Sequence[tuple[str, str]], *, required: bool) 
 def agent_setup_check(token: str, *, blocks: bool) -> dict:
     """[loopx-specific] the Codex setup ladder of cli.md §6.6 as one check."""
     ok = token.startswith("ready_")
-    return check("agent_setup_budget", ok, blocking=blocks, blocker=token, detail=token if ok else None)
+    return check(
+        "agent_setup_budget", ok, blocking=blocks, blocker=token, detail=token if ok else None
+    )
 
 
 def assisted_observation_check() -> dict:

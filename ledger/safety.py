@@ -55,7 +55,13 @@ _SECRET_RE = re.compile(
             r"(?<![a-z0-9_])(?:ak|sk)[-_=:][a-z0-9_=-]{10,}",
             _W + r"token" + _KV + r"[^\s\"']{12,}",
             _W + r"authorization" + _Q + r"\s*:",
-            _W + r"(?:api[_-]?key|password|secret)" + _Q + r"\s*=\s*" + _Q + _NOT_ENV_REF + r"[^\s\"']",
+            _W
+            + r"(?:api[_-]?key|password|secret)"
+            + _Q
+            + r"\s*=\s*"
+            + _Q
+            + _NOT_ENV_REF
+            + r"[^\s\"']",
         )
     ),
     re.IGNORECASE,

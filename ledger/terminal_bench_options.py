@@ -130,7 +130,11 @@ _TERMINAL_BENCH_ONLY = (
     *_PREVIEW_TIMEOUT_VALUES,
     "codex_install_strategy",
 )
-_SKILLSBENCH_RESULT_FLAGS = ("skillsbench_result_json", "skillsbench_result_root", "selection_policy")
+_SKILLSBENCH_RESULT_FLAGS = (
+    "skillsbench_result_json",
+    "skillsbench_result_root",
+    "selection_policy",
+)
 
 MSG_DRY_RUN_AND_EXECUTE = "benchmark run accepts either --dry-run or --execute, not both"
 MSG_SKILLSBENCH_TB_FLAGS = (
@@ -172,7 +176,7 @@ def skillsbench_routes() -> tuple[str, ...]:
 
 
 def parse_float_option(text: str) -> float:
-    """argparse's float conversion with its message (exit 2); ``nan``/``inf`` parse, rule 9 rejects."""
+    """argparse's float conversion and message (exit 2); ``nan``/``inf`` parse, rule 9 rejects."""
     try:
         return float(text)
     except (TypeError, ValueError):
@@ -202,7 +206,9 @@ def check_parser_choices(opts: Mapping[str, Any]) -> None:
     _check_choice("--mode", opts.get("mode"), TERMINAL_BENCH_MODES)
     _check_choice("--runner", opts.get("runner"), RUNNERS)
     _check_choice("--skillsbench-route", opts.get("skillsbench_route"), skillsbench_routes())
-    _check_choice("--codex-install-strategy", opts.get("codex_install_strategy"), CODEX_INSTALL_STRATEGIES)
+    _check_choice(
+        "--codex-install-strategy", opts.get("codex_install_strategy"), CODEX_INSTALL_STRATEGIES
+    )
     _check_choice(
         "--worker-codex-materialization-strategy",
         opts.get("worker_codex_materialization_strategy"),

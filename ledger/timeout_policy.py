@@ -128,9 +128,13 @@ def resolve_timeout_policy(opts: Mapping[str, Any], *, dataset: str | None) -> d
     """
     preset = opts.get("timeout_preset")
     if preset:
-        return build_timeout_policy(TIMEOUT_PRESETS[preset], source=f"preset:{preset}", dataset=dataset)
+        return build_timeout_policy(
+            TIMEOUT_PRESETS[preset], source=f"preset:{preset}", dataset=dataset
+        )
     given = given_multipliers(opts)
     if opts.get("setup_timeout_repair_profile"):
         merged = {**REPAIR_PROFILE_MULTIPLIERS, **given}
-        return build_timeout_policy(merged, source=f"preset:{REPAIR_PROFILE_PRESET}", dataset=dataset)
+        return build_timeout_policy(
+            merged, source=f"preset:{REPAIR_PROFILE_PRESET}", dataset=dataset
+        )
     return build_timeout_policy(given, source="cli_preview", dataset=dataset)

@@ -156,7 +156,7 @@ def sanitize_goal(
     copied["id"] = str(copied["id"]).strip()
     sources = copied.pop("authority_sources", None)
     authority = copied.pop("authority_registry", None)
-    copied["source_registry"] = source_registry
+    copied["source_registry"] = os.path.normpath(source_registry)
     copied["synced_at"] = synced_at
     copied["authority_source_count"] = len(sources) if isinstance(sources, (list, dict)) else 0
     copied["authority_registry"] = authority_summary(authority, goal=goal, path_exists=path_exists)

@@ -346,14 +346,9 @@ def _product_mode_pair(baseline: dict, treatment: dict) -> dict | None:
     table only when its lifecycle contract is satisfied and countable, no claim blocker is
     recorded on it, and both rows carry a countable numeric official score.
     """
-    contract = treatment.get("product_mode_lifecycle_contract")
-    contract = contract if isinstance(contract, dict) else {}
-    loop = treatment.get("benchmark_loop_contract")
-    loop = loop if isinstance(loop, dict) else {}
-    names = " ".join(_text(treatment.get(k)) for k in ("arm_id", "mode", "route"))
-    if not (contract.get("required") is True or loop.get("product_mode") is True
-            or "product_mode" in names or "product-mode" in names):
+    if not _is_product_mode(treatment):
         return None
+    contract = _dict(treatment.get("product_mode_lifecycle_contract"))
     blocker = _text(treatment.get("loopx_treatment_claim_blocker"))
     if not blocker and contract.get("satisfied") is not True:
         blocker = "product_mode_lifecycle_unsatisfied"
@@ -367,6 +362,20 @@ def _product_mode_pair(baseline: dict, treatment: dict) -> dict | None:
     if blocker:
         return {"main_table_ready": False, "claim_blocker": blocker}
     return {"main_table_ready": True}
+
+
+def _is_product_mode(row: dict) -> bool:
+    contract = row.get("product_mode_lifecycle_contract")
+    if isinstance(contract, dict) and contract.get("required") is True:
+        return True
+    loop = row.get("benchmark_loop_contract")
+    if isinstance(loop, dict) and loop.get("product_mode") is True:
+        return True
+    for key in ("arm_id", "mode", "route"):
+        value = row.get(key)
+        if isinstance(value, str) and ("product_mode" in value or "product-mode" in value):
+            return True
+    return False
 
 
 def _case_routing(active: list[dict], decision: dict) -> dict | None:
@@ -629,17 +638,24 @@ def _archived_table(archived: list) -> list[str]:
 
 
 def _runs_table(cases: list) -> list[str]:
+    """The largest table: one line per active run, so it avoids per-cell helper calls."""
     lines = [_row("Benchmark", "Case", "Arm", "Attempt", "Score", "First Success Round",
                   "Round Rewards", "Failure", "Artifact"), _rule(9)]
+    append = lines.append
     for bid, cid, _node, active, _archived in cases:
-        b_cell, c_cell = _code(bid), _code(cid)
+        prefix = f"| {_code(bid)} | {_code(cid)} | `"
         for row in active:
-            lines.append(_row(
-                b_cell, c_cell, _code(row.get("arm_id")), _code(_attempt(row)),
-                _code(_score_text(row)), _code(row.get("first_success_round")),
-                _code(_round_rewards(row)), _code(row.get("failure_class") or "none"),
-                _code(_artifact(row)),
-            ))
+            get = row.get
+            arm = get("arm_id")
+            first = get("first_success_round")
+            failure = get("failure_class") or "none"
+            rewards = get("round_rewards")
+            append(
+                f"{prefix}{arm if type(arm) is str else _cell(arm)}` | `{_attempt(row)}` | "
+                f"`{_score_text(row)}` | `{'' if first is None else _cell(first)}` | "
+                f"`{_round_rewards(rewards) if rewards else ''}` | "
+                f"`{failure if type(failure) is str else _cell(failure)}` | `{_artifact(row)}` |"
+            )
     return lines
 
 
@@ -647,17 +663,23 @@ def _attempt(row: dict) -> str:
     kind = row.get("ledger_attempt_kind")
     if kind:
         return _cell(kind)
-    return next((name for key, name in _ATTEMPT_FLAGS if row.get(key) is True), "")
+    for key, name in _ATTEMPT_FLAGS:
+        if row.get(key) is True:
+            return name
+    return ""
 
 
 def _score_text(row: dict) -> str:
+    score = row.get("official_score")
+    if type(score) is float or (type(score) is int):
+        return repr(score)
     score = _score(row)
     return "missing" if score is None else repr(score)
 
 
-def _round_rewards(row: dict) -> str:
+def _round_rewards(records: object) -> str:
     items = []
-    for record in _list(row.get("round_rewards")):
+    for record in _list(records):
         if not isinstance(record, dict):
             continue
         round_no = record.get("agent_round", record.get("round"))
@@ -671,7 +693,9 @@ def _round_rewards(row: dict) -> str:
 
 
 def _artifact(row: dict) -> str:
-    refs = _dict(row.get("artifact_refs"))
+    refs = row.get("artifact_refs")
+    if not refs or not isinstance(refs, dict):
+        return ""
     for key in ("compact_artifact_ref", "result_ref", "artifact_ref", "history_ref"):
         if refs.get(key):
             return _cell(refs[key])

@@ -162,7 +162,7 @@ class _Reader:
 
     def json(self, rel: str) -> _Json:
         try:
-            with open(os.path.join(self.root, rel), "rb") as fh:
+            with open(f"{self.root}/{rel}", "rb") as fh:
                 raw = fh.read()
         except FileNotFoundError:
             return _Json("missing")
@@ -319,9 +319,46 @@ def _trial_candidates(job_dir: str) -> list[str]:
     return sorted(names)
 
 
+_RESULT_KEYS = (
+    "task_name",
+    "trial_name",
+    "source",
+    "task_checksum",
+    "agent_info",
+    "verifier_result",
+    "started_at",
+    "finished_at",
+    *_PHASES,
+)
+_CONFIG_KEYS = ("task", "agent", "verifier", "job_id", *_MULTIPLIERS)
+
+
+def _slim_result(res: dict[str, Any]) -> dict[str, Any]:
+    """Keep only the TrialResult fields harbor.md §4 lets us use.
+
+    Messages, tracebacks, ``trial_uri``, rollout details and metadata are dropped right after
+    parsing: they may hold local paths, and freeing them early keeps a 3,000-trial ingest cheap.
+    """
+    slim = {k: res[k] for k in _RESULT_KEYS if k in res}
+    exception = _dict(res.get("exception_info")).get("exception_type")
+    if exception is not None:
+        slim["exception_info"] = {"exception_type": exception}
+    agent_result = res.get("agent_result")
+    if isinstance(agent_result, dict):
+        slim["agent_result"] = {k: agent_result.get(k) for k, _ in _METRIC_KEYS}
+    if res.get("step_results"):
+        slim["step_results"] = True
+    config = _dict(res.get("config"))
+    if config:
+        slim["config"] = {k: config[k] for k in _CONFIG_KEYS if k in config}
+    return slim
+
+
 def _read_trial(reader: _Reader, name: str, entries: set[str]) -> _Attempt:
     """Read one trial directory: its result, and its own config/lock only when the result fails."""
     result = reader.json(f"{name}/result.json") if "result.json" in entries else _Json("missing")
+    if result.ok:
+        result.data = _slim_result(result.data)
     res = result.obj
     config, config_source = _dict(res.get("config")), "result" if res.get("config") else None
     if not result.ok and "config.json" in entries:
@@ -337,7 +374,8 @@ def _read_trial(reader: _Reader, name: str, entries: set[str]) -> _Attempt:
         task = _text(_dict(reader.json(f"{name}/lock.json").obj.get("task")).get("name"))
     agent_info = _dict(res.get("agent_info"))
     cfg_name, cfg_import = _text(cfg_agent.get("name")), _text(cfg_agent.get("import_path"))
-    root = reader.root
+    base = f"{reader.root}/{name}"
+    exists = os.path.exists
     attempt = _Attempt(
         task=task,
         source=_text(res.get("source")) or _text(cfg_task.get("source")),
@@ -350,15 +388,11 @@ def _read_trial(reader: _Reader, name: str, entries: set[str]) -> _Attempt:
         config=config,
         config_source=config_source,
         files_present={
-            "trajectory": "agent" in entries
-            and os.path.exists(os.path.join(root, name, "agent", "trajectory.json")),
+            "trajectory": "agent" in entries and exists(f"{base}/agent/trajectory.json"),
             "artifact_manifest": "artifacts" in entries
-            and os.path.exists(os.path.join(root, name, "artifacts", "manifest.json")),
+            and exists(f"{base}/artifacts/manifest.json"),
             "reward_file": "verifier" in entries
-            and any(
-                os.path.exists(os.path.join(root, name, "verifier", f))
-                for f in ("reward.txt", "reward.json")
-            ),
+            and (exists(f"{base}/verifier/reward.txt") or exists(f"{base}/verifier/reward.json")),
         },
     )
     attempt.read_times()
@@ -373,7 +407,7 @@ def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
     attempts: list[_Attempt] = []
     for done, name in enumerate(candidates, 1):
         try:
-            entries = set(os.listdir(os.path.join(reader.root, name)))
+            entries = set(os.listdir(f"{reader.root}/{name}"))
         except OSError:
             entries = set()
         if entries.intersection(_TRIAL_MARKERS):

@@ -1,0 +1,747 @@
+"""Planned (no-run) Terminal-Bench records and the ``benchmark_cli`` block (cli.md §5.5, §6, §7).
+
+``benchmark run terminal-bench`` without ``--harbor-job-dir`` runs nothing. loopx 0.4.8 still
+emitted a "trial" with reward 0 for it, which its ledger then counted as a broken case. Here the
+record says what it is: ``run_status`` ``planned`` (or ``fixture`` for the fake/bridge fixtures),
+one record per planned case, carrying the exact launch preview, the timeout policy, and with
+``--preflight-guard`` one check list whose ``first_blocker`` is the record's ``first_blocker``.
+Nothing in it is a trial, a reward, progress or metrics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledger.errors import InputError
+from ledger.launch_preview import build_launch_preview, default_job_name
+from ledger.preflight import build_preflight, make_run_probe, task_material_status
+from ledger.terminal_bench_options import (
+    DEFAULT_AGENT,
+    DEFAULT_AUTH_ENV_NAMES,
+    DEFAULT_CODEX_INSTALL_STRATEGY,
+    DEFAULT_MODE,
+    DEFAULT_MODEL,
+    DEFAULT_N_ATTEMPTS,
+    DEFAULT_N_CONCURRENT,
+    DEFAULT_RUNNER_REF,
+    INSTALL_REQUIRE_EXISTING,
+    INSTALL_RUNTIME_IF_MISSING,
+    MATERIALIZATION_EXTENDED_SETUP,
+    MATERIALIZATION_PREPROVISIONED,
+    MODE_CODEX_LOOPX,
+    MODE_GOAL,
+    MODE_HARDENED,
+    MODE_LOOPX_MANAGED,
+    MODE_PASSIVE,
+    REPAIR_PROFILE_PREFLIGHT_TIMEOUT_SEC,
+    SKILLSBENCH_DEFAULT_ROUTE,
+    TERMINAL_BENCH_DEFAULT_DATASET,
+    TERMINAL_BENCH_DEFAULT_TASK,
+    validate_terminal_bench_options,
+)
+from ledger.timeout_policy import MULTIPLIER_KEYS, resolve_timeout_policy
+
+SOURCE_RUNNER = "benchledger_planner"
+TRACE_PUBLICNESS = "public_cli_dry_run"
+LOOPX_AGENT_IMPORT_PATH = "loopx.terminal_bench_agent:GoalHarnessManagedCodex"
+LOOPX_PROFILE_NAME = "loopx_managed_codex"
+LOOPX_POLICY_VERSION = "loopx_terminal_bench_policy_v0"
+
+#: Hosts a runtime Codex install needs inside the task container (cli.md §6.3).
+RUNTIME_INSTALL_HOSTS: tuple[str, ...] = (
+    "registry.npmjs.org",
+    "raw.githubusercontent.com",
+    "github.com",
+    "nodejs.org",
+    "deb.debian.org",
+    "security.debian.org",
+    "archive.ubuntu.com",
+    "dl-cdn.alpinelinux.org",
+    "download.fedoraproject.org",
+    "mirror.stream.centos.org",
+)
+
+CONTRACT_KEYS: tuple[str, ...] = (
+    "loopx_inside_case",
+    "case_semantics_changed_by_harness",
+    "official_score_comparable_to_native_codex",
+    "official_score_comparable_to_loopx_treatment",
+    "model_plus_harness_pair",
+    "control_plane_score_applicable",
+)
+
+FAKE_CLI_CALLS = (
+    "status",
+    "quota_should_run",
+    "todo_list",
+    "history",
+    "check",
+    "append_benchmark_run",
+)
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    """One row of cli.md §6.2, plus the loopx agent kwargs and arm the mode implies."""
+
+    event_mode: str
+    first_blocker: str
+    contract: tuple[bool, bool, bool, bool, bool, bool]
+    worker_mode: str
+    arm_id: str
+    arm_role: str
+    loopx_mode: str
+    ablation_mode: str
+    preflight_event_mode: str | None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+T, F = True, False
+MODES: dict[str, ModeSpec] = {
+    MODE_LOOPX_MANAGED: ModeSpec(
+        "loopx_managed_codex_cli_dry_run", "managed_cli_skeleton_only_no_real_case",
+        (T, T, F, F, T, T), "loopx_managed_codex_cli", "codex_loopx_treatment", "treatment",
+        "loopx_managed_codex", "loopx_managed", "loopx_managed_codex_real_run_preflight_guard",
+    ),
+    MODE_CODEX_LOOPX: ModeSpec(
+        "codex_loopx_cli_dry_run", "codex_loopx_cli_skeleton_only_no_real_case",
+        (T, T, F, F, T, T), "codex_loopx_cli", "codex_loopx_treatment", "treatment",
+        "codex_loopx", "codex_loopx", "codex_loopx_no_upload_preflight_guard",
+    ),
+    MODE_HARDENED: ModeSpec(
+        "hardened_codex_baseline_cli_dry_run",
+        "hardened_codex_baseline_cli_skeleton_only_no_real_case",
+        (F, F, F, T, F, F), "hardened_codex_baseline", "hardened_codex_baseline", "baseline",
+        "hardened_codex_baseline", "hardened_codex_baseline",
+        "hardened_codex_baseline_preflight_guard",
+        {"hardened_install_surface": True, "hardened_install_baseline": True},
+    ),
+    MODE_GOAL: ModeSpec(
+        "codex_goal_mode_baseline_cli_dry_run",
+        "codex_goal_mode_baseline_cli_skeleton_only_no_real_case",
+        (F, F, F, T, F, F), "codex_goal_mode_baseline", "codex_goal_mode_baseline", "baseline",
+        "codex_goal_mode_baseline", "codex_goal_mode_baseline",
+        "codex_goal_mode_baseline_preflight_guard",
+    ),
+    MODE_PASSIVE: ModeSpec(
+        "passive_observed_codex_cli_dry_run", "passive_cli_skeleton_only_no_real_case",
+        (F, F, T, F, F, T), "passive_observed_codex_cli", "passive_observed_codex", "other",
+        "passive_observed_codex", "passive_observed_codex", None,
+    ),
+}  # fmt: skip
+
+
+# --- small readers of the options dict -------------------------------------------------------
+
+
+def _tasks(opts: Mapping[str, Any]) -> list[str]:
+    value = opts.get("include_task_name")
+    names = [value] if isinstance(value, str) else list(value or [])
+    names = [name for name in names if name]
+    return list(dict.fromkeys(names)) or [TERMINAL_BENCH_DEFAULT_TASK]
+
+
+def _list(opts: Mapping[str, Any], key: str) -> list[str]:
+    value = opts.get(key)
+    return [value] if isinstance(value, str) else [item for item in (value or []) if item]
+
+
+def _mode(opts: Mapping[str, Any]) -> str:
+    return opts.get("mode") or DEFAULT_MODE
+
+
+def _agent(opts: Mapping[str, Any]) -> str:
+    return opts.get("agent") or DEFAULT_AGENT
+
+
+def _model(opts: Mapping[str, Any]) -> str:
+    return opts.get("model") or DEFAULT_MODEL
+
+
+def _runner_ref(opts: Mapping[str, Any]) -> str | None:
+    """``--runner-ref ''`` means "use ``harbor`` from PATH"; unset means the pinned default."""
+    value = opts.get("runner_ref")
+    return DEFAULT_RUNNER_REF if value is None else (value or None)
+
+
+def uses_loopx_profile(opts: Mapping[str, Any]) -> bool:
+    """The loopx custom agent wraps Codex only, and passive mode has no launch at all."""
+    return _agent(opts) == "codex" and _mode(opts) != MODE_PASSIVE
+
+
+# --- event mode, status and first blocker ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventShape:
+    """What the flags make of the record: its event mode, status and (fixture) blocker token."""
+
+    event_mode: str
+    run_status: str
+    fixed_blocker: str | None
+    trace_publicness: str = TRACE_PUBLICNESS
+
+
+def event_shape(opts: Mapping[str, Any]) -> EventShape:
+    """The most specific flag wins, in the order of history_registry_rollout.md §9."""
+    spec = MODES[_mode(opts)]
+    if opts.get("active_user_observation_fixture"):
+        return EventShape(
+            "codex_loopx_active_user_assisted_observation_fixture",
+            "fixture",
+            "real_assisted_worker_observation_fixture_only_no_real_case",
+        )
+    if opts.get("active_user_assisted_treatment"):
+        return EventShape("codex_loopx_active_user_assisted_treatment_preflight", "planned", None)
+    if opts.get("active_cli_bridge"):
+        return EventShape("codex_loopx_active_cli_bridge_preflight", "planned", None)
+    if opts.get("worker_cli_bridge_fixture"):
+        return EventShape(
+            "codex_loopx_worker_cli_bridge_fixture",
+            "fixture",
+            "worker_cli_bridge_fixture_only_no_real_case",
+        )
+    if opts.get("cli_bridge_contract"):
+        return EventShape(
+            "codex_loopx_cli_bridge_contract_fixture",
+            "fixture",
+            "cli_bridge_contract_fixture_only_no_real_case",
+        )
+    if opts.get("preflight_guard"):
+        return EventShape(spec.preflight_event_mode or spec.event_mode, "planned", None)
+    if opts.get("fake_worker"):
+        if _mode(opts) == MODE_CODEX_LOOPX:
+            return EventShape(
+                "codex_loopx_fake_worker_wrapper",
+                "fixture",
+                "fake_codex_loopx_worker_only_no_real_case",
+                "public_fake_codex_loopx_wrapper",
+            )
+        return EventShape(
+            "loopx_managed_codex_fake_worker_wrapper",
+            "fixture",
+            "fake_managed_worker_only_no_real_case",
+            "public_fake_managed_wrapper",
+        )
+    return EventShape(spec.event_mode, "planned", spec.first_blocker)
+
+
+# --- Codex setup (cli.md §6.6) -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CodexSetup:
+    """Effective Codex install options after the repair profile, and the setup ladder verdict."""
+
+    install_strategy: str
+    preflight_timeout_sec: int | None
+    materialization_strategy: str | None
+    blocker: str
+    blocks_launch: bool
+
+
+def codex_setup(opts: Mapping[str, Any]) -> CodexSetup:
+    explicit_install = opts.get("codex_install_strategy")
+    seconds = opts.get("codex_preflight_timeout_sec")
+    strategy = opts.get("worker_codex_materialization_strategy")
+    if opts.get("setup_timeout_repair_profile"):
+        return _repair_profile_setup(explicit_install, seconds, strategy)
+    install = explicit_install or DEFAULT_CODEX_INSTALL_STRATEGY
+    if strategy == MATERIALIZATION_EXTENDED_SETUP:
+        token, blocks = "ready_for_runtime_codex_materialization_probe", False
+    elif install == INSTALL_RUNTIME_IF_MISSING:
+        token, blocks = "runtime_codex_install_can_exceed_setup_budget", False
+    elif seconds is None:
+        token, blocks = "codex_preflight_timeout_missing", True
+    elif strategy is None:
+        token, blocks = "codex_worker_materialization_strategy_missing", True
+    else:
+        token, blocks = "ready_for_fail_fast_codex_setup_probe", False
+    return CodexSetup(install, seconds, strategy, token, blocks)
+
+
+def _repair_profile_setup(
+    explicit_install: str | None, seconds: int | None, strategy: str | None
+) -> CodexSetup:
+    """The profile forces the fail-fast path unless the worker installs Codex during setup."""
+    if strategy == MATERIALIZATION_EXTENDED_SETUP:
+        install = explicit_install or DEFAULT_CODEX_INSTALL_STRATEGY
+        token = "ready_for_runtime_codex_materialization_probe"
+        return CodexSetup(install, seconds, strategy, token, False)
+    seconds = REPAIR_PROFILE_PREFLIGHT_TIMEOUT_SEC
+    if explicit_install == INSTALL_RUNTIME_IF_MISSING:
+        token = "setup_timeout_repair_profile_runtime_install_disallowed"
+        return CodexSetup(explicit_install, seconds, strategy, token, True)
+    if strategy == MATERIALIZATION_PREPROVISIONED:
+        token, blocks = "ready_for_fail_fast_codex_setup_probe", False
+    else:
+        token, blocks = "codex_worker_materialization_strategy_missing", True
+    return CodexSetup(INSTALL_REQUIRE_EXISTING, seconds, strategy, token, blocks)
+
+
+def repair_profile_block(setup: CodexSetup) -> dict[str, Any]:
+    """What the profile requires of the launch, so a reviewer can check the real command."""
+    overrides = ["agent_timeout_multiplier=8", "agent_setup_timeout_multiplier=8"]
+    disallowed: list[str] = []
+    if setup.materialization_strategy == MATERIALIZATION_EXTENDED_SETUP:
+        overrides.append(f"worker_codex_materialization_strategy={MATERIALIZATION_EXTENDED_SETUP}")
+    else:
+        overrides += [
+            f"codex_install_strategy={INSTALL_REQUIRE_EXISTING}",
+            f"codex_preflight_timeout_sec={REPAIR_PROFILE_PREFLIGHT_TIMEOUT_SEC}",
+        ]
+        disallowed.append(f"codex_install_strategy={INSTALL_RUNTIME_IF_MISSING}")
+    return {
+        "enabled": True,
+        "materialization_strategy": setup.materialization_strategy or "none",
+        "required_launch_overrides": overrides,
+        "disallowed_launch_overrides": disallowed,
+        "raw_logs_required": False,
+        "setup_blocker": setup.blocker,
+    }
+
+
+# --- agent setup profile (cli.md §7.5) ---------------------------------------------------------
+
+
+@dataclass
+class AgentProfile:
+    """How the agent is started: Harbor ``--agent`` value, kwargs, env, hosts and mounts."""
+
+    agent_arg: str
+    name: str | None = None
+    import_path: str | None = None
+    kwargs: list[tuple[str, str]] = field(default_factory=list)
+    env: list[tuple[str, str]] = field(default_factory=list)
+    allowed_hosts: list[str] = field(default_factory=list)
+    mounts: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _user_kwargs(opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``--agent-kwarg k=v`` (repeatable); the value is kept for the preview only."""
+    pairs = []
+    for entry in _list(opts, "agent_kwarg"):
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"invalid --agent-kwarg entry: {entry}")
+        pairs.append((key.strip(), value))
+    return pairs
+
+
+def _auth_env_names(opts: Mapping[str, Any]) -> tuple[list[str], bool]:
+    explicit = _list(opts, "auth_env_name")
+    if explicit:
+        return list(dict.fromkeys(explicit)), True
+    return list(DEFAULT_AUTH_ENV_NAMES.get(_agent(opts), ())), False
+
+
+def agent_profile(opts: Mapping[str, Any], setup: CodexSetup) -> AgentProfile:
+    """The loopx managed-Codex profile for loopx modes, else the agent as named.
+
+    Auth variables are forwarded as ``NAME=${NAME}`` templates, never values. The loopx agent
+    reads Codex auth itself (``CODEX_FORCE_AUTH_JSON=true``), so only explicitly named extra
+    variables are forwarded to it.
+    """
+    names, explicit = _auth_env_names(opts)
+    if not uses_loopx_profile(opts):
+        env = [(name, "${" + name + "}") for name in names]
+        return AgentProfile(agent_arg=_agent(opts), kwargs=_user_kwargs(opts), env=env)
+    spec = MODES[_mode(opts)]
+    env = [("CODEX_FORCE_AUTH_JSON", "true")]
+    if explicit:
+        env += [(name, "${" + name + "}") for name in names if name != "CODEX_FORCE_AUTH_JSON"]
+    hosts = (
+        list(RUNTIME_INSTALL_HOSTS) if setup.install_strategy == INSTALL_RUNTIME_IF_MISSING else []
+    )
+    return AgentProfile(
+        agent_arg=LOOPX_AGENT_IMPORT_PATH,
+        name=LOOPX_PROFILE_NAME,
+        import_path=LOOPX_AGENT_IMPORT_PATH,
+        kwargs=_loopx_kwargs(opts, spec, setup) + _user_kwargs(opts),
+        env=env,
+        allowed_hosts=hosts,
+        mounts=_loopx_mounts(opts),
+    )
+
+
+def _loopx_kwargs(
+    opts: Mapping[str, Any], spec: ModeSpec, setup: CodexSetup
+) -> list[tuple[str, str]]:
+    kwargs = [
+        ("loopx_policy_version", LOOPX_POLICY_VERSION),
+        ("loopx_behavior_spec_id", f"terminal_bench_{spec.loopx_mode}_v0"),
+        ("loopx_mode", spec.loopx_mode),
+        ("loopx_goal_id", str(opts.get("goal_id") or "<goal-id>")),
+        ("loopx_ablation_mode", spec.ablation_mode),
+        ("loopx_codex_install_strategy", setup.install_strategy),
+    ]
+    if setup.preflight_timeout_sec is not None:
+        kwargs.append(("loopx_codex_preflight_timeout_sec", str(setup.preflight_timeout_sec)))
+    if setup.materialization_strategy:
+        kwargs.append(
+            ("loopx_worker_codex_materialization_strategy", setup.materialization_strategy)
+        )
+    if opts.get("worker_materialization_probe_only"):
+        kwargs.append(("loopx_worker_materialization_probe_only", "true"))
+    if opts.get("worker_cli_bridge_fixture") or opts.get("active_cli_bridge"):
+        kwargs.append(("loopx_cli_bridge_enabled", "true"))
+    if opts.get("active_user_assisted_treatment"):
+        kwargs.append(("loopx_active_user_assisted_treatment", "true"))
+    return kwargs
+
+
+def _loopx_mounts(opts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """[loopx-specific] mounts the custom agent sets up; Harbor 0.25 has no mount flag."""
+    mounts: list[dict[str, Any]] = []
+    if opts.get("worker_cli_bridge_fixture"):
+        mounts += [
+            {"source": "<project-root>", "target": "/loopx/project", "read_only": True},
+            {"source": "<runtime-root>", "target": "/loopx/runtime", "read_only": True},
+        ]
+    if opts.get("active_user_assisted_treatment"):
+        mounts.append(
+            {"source": "<active-user-dir>", "target": "/loopx/active-user", "read_only": False}
+        )
+    return mounts
+
+
+# --- arm ---------------------------------------------------------------------------------------
+
+
+def _explicit_arm(opts: Mapping[str, Any]) -> str | None:
+    if opts.get("arm_id"):
+        return str(opts["arm_id"])
+    for entry in _list(opts, "arm_map"):
+        target, sep, arm = entry.partition("=")
+        agent, _colon, model = target.partition(":")
+        if not sep or not agent or not arm:
+            raise InputError(f"invalid --arm-map entry: {entry}")
+        if agent == _agent(opts) and (not model or model == _model(opts)):
+            return arm
+    return None
+
+
+def arm_identity(opts: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
+    """(arm_id, arm_role, explicit arm): an explicit arm wins; else the mode's own arm."""
+    explicit = _explicit_arm(opts)
+    role = opts.get("arm_role")
+    if explicit:
+        return explicit, role, explicit
+    spec = MODES[_mode(opts)]
+    return spec.arm_id, role or spec.arm_role, None
+
+
+# --- fixture blocks (cli.md §6.3, §6.7) ----------------------------------------------------------
+
+
+def _calls_counters(calls: Sequence[str], reads: int, writes: int) -> dict[str, Any]:
+    return {
+        "loopx_cli_calls": dict.fromkeys(calls, 1),
+        "loopx_cli_call_total": len(calls),
+        "loopx_cli_state_read_count": reads,
+        "loopx_cli_state_write_count": writes,
+        "loopx_counter_scope": "synthetic_fixture",
+    }
+
+
+def fixture_fields(opts: Mapping[str, Any], shape: EventShape) -> dict[str, Any]:
+    """The loopx counters and claim flags, reproduced only for fixture and bridge modes."""
+    fields: dict[str, Any] = {}
+    if opts.get("fake_worker"):
+        fields["interaction_counters"] = _calls_counters(FAKE_CLI_CALLS, 4, 1)
+        fields["worker_loopx_cli_call_total"] = len(FAKE_CLI_CALLS)
+    if opts.get("cli_bridge_contract"):
+        fields["loopx_cli_bridge_trace_observed"] = False
+        fields["runner_warning_labels"] = ["cli_bridge_contract_not_executed"]
+    if opts.get("worker_cli_bridge_fixture"):
+        fields["interaction_counters"] = _calls_counters(FAKE_CLI_CALLS, 5, 1)
+        fields["worker_loopx_cli_call_total"] = len(FAKE_CLI_CALLS)
+        fields["loopx_worker_cli_bridge_available"] = True
+        fields["loopx_worker_cli_bridge_trace_observed"] = False
+    if opts.get("active_cli_bridge"):
+        fields["planned_worker_loopx_cli_call_total"] = 2
+        fields["required_worker_loopx_cli_call_total_min"] = 1
+        fields["claim_gate"] = {"uplift_claim_allowed": False, "leaderboard_claim_allowed": False}
+    if opts.get("active_user_assisted_treatment"):
+        fields["assisted_collaboration_claim_allowed"] = True
+        fields["official_score_claim_allowed"] = False
+    if opts.get("active_user_observation_fixture"):
+        counters = _calls_counters(("active_user_observe",), 1, 0)
+        fields["interaction_counters"] = {**counters, "active_user_observe": 1}
+        fields["worker_loopx_cli_call_total"] = 1
+        fields["operator_simulator_run"] = {
+            "observation_seq": 2,
+            "observation_source": "canned_fixture",
+            "model_backed": False,
+        }
+    if opts.get("preflight_guard") and _mode(opts) == MODE_GOAL:
+        fields["claim_gate"] = {
+            "native_goal_mode_claim_allowed": False,
+            "blocked_by": "missing_codex_app_server_goal_proof",
+        }
+    return fields
+
+
+# --- the record ---------------------------------------------------------------------------------
+
+
+def planned_run_key(material: Sequence[str]) -> str:
+    """``planned:`` + 16 hex of SHA-256 over the argv joined by NUL: same launch, same key."""
+    digest = hashlib.sha256("\0".join(material).encode("utf-8")).hexdigest()
+    return "planned:" + digest[:16]
+
+
+@dataclass(frozen=True)
+class Probes:
+    """Everything a planned record may learn from the machine, injected for determinism."""
+
+    env: Mapping[str, str]
+    which: Callable[[str], str | None]
+    run_probe: Callable[[Sequence[str]], bool] | None = None
+    path_exists: Callable[[str], bool] | None = None
+    cwd: Path | None = None
+
+
+def _path_exists(probes: Probes) -> Callable[[str], bool]:
+    if probes.path_exists is not None:
+        return probes.path_exists
+    base = probes.cwd or Path.cwd()
+    return lambda text: (base / text).exists()
+
+
+def _base_record(opts: Mapping[str, Any], shape: EventShape, task: str) -> dict[str, Any]:
+    spec = MODES[_mode(opts)]
+    dataset = opts.get("dataset") or TERMINAL_BENCH_DEFAULT_DATASET
+    record: dict[str, Any] = {
+        "schema_version": "benchmark_run_v0",
+        "source_runner": SOURCE_RUNNER,
+        "benchmark_id": dataset,
+        "mode": shape.event_mode,
+        "worker_mode": spec.worker_mode,
+        "case_id": task,
+        "case_ids": [task],
+        "run_status": shape.run_status,
+        "real_run": False,
+        "submit_eligible": False,
+        "leaderboard_evidence": False,
+        "official_task_score": {"kind": "not_run"},
+        "official_score_status": "not_run",
+        "trace_publicness": shape.trace_publicness,
+        **dict(zip(CONTRACT_KEYS, spec.contract, strict=True)),
+        **spec.extra,
+    }
+    return record
+
+
+def _read_boundary(preflight: bool) -> dict[str, bool]:
+    return {
+        "compact_only": True,
+        "raw_artifacts_read": False,
+        "task_text_read": False,
+        "trajectory_read": False,
+        "local_paths_recorded": False,
+        "docker_invoked": preflight,
+        "model_api_invoked": False,
+        "upload_invoked": False,
+    }
+
+
+def _build_one(
+    opts: Mapping[str, Any], task: str, probes: Probes, shape: EventShape
+) -> dict[str, Any]:
+    dataset = opts.get("dataset") or TERMINAL_BENCH_DEFAULT_DATASET
+    setup = codex_setup(opts)
+    profile = agent_profile(opts, setup)
+    arm_id, arm_role, explicit_arm = arm_identity(opts)
+    timeout_policy = resolve_timeout_policy(opts, dataset=dataset)
+    job_name = opts.get("job_name") or default_job_name(dataset, task, explicit_arm or _agent(opts))
+    record = _base_record(opts, shape, task)
+    record.update(job_name=job_name, arm_id=arm_id, timeout_policy=timeout_policy)
+    if arm_role:
+        record["arm_role"] = arm_role
+    agent: dict[str, Any] = {"name": _agent(opts), "model": _model(opts)}
+    if profile.import_path:
+        agent["import_path"] = profile.import_path
+    if profile.kwargs:
+        agent["kwargs_keys"] = sorted({key for key, _value in profile.kwargs})
+    record["agent"] = agent
+    preview = None
+    if _mode(opts) != MODE_PASSIVE:
+        preview = build_launch_preview(
+            dataset=dataset,
+            tasks=[task],
+            agent=profile.agent_arg,
+            model=_model(opts),
+            job_name=job_name,
+            runner_ref=_runner_ref(opts),
+            n_attempts=int(opts.get("n_attempts") or DEFAULT_N_ATTEMPTS),
+            n_concurrent=int(opts.get("n_concurrent") or DEFAULT_N_CONCURRENT),
+            multipliers=timeout_policy["multipliers"],
+            agent_kwargs=profile.kwargs,
+            agent_env=profile.env,
+            allowed_hosts=profile.allowed_hosts,
+            mounts=profile.mounts,
+            profile_name=profile.name,
+            path_exists=_path_exists(probes),
+        )
+        record["launch_preview"] = preview
+    record["run_key"] = planned_run_key(
+        preview["argv"]
+        if preview
+        else [dataset, task, shape.event_mode, _agent(opts), _model(opts)]
+    )
+    if opts.get("worker_materialization_probe_only"):
+        record["worker_materialization_probe_only"] = True
+    if opts.get("setup_timeout_repair_profile"):
+        record["setup_timeout_repair_profile"] = repair_profile_block(setup)
+    record.update(fixture_fields(opts, shape))
+    first_blocker = shape.fixed_blocker
+    if opts.get("preflight_guard"):
+        preflight = _preflight(opts, probes, dataset, task, preview, timeout_policy, setup)
+        record["preflight"] = preflight
+        first_blocker = first_blocker or preflight["first_blocker"]
+    record["first_blocker"] = first_blocker or MODES[_mode(opts)].first_blocker
+    record["read_boundary"] = _read_boundary(bool(opts.get("preflight_guard")))
+    return record
+
+
+def _preflight(
+    opts: Mapping[str, Any],
+    probes: Probes,
+    dataset: str,
+    task: str,
+    preview: Mapping[str, Any] | None,
+    timeout_policy: Mapping[str, Any],
+    setup: CodexSetup,
+) -> dict[str, Any]:
+    names, explicit = _auth_env_names(opts)
+    status = task_material_status(dataset, task, env=probes.env, cwd=probes.cwd)
+    return build_preflight(
+        runner_ref=_runner_ref(opts),
+        agent=_agent(opts),
+        auth_env_names=names,
+        auth_env_names_explicit=explicit,
+        launch_preview=preview,
+        timeout_policy=timeout_policy,
+        task_material=[(task, status)],
+        require_task_material_ready=bool(opts.get("require_task_material_ready")),
+        agent_setup=(setup.blocker, setup.blocks_launch) if uses_loopx_profile(opts) else None,
+        env=probes.env,
+        which=probes.which,
+        run_probe=probes.run_probe or make_run_probe(probes.env),
+        assisted_observation_required=bool(opts.get("active_user_assisted_treatment")),
+    )
+
+
+def build_planned_terminal_bench_records(
+    opts: Mapping[str, Any],
+    *,
+    env: Mapping[str, str],
+    which: Callable[[str], str | None],
+    run_probe: Callable[[Sequence[str]], bool] | None = None,
+    path_exists: Callable[[str], bool] | None = None,
+    cwd: Path | None = None,
+) -> list[dict[str, Any]]:
+    """One planned (or fixture) record per ``--include-task-name``, after full validation."""
+    validate_terminal_bench_options(opts)
+    if opts.get("harbor_job_dir"):
+        raise InputError("--harbor-job-dir is an ingest, not a planned run")
+    probes = Probes(env=env, which=which, run_probe=run_probe, path_exists=path_exists, cwd=cwd)
+    shape = event_shape(opts)
+    return [_build_one(opts, task, probes, shape) for task in _tasks(opts)]
+
+
+def build_planned_terminal_bench_record(
+    opts: Mapping[str, Any],
+    *,
+    env: Mapping[str, str],
+    which: Callable[[str], str | None],
+    run_probe: Callable[[Sequence[str]], bool] | None = None,
+    path_exists: Callable[[str], bool] | None = None,
+    cwd: Path | None = None,
+) -> dict[str, Any]:
+    """The record of the first planned case (the common single-task invocation)."""
+    records = build_planned_terminal_bench_records(
+        opts, env=env, which=which, run_probe=run_probe, path_exists=path_exists, cwd=cwd
+    )
+    return records[0]
+
+
+# --- the benchmark_cli block (cli.md §5.5) -------------------------------------------------------
+
+_ECHOED_FLAGS = (
+    "fake_worker",
+    "preflight_guard",
+    "require_task_material_ready",
+    "cli_bridge_contract",
+    "worker_cli_bridge_fixture",
+    "active_cli_bridge",
+    "active_user_assisted_treatment",
+    "active_user_observation_fixture",
+    "setup_timeout_repair_profile",
+    "worker_materialization_probe_only",
+)
+
+
+def _preview_requested(opts: Mapping[str, Any]) -> bool:
+    """Any option that shapes timeouts or Codex setup in the preview, including named presets."""
+    values = (
+        *(opts.get(key) for key in MULTIPLIER_KEYS),
+        opts.get("codex_preflight_timeout_sec"),
+        opts.get("worker_codex_materialization_strategy"),
+        opts.get("timeout_preset"),
+    )
+    install = opts.get("codex_install_strategy")
+    return (
+        any(value is not None for value in values)
+        or bool(opts.get("setup_timeout_repair_profile"))
+        or (install is not None and install != DEFAULT_CODEX_INSTALL_STRATEGY)
+    )
+
+
+def build_benchmark_cli(
+    opts: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    *,
+    skillsbench_result_ingested: bool = False,
+) -> dict[str, Any]:
+    """The envelope's echo of what the invocation asked for and what it did not do."""
+    benchmark = opts.get("benchmark_name") or "terminal-bench"
+    requested = _mode(opts)
+    first_mode = str(records[0].get("mode") or requested) if records else requested
+    route = opts.get("skillsbench_route")
+    if benchmark == "skillsbench":
+        ingest = bool(opts.get("skillsbench_result_json") or opts.get("skillsbench_result_root"))
+        route = route or (None if ingest else SKILLSBENCH_DEFAULT_ROUTE)
+        mode, source = route or "benchflow_observed", "skillsbench_route"
+    elif opts.get("harbor_job_dir"):
+        mode, source = first_mode, "harbor_job_result"
+    elif opts.get("active_user_assisted_treatment"):
+        mode, source = first_mode, "cli_arg"
+    else:
+        mode, source = requested, "cli_arg"
+    block: dict[str, Any] = {
+        "benchmark": benchmark,
+        "mode": mode,
+        "requested_mode": requested,
+        "skillsbench_route": route if benchmark == "skillsbench" else None,
+        "mode_source": source,
+        **{flag: bool(opts.get(flag)) for flag in _ECHOED_FLAGS},
+        "harbor_job_result_ingested": bool(opts.get("harbor_job_dir")),
+        "skillsbench_result_ingested": skillsbench_result_ingested,
+        "skillsbench_result_root_ingested": bool(opts.get("skillsbench_result_root")),
+        "timeout_multiplier_preview_requested": _preview_requested(opts),
+        # benchledger never fills in multipliers behind the user's back (cli.md §6.3).
+        "timeout_multiplier_preview_defaulted": False,
+        "cli_bridge_trace_observed": False,
+        "record_count": len(records),
+        "real_runner_invoked": False,
+        "real_codex_invoked": False,
+        "auth_values_read": False,
+        "submit_eligible": False,
+    }
+    return block
