@@ -157,6 +157,6 @@ def _completed_action(record: Mapping[str, Any]) -> str | None:
 
 
 def _public_safe(text: str) -> bool:
-    from ledger.registry import public_safe
+    from ledger.safety import is_public_safe
 
-    return public_safe(text)
+    return is_public_safe(text)

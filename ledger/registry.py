@@ -13,7 +13,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -38,7 +38,7 @@ class CommandContext:
     registry_path: Path | None
     registry: dict[str, Any]
     runtime_root: Path
-    project_root: Path = field(default_factory=Path.cwd)
+    project_root: Path | None = None
     registry_label: str | None = None
     registry_explicit: bool = False
     registry_exists: bool = False
@@ -242,41 +242,7 @@ def _display(path_text: str) -> str:
 
 
 def public_safe(text: str) -> bool:
-    """Use the shared filter (``ledger.safety``) when it exists, else the private copy below.
+    """The one shared filter (benchmark_run_v0.md §3), imported lazily to keep startup light."""
+    from ledger.safety import is_public_safe
 
-    The private copy implements benchmark_run_v0.md §3 so goal ids are checked even before the
-    shared module lands; the lead should delete it once ``ledger.safety.is_public_safe`` exists.
-    """
-    try:
-        from ledger.safety import is_public_safe
-    except ImportError:
-        return _fallback_is_public_safe(text)
-    return bool(is_public_safe(text))
-
-
-_PATH_START = r"(?:(?<=^)|(?<=[^A-Za-z0-9_\-.<]))"
-_PATH_END = r"(?=[/\s`'\"<>]|$)"
-_LOCAL_PATH = re.compile(
-    _PATH_START
-    + r"(?:/(?:Users|Volumes|var/folders|tmp|private|home|root)"
-    + _PATH_END
-    + r"|[A-Za-z]:[\\/]|~/)"
-)
-_SECRET_PATTERNS = tuple(
-    re.compile(pattern, re.IGNORECASE)
-    for pattern in (
-        r"\bbearer\s+[a-z0-9._~+/=-]{16,}",
-        r"\b(?:access|secret)[_-]?key\s*[=:]\s*\S",
-        r"\b(?:ak|sk)\s*[=:]\s*\S",
-        r"(?<![a-z0-9_])(?:ak|sk)[-_=:][a-z0-9_=-]{10,}",
-        r"\btoken\s*[=:]\s*[^\s'\"]{12,}",
-        r"\bauthorization\s*:",
-        r"\b(?:api_key|apikey|password|secret)\s*=\s*\S",
-    )
-)
-
-
-def _fallback_is_public_safe(text: str) -> bool:
-    if _LOCAL_PATH.search(text):
-        return False
-    return not any(pattern.search(text) for pattern in _SECRET_PATTERNS)
+    return is_public_safe(text)

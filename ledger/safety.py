@@ -46,8 +46,11 @@ _W = r"(?<![a-z0-9])"
 _Q = r"[\"']?"
 _NOT_ENV_REF = r"(?!\$\{?[a-z_][a-z0-9_]*\}?(?=[\s\"'`]|\Z))"
 _KV = _Q + r"\s*[=:]\s*" + _Q + _NOT_ENV_REF
+# Every alternative starts with one of a/b/p/s/t; the leading lookahead lets the engine skip
+# other positions without trying each alternative's lookbehind (about 3x faster).
 _SECRET_RE = re.compile(
-    r"|".join(
+    r"(?=[abpst])(?:"
+    + r"|".join(
         (
             _W + r"bearer\s+[a-z0-9._~+/=-]{16,}",
             _W + r"(?:access|secret)[_-]?key" + _KV + r"[^\s\"']",
@@ -63,14 +66,43 @@ _SECRET_RE = re.compile(
             + _NOT_ENV_REF
             + r"[^\s\"']",
         )
-    ),
+    )
+    + r")",
     re.IGNORECASE,
 )
 
 
+def _may_hold_path(text: str) -> bool:
+    """Every local-path form contains a slash or a backslash; most texts have neither."""
+    return "/" in text or "\\" in text
+
+
+def _may_hold_secret(text: str) -> bool:
+    """Cheap keyword screen before the full secret regex (about 10x faster on ledger text).
+
+    Non-ASCII text skips the screen: case-insensitive matching folds characters such as the
+    Kelvin sign into ``k``, which ``str.lower`` does not, so only the regex is exact there.
+    """
+    if not text.isascii():
+        return True
+    t = text.lower()
+    return (
+        "ak" in t
+        or "sk" in t
+        or "key" in t
+        or "token" in t
+        or "bearer" in t
+        or "authorization" in t
+        or "password" in t
+        or "secret" in t
+    )
+
+
 def is_public_safe(text: str) -> bool:
     """True when ``text`` holds no absolute local path and nothing that looks like a secret."""
-    return _LOCAL_PATH_RE.search(text) is None and _SECRET_RE.search(text) is None
+    if _may_hold_path(text) and _LOCAL_PATH_RE.search(text) is not None:
+        return False
+    return not (_may_hold_secret(text) and _SECRET_RE.search(text) is not None)
 
 
 def _scalar_text(value: Any) -> str | None:

@@ -439,7 +439,7 @@ def _text(value: object) -> str:
 # JSON
 # --------------------------------------------------------------------------------------------
 
-_ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+_ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def dump_json(doc: dict) -> bytes:
@@ -451,24 +451,31 @@ def dump_json(doc: dict) -> bytes:
     """
     if not _has_divergent_float(doc):
         try:
-            return orjson.dumps(doc, option=_ORJSON_OPTIONS) + b"\n"
+            return orjson.dumps(doc, option=_ORJSON_OPTIONS)
         except (TypeError, orjson.JSONEncodeError):
             pass
     text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     return text.encode("utf-8", "surrogatepass")
 
 
-def _has_divergent_float(obj: dict | list) -> bool:
-    """True when a float would be printed differently by orjson than by ``repr``."""
-    for value in obj.values() if type(obj) is dict else obj:
+def _has_divergent_float(
+    obj: dict | list, _str=str, _int=int, _bool=bool, _float=float, _dict=dict, _list=list
+) -> bool:
+    """True when orjson would print a value differently from ``json`` (or json would refuse it).
+
+    Runs on every dump, so the common types are tested first and bound as locals.
+    """
+    for value in obj.values() if type(obj) is _dict else obj:
         kind = type(value)
-        if kind is float:
-            if value != 0.0 and not 1e-4 <= abs(value) < 1e16:
-                return True
-        elif kind is dict or kind is list:
+        if kind is _str or kind is _bool or kind is _int:
+            continue
+        if kind is _dict or kind is _list:
             if _has_divergent_float(value):
                 return True
-        elif kind is not str and kind is not int and kind is not bool and value is not None:
+        elif kind is _float:
+            if value != 0.0 and not 1e-4 <= abs(value) < 1e16:
+                return True
+        elif value is not None:
             return True  # subclasses, tuples, other types: let json decide, never guess
     return False
 

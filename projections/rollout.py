@@ -559,8 +559,6 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _public_safe(text: str) -> bool:
-    try:
-        from ledger.safety import is_public_safe
-    except ImportError:
-        from ledger.registry import public_safe as is_public_safe
-    return bool(is_public_safe(text))
+    from ledger.safety import is_public_safe
+
+    return is_public_safe(text)

@@ -71,7 +71,9 @@ def _raw(tree: Path, rel: str) -> dict:
 # Every result.json in the manifest
 
 
-@pytest.mark.parametrize(("case_id", "rel", "info", "case"), RESULTS, ids=[result_id(*p) for p in RESULTS])
+@pytest.mark.parametrize(
+    ("case_id", "rel", "info", "case"), RESULTS, ids=[result_id(*p) for p in RESULTS]
+)
 def test_every_result_counted_as_benchflow_counts_it(tree, case_id, rel, info, case):
     scan = scan_benchflow_root(_case_root(tree, case))
     found = {c.relative_path for c in scan.candidates}
@@ -85,7 +87,9 @@ def test_every_result_counted_as_benchflow_counts_it(tree, case_id, rel, info, c
         assert scan.ignored_nested_count >= 1
 
 
-@pytest.mark.parametrize(("case_id", "rel", "info", "case"), RESULTS, ids=[result_id(*p) for p in RESULTS])
+@pytest.mark.parametrize(
+    ("case_id", "rel", "info", "case"), RESULTS, ids=[result_id(*p) for p in RESULTS]
+)
 def test_every_result_verdict_score_timing_tokens(tree, case_id, rel, info, case):
     path = tree / rel
     if not info["counted_by_benchflow"]:
@@ -246,7 +250,11 @@ def test_explicit_file_and_root_give_the_same_run(tree):
     rel = next(iter(case["result_files"]))
     by_file = read_benchflow_result(tree / rel).records[0]
     by_root = read_benchflow_root(_case_root(tree, case)).records[0]
-    assert by_file["run_key"] == by_root["run_key"] == "benchflow:2026-03-02__09-37-00:citation-check__6517cb81"
+    assert (
+        by_file["run_key"]
+        == by_root["run_key"]
+        == "benchflow:2026-03-02__09-37-00:citation-check__6517cb81"
+    )
     assert by_file["run_group_id"] == by_root["run_group_id"] == "2026-03-02__09-37-00"
     assert by_file["selection"]["policy"] == "explicit_result_json"
 
@@ -346,7 +354,11 @@ def test_error_with_pass_reward_wins(tree):
     [
         ("06_verifier_crash", "verifier_crashed_no_reward", "verifier_error_no_reward"),
         ("07_verifier_timeout", "verifier_timeout_no_reward", "verifier_error_no_reward"),
-        ("13_docker_daemon_down", "environment_setup_failed_before_worker", "agent_error_no_reward"),
+        (
+            "13_docker_daemon_down",
+            "environment_setup_failed_before_worker",
+            "agent_error_no_reward",
+        ),
         (
             "14_provider_zero_activity",
             "model_provider_failure_before_solution_attempt",
@@ -390,7 +402,9 @@ def test_oracle_has_no_model(tree):
     assert record["arm_id"] == "oracle"
     routed = _single(tree, "15_oracle", route="codex-cli-goal-baseline")
     assert routed["agent"] == {"name": "oracle"}
-    assert routed["skillsbench_route_semantics"] == "skillsbench_oracle_solution_validation_no_model"
+    assert (
+        routed["skillsbench_route_semantics"] == "skillsbench_oracle_solution_validation_no_model"
+    )
     assert routed["official_score_comparable_to_native_codex"] is False
 
 
@@ -583,3 +597,40 @@ def test_planned_records_per_task_and_unknown_route():
     assert records[0]["run_key"] != records[1]["run_key"]
     with pytest.raises(UsageError):
         build_planned_skillsbench_record(route="prompt-polling")
+
+
+def test_top_level_reviewer_and_unattributed_corrupt_are_counted(tmp_path):
+    root = tmp_path / "root"
+    reviewer = root / "job" / "review-x__0123abcd"
+    reviewer.mkdir(parents=True)
+    (reviewer / "result.json").write_text('{"purpose": "reviewer", "task_name": "x"}', "utf-8")
+    with pytest.raises(SourceError, match="ignored_reviewer_count=1 ignored_nested_count=0"):
+        read_benchflow_root(root)
+    good = root / "job" / "t__89abcdef"
+    good.mkdir()
+    (good / "result.json").write_text('{"task_name": "t", "rewards": {"reward": 1.0}}', "utf-8")
+    torn = root / "job" / "renamed"
+    torn.mkdir()
+    (torn / "result.json").write_text("{", "utf-8")
+    ingest = read_benchflow_root(root)
+    (record,) = ingest.records
+    assert record["selection"]["ignored_reviewer_count"] == 1
+    assert record["runner_job"]["unattributed_attempt_count"] == 1
+    assert "corrupt_result_without_task_identity" in record["ingest_warnings"]
+    assert ingest.warnings == ["corrupt_result_without_task_identity"]
+    assert record["benchmark_id"] == "benchflow-adhoc"
+
+
+def test_records_carry_no_nulls(tree):
+    def walk(value, path="$"):
+        assert value is not None, path
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}")
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, f"{path}[{index}]")
+
+    for case in SELECTION_CASES:
+        for record in read_benchflow_root(_case_root(tree, case)).records:
+            walk(record)

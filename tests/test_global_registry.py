@@ -26,8 +26,14 @@ RT = "/rt"
 
 
 def _sync(global_doc, registry, **kwargs):
-    options = {"goal_id": None, "replace_state": False, "now": NOW, "source_registry": SRC,
-               "runtime_root": RT, "dry_run": True}  # fmt: skip
+    options = {
+        "goal_id": None,
+        "replace_state": False,
+        "now": NOW,
+        "source_registry": SRC,
+        "runtime_root": RT,
+        "dry_run": True,
+    }
     options.update(kwargs)
     return sync_global(global_doc, registry, **options)
 
@@ -58,9 +64,21 @@ def test_fresh_global_registry_from_spec_minimal(shared_dir: Path) -> None:
 
 
 def test_sanitising_drops_authority_material() -> None:
-    registry = {"goals": [{"id": "g", "repo": "/proj", "authority_sources": ["a", "b", "c"],
-        "authority_registry": {"path": "AUTH.md", "required": True, "conflict_risk": "low",
-                               "default_entries": [{"path": "x"}, {"path": "y"}]}}]}  # fmt: skip
+    registry = {
+        "goals": [
+            {
+                "id": "g",
+                "repo": "/proj",
+                "authority_sources": ["a", "b", "c"],
+                "authority_registry": {
+                    "path": "AUTH.md",
+                    "required": True,
+                    "conflict_risk": "low",
+                    "default_entries": [{"path": "x"}, {"path": "y"}],
+                },
+            }
+        ]
+    }
     checked: list[str] = []
     result = _sync(None, registry, path_exists=lambda p: checked.append(p) or True)
     goal = result.document["goals"][0]
@@ -79,14 +97,22 @@ def test_skipped_when_source_is_the_global_registry() -> None:
     result = _sync(None, {"goals": [{"id": "g"}]}, source_registry="/rt/./registry.global.json")
     assert result.document is None
     assert result.payload == {
-        "ok": True, "dry_run": True, "skipped": True,
+        "ok": True,
+        "dry_run": True,
+        "skipped": True,
         "reason": "source registry is already the global registry",
-        "registry": "/rt/./registry.global.json", "global_registry": "/rt/registry.global.json",
-        "runtime_root": RT, "synced_goal_ids": [], "actions": [],
-    }  # fmt: skip
+        "registry": "/rt/./registry.global.json",
+        "global_registry": "/rt/registry.global.json",
+        "runtime_root": RT,
+        "synced_goal_ids": [],
+        "actions": [],
+    }
     assert skipped_disabled_payload(False) == {
-        "ok": True, "dry_run": False, "skipped": True, "reason": "disabled by --no-global-sync"
-    }  # fmt: skip
+        "ok": True,
+        "dry_run": False,
+        "skipped": True,
+        "reason": "disabled by --no-global-sync",
+    }
 
 
 def test_goal_selection_uses_stripped_id() -> None:
@@ -129,9 +155,12 @@ def _existing_with_route() -> dict:
     [
         ({"id": "g"}, "source_registry"),
         ({"id": "g", "repo": "/new/repo"}, "source_registry, repo"),
-        ({"id": "g", "repo": "/new/repo", "state_file": "OTHER.md"}, "source_registry, repo, state_file"),
+        (
+            {"id": "g", "repo": "/new/repo", "state_file": "OTHER.md"},
+            "source_registry, repo, state_file",
+        ),
     ],
-)  # fmt: skip
+)
 def test_route_collision_refused_without_replace_state(incoming: dict, fields: str) -> None:
     with pytest.raises(InputError) as info:
         _sync(_existing_with_route(), {"goals": [incoming]})
@@ -144,7 +173,9 @@ def test_route_collision_refused_without_replace_state(incoming: dict, fields: s
 
 def test_same_route_or_unset_fields_do_not_collide() -> None:
     existing = _existing_with_route()
-    result = _sync(existing, {"goals": [{"id": "g"}]}, source_registry=OTHER_SRC + "/../registry.json/")
+    result = _sync(
+        existing, {"goals": [{"id": "g"}]}, source_registry=OTHER_SRC + "/../registry.json/"
+    )
     assert result.payload["actions"] == ["g:updated"]
 
 
@@ -158,9 +189,13 @@ def test_route_collision_replaced_with_backup() -> None:
     assert collision == {
         "goal_id": "g",
         "changed_fields": ["source_registry", "repo"],
-        "existing_route": {"source_registry": OTHER_SRC, "repo": "/old/repo", "state_file": "STATE.md"},
+        "existing_route": {
+            "source_registry": OTHER_SRC,
+            "repo": "/old/repo",
+            "state_file": "STATE.md",
+        },
         "incoming_route": {"source_registry": SRC, "repo": "/new/repo", "state_file": None},
-    }  # fmt: skip
+    }
     assert result.backup_name == "registry.global.json.route-collision-backup-20261130T174734Z.bak"
     assert payload["backup_path"] == "/rt/" + result.backup_name
     assert result.backup_document == existing
@@ -190,8 +225,11 @@ def test_attention_carried_from_another_source() -> None:
 
 
 def test_attention_cleared_on_request_or_same_source() -> None:
-    cleared = _sync(_existing_with_attention(), {"goals": [{"id": "g", "clear_attention_override": True}]},
-                    replace_state=True).document["goals"][0]  # fmt: skip
+    cleared = _sync(
+        _existing_with_attention(),
+        {"goals": [{"id": "g", "clear_attention_override": True}]},
+        replace_state=True,
+    ).document["goals"][0]
     assert "waiting_on" not in cleared and "clear_attention_override" not in cleared
     same = _sync(_existing_with_attention(), {"goals": [{"id": "g"}]}, source_registry=OTHER_SRC)
     assert "waiting_on" not in same.document["goals"][0]
@@ -202,10 +240,15 @@ def test_attention_cleared_on_request_or_same_source() -> None:
 
 def test_projects_referenced_are_copied_and_validated() -> None:
     project = {"project_id": "p1", "repository_bindings": ["github.com/o/r"]}
-    registry = {"projects": [project, {"project_id": "unused"}], "goals": [{"id": "g", "project_id": "p1"}]}
+    registry = {
+        "projects": [project, {"project_id": "unused"}],
+        "goals": [{"id": "g", "project_id": "p1"}],
+    }
     document = _sync(None, registry).document
     assert document["projects"] == [project]
-    with pytest.raises(InputError, match=r"^global ProjectRecord conflicts with source registry: p1$"):
+    with pytest.raises(
+        InputError, match=r"^global ProjectRecord conflicts with source registry: p1$"
+    ):
         changed = {**registry, "projects": [{"project_id": "p1", "repository_bindings": ["x"]}]}
         _sync(document, changed)
 
@@ -213,14 +256,29 @@ def test_projects_referenced_are_copied_and_validated() -> None:
 @pytest.mark.parametrize(
     ("registry", "message"),
     [
-        ({"goals": [{"id": "g", "project_id": "p9"}]}, "goal references a missing ProjectRecord: p9"),
+        (
+            {"goals": [{"id": "g", "project_id": "p9"}]},
+            "goal references a missing ProjectRecord: p9",
+        ),
         ({"projects": "x", "goals": [{"id": "g"}]}, "source registry projects must be a list"),
-        ({"projects": ["x"], "goals": [{"id": "g"}]}, "source registry projects entries must be JSON objects"),
-        ({"projects": [{"name": "n"}], "goals": [{"id": "g"}]}, "source registry ProjectRecord is missing project_id"),
-        ({"projects": [{"project_id": "p"}, {"project_id": "p"}], "goals": [{"id": "g"}]}, "source registry has duplicate project_id: p"),
-        ({"projects": [{"project_id": "p", "repository_bindings": "x"}], "goals": [{"id": "g"}]}, "source registry ProjectRecord p has a malformed repository_bindings list"),
+        (
+            {"projects": ["x"], "goals": [{"id": "g"}]},
+            "source registry projects entries must be JSON objects",
+        ),
+        (
+            {"projects": [{"name": "n"}], "goals": [{"id": "g"}]},
+            "source registry ProjectRecord is missing project_id",
+        ),
+        (
+            {"projects": [{"project_id": "p"}, {"project_id": "p"}], "goals": [{"id": "g"}]},
+            "source registry has duplicate project_id: p",
+        ),
+        (
+            {"projects": [{"project_id": "p", "repository_bindings": "x"}], "goals": [{"id": "g"}]},
+            "source registry ProjectRecord p has a malformed repository_bindings list",
+        ),
     ],
-)  # fmt: skip
+)
 def test_project_errors(registry: dict, message: str) -> None:
     with pytest.raises(InputError) as info:
         _sync(None, registry)
@@ -232,8 +290,9 @@ def test_project_errors(registry: dict, message: str) -> None:
 
 def test_denied_payload_copies_probe_permission_flag() -> None:
     success = _sync(None, {"goals": [{"id": "g"}]}, dry_run=False).payload
-    probe = writability_denied("/rt/registry.global.json", errno=13, error="Permission denied",
-                               permission_denied=True)  # fmt: skip
+    probe = writability_denied(
+        "/rt/registry.global.json", errno=13, error="Permission denied", permission_denied=True
+    )
     denied = denied_payload(success, probe)
     assert denied["ok"] is False and denied["wrote"] is False and denied["write_denied"] is True
     assert denied["synced_goal_ids"] == [] and denied["attempted_goal_ids"] == ["g"]

@@ -75,12 +75,16 @@ def test_record_defaults_and_precondition() -> None:
     assert record["recommended_action"] == "review the compact benchmark run before the next run"
     assert record["health_check"] == HEALTH_CHECK
     assert "delivery_batch_scale" not in record and "delivery_outcome" not in record
-    with pytest.raises(InputError, match=r"^benchmark run must have schema_version=benchmark_run_v0$"):
+    with pytest.raises(
+        InputError, match=r"^benchmark run must have schema_version=benchmark_run_v0$"
+    ):
         build_run_record({"schema_version": "other"}, goal_id="demo", generated_at="x")
 
 
 def test_record_json_is_pretty_with_non_ascii_and_newline() -> None:
-    record = build_run_record({**RUN, "case_id": "données-météo-分析"}, goal_id="g", generated_at="t")
+    record = build_run_record(
+        {**RUN, "case_id": "données-météo-分析"}, goal_id="g", generated_at="t"
+    )
     text = render_record_json(record)
     assert text.endswith("}\n") and "\n  " in text
     assert "données-météo-分析" in text
@@ -153,13 +157,24 @@ def test_index_row_uses_rt_relative_paths() -> None:
 
 def test_read_index_merges_skips_and_sorts_newest_first() -> None:
     rows = [
-        {"generated_at": "2026-11-30T17:46:48Z", "json_path": "goals/g/runs/a.json",
-         "markdown_path": "goals/g/runs/a.md", "classification": "old"},
-        {"generated_at": "2026-11-30T18:00:00+08:00", "json_path": "/abs/loopx/b.json",
-         "markdown_path": "/abs/loopx/b.md"},
-        {"generated_at": "2026-11-30T17:46:48Z", "json_path": "goals/g/runs/a.json",
-         "markdown_path": "goals/g/runs/a.md", "classification": "new"},
-    ]  # fmt: skip
+        {
+            "generated_at": "2026-11-30T17:46:48Z",
+            "json_path": "goals/g/runs/a.json",
+            "markdown_path": "goals/g/runs/a.md",
+            "classification": "old",
+        },
+        {
+            "generated_at": "2026-11-30T18:00:00+08:00",
+            "json_path": "/abs/loopx/b.json",
+            "markdown_path": "/abs/loopx/b.md",
+        },
+        {
+            "generated_at": "2026-11-30T17:46:48Z",
+            "json_path": "goals/g/runs/a.json",
+            "markdown_path": "goals/g/runs/a.md",
+            "classification": "new",
+        },
+    ]
     lines = [json.dumps(rows[0]), "", "{torn", "[1]", json.dumps(rows[1]), json.dumps(rows[2])]
     present = {"goals/g/runs/a.json", "/abs/loopx/b.md"}
     result = read_index(lines, exists=present.__contains__)
@@ -262,8 +277,12 @@ def _success(records: list[dict], dry_run: bool, **extra: object) -> dict:
 
 
 def test_success_envelope_single_record_execute() -> None:
-    payload = _success([RUN], dry_run=False, delivery_outcome="outcome_gap",
-                       rollout={"rollout_event": {"event_id": "e"}})  # fmt: skip
+    payload = _success(
+        [RUN],
+        dry_run=False,
+        delivery_outcome="outcome_gap",
+        rollout={"rollout_event": {"event_id": "e"}},
+    )
     assert payload["ok"] is True and payload["appended"] is True
     assert payload["appended_count"] == 1
     assert payload["benchmark_run"] == RUN and payload["benchmark_runs"] == [RUN]

@@ -16,7 +16,6 @@ from ledger.classification import (
 )
 from ledger.errors import InputError
 from ledger.registry import (
-    _fallback_is_public_safe,
     build_command_context,
     find_goal,
     load_registry,
@@ -210,59 +209,89 @@ def test_runtime_root_errors() -> None:
         resolve_runtime_root(None, {"common_runtime_root": 3}, project_root=Path("/p"), env={})
 
 
-# --- fallback filter (used until ledger.safety lands) ------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "safe"),
-    [
-        ("jobs/tmp/run", True),
-        ("<tmp>/x", True),
-        ("my-api_key-case", True),
-        ("/tmp/x", False),
-        ("see /Users/alice/x", False),
-        ("file:///home/u/x", False),
-        ("C:\\Users\\x", False),
-        ("~/secrets", False),
-        ("Bearer abcdefghijklmnop", False),
-        ("secret_key: x", False),
-        ("sk=abc", False),
-        ("token=abcdef123456", False),
-        ("password=hunter2", False),
-        ("Authorization: basic", False),
-    ],
-)
-def test_fallback_filter_table(text: str, safe: bool) -> None:
-    assert _fallback_is_public_safe(text) is safe
-
-
 # --- classification (§9) and recommended action (cli.md §5.6) ----------------------------------
 
 
 @pytest.mark.parametrize(
     ("flags", "label"),
     [
-        (ClassificationInput("skillsbench", classification="my_custom_class_v0"), "my_custom_class_v0"),
-        (ClassificationInput("skillsbench", classification="token=abcdef1234567"), "skillsbench_codex_cli_goal_baseline_skeleton_v0"),
-        (ClassificationInput("skillsbench", skillsbench_result=True), "skillsbench_official_benchflow_result_ingest_v0"),
-        (ClassificationInput("skillsbench", skillsbench_route="loopx-product-mode"), "skillsbench_loopx_product_mode_skeleton_v0"),
-        (ClassificationInput("terminal-bench", harbor_job_dir=True, fake_worker=True), "terminal_bench_harbor_runner_result_ingest_v0"),
-        (ClassificationInput("terminal-bench", active_user_observation_fixture=True, active_cli_bridge=True), "terminal_bench_active_user_assisted_observation_fixture_v0"),
-        (ClassificationInput("terminal-bench", active_user_assisted_treatment=True), "terminal_bench_active_user_assisted_treatment_preflight_v0"),
-        (ClassificationInput("terminal-bench", active_cli_bridge=True, preflight_guard=True), "terminal_bench_codex_loopx_active_cli_bridge_preflight_v0"),
-        (ClassificationInput("terminal-bench", worker_cli_bridge_fixture=True), "terminal_bench_codex_loopx_worker_cli_bridge_fixture_v0"),
-        (ClassificationInput("terminal-bench", cli_bridge_contract=True), "terminal_bench_codex_loopx_cli_bridge_contract_runner_fixture_v0"),
-        (ClassificationInput("terminal-bench", mode="codex-loopx", preflight_guard=True), "terminal_bench_codex_loopx_preflight_guard_v0"),
-        (ClassificationInput("terminal-bench", mode="hardened-codex", preflight_guard=True), "hardened_codex_baseline_preflight_guard_v0"),
-        (ClassificationInput("terminal-bench", mode="codex-goal-mode", preflight_guard=True), "terminal_bench_codex_goal_mode_baseline_preflight_guard_v0"),
-        (ClassificationInput("terminal-bench", preflight_guard=True), "terminal_bench_managed_real_run_preflight_guard_v0"),
-        (ClassificationInput("terminal-bench", mode="codex-loopx", fake_worker=True), "terminal_bench_codex_loopx_fake_worker_v0"),
-        (ClassificationInput("terminal-bench", fake_worker=True), "terminal_bench_cli_fake_worker_v0"),
-        (ClassificationInput("terminal-bench", mode="codex-loopx"), "terminal_bench_codex_loopx_dry_run_v0"),
-        (ClassificationInput("terminal-bench", mode="codex-goal-mode"), "terminal_bench_codex_goal_mode_baseline_dry_run_v0"),
+        (
+            ClassificationInput("skillsbench", classification="my_custom_class_v0"),
+            "my_custom_class_v0",
+        ),
+        (
+            ClassificationInput("skillsbench", classification="token=abcdef1234567"),
+            "skillsbench_codex_cli_goal_baseline_skeleton_v0",
+        ),
+        (
+            ClassificationInput("skillsbench", skillsbench_result=True),
+            "skillsbench_official_benchflow_result_ingest_v0",
+        ),
+        (
+            ClassificationInput("skillsbench", skillsbench_route="loopx-product-mode"),
+            "skillsbench_loopx_product_mode_skeleton_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", harbor_job_dir=True, fake_worker=True),
+            "terminal_bench_harbor_runner_result_ingest_v0",
+        ),
+        (
+            ClassificationInput(
+                "terminal-bench", active_user_observation_fixture=True, active_cli_bridge=True
+            ),
+            "terminal_bench_active_user_assisted_observation_fixture_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", active_user_assisted_treatment=True),
+            "terminal_bench_active_user_assisted_treatment_preflight_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", active_cli_bridge=True, preflight_guard=True),
+            "terminal_bench_codex_loopx_active_cli_bridge_preflight_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", worker_cli_bridge_fixture=True),
+            "terminal_bench_codex_loopx_worker_cli_bridge_fixture_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", cli_bridge_contract=True),
+            "terminal_bench_codex_loopx_cli_bridge_contract_runner_fixture_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", mode="codex-loopx", preflight_guard=True),
+            "terminal_bench_codex_loopx_preflight_guard_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", mode="hardened-codex", preflight_guard=True),
+            "hardened_codex_baseline_preflight_guard_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", mode="codex-goal-mode", preflight_guard=True),
+            "terminal_bench_codex_goal_mode_baseline_preflight_guard_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", preflight_guard=True),
+            "terminal_bench_managed_real_run_preflight_guard_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", mode="codex-loopx", fake_worker=True),
+            "terminal_bench_codex_loopx_fake_worker_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", fake_worker=True),
+            "terminal_bench_cli_fake_worker_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", mode="codex-loopx"),
+            "terminal_bench_codex_loopx_dry_run_v0",
+        ),
+        (
+            ClassificationInput("terminal-bench", mode="codex-goal-mode"),
+            "terminal_bench_codex_goal_mode_baseline_dry_run_v0",
+        ),
         (ClassificationInput("terminal-bench"), "terminal_bench_cli_dry_run_v0"),
     ],
-)  # fmt: skip
+)
 def test_classification_table(flags: ClassificationInput, label: str) -> None:
     assert classification_label(flags) == label
 
@@ -271,14 +300,38 @@ def test_classification_table(flags: ClassificationInput, label: str) -> None:
     ("explicit", "record", "expected"),
     [
         ("  compare with   baseline arm next ", {}, "compare with baseline arm next"),
-        (None, {"run_status": "planned", "first_blocker": "missing_docker_server_surface"}, "resolve missing_docker_server_surface before launching"),
-        (None, {"run_status": "planned", "preflight": {"ready": True}, "first_blocker": "ready_for_launch"}, "launch the previewed command, then ingest its job directory"),
-        (None, {"run_status": "planned", "first_blocker": "none"}, "launch the previewed command, then ingest its job directory"),
+        (
+            None,
+            {"run_status": "planned", "first_blocker": "missing_docker_server_surface"},
+            "resolve missing_docker_server_surface before launching",
+        ),
+        (
+            None,
+            {
+                "run_status": "planned",
+                "preflight": {"ready": True},
+                "first_blocker": "ready_for_launch",
+            },
+            "launch the previewed command, then ingest its job directory",
+        ),
+        (
+            None,
+            {"run_status": "planned", "first_blocker": "none"},
+            "launch the previewed command, then ingest its job directory",
+        ),
         (None, {"run_status": "running"}, "re-ingest the job directory after the runner finishes"),
-        (None, {"run_status": "completed", "official_task_score": {"passed": False}, "official_score": 0.0}, "review the failure attribution before the next run"),
+        (
+            None,
+            {
+                "run_status": "completed",
+                "official_task_score": {"passed": False},
+                "official_score": 0.0,
+            },
+            "review the failure attribution before the next run",
+        ),
         (None, {"run_status": "fixture"}, DEFAULT_RECOMMENDED_ACTION),
         ("password=hunter2", {}, DEFAULT_RECOMMENDED_ACTION),
     ],
-)  # fmt: skip
+)
 def test_recommended_action(explicit: str | None, record: dict, expected: str) -> None:
     assert recommended_action(explicit, record) == expected

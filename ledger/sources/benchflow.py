@@ -479,11 +479,22 @@ def read_benchflow_root(
     candidates = _filter_tasks(scan, task)
     groups = _group(candidates, ctx)
     records = [_build_record(key, members, ctx) for key, members in groups.items()]
-    warnings = ["corrupt_result_without_task_identity"] if scan.unattributed_relative_paths else []
+    warnings = _note_unattributed(records, len(scan.unattributed_relative_paths))
     provenance = _provenance("benchflow_result_root", ".", name, candidates, ctx)
     provenance["unattributed_attempt_count"] = len(scan.unattributed_relative_paths)
     provenance["ignored"] = dict(sorted(scan.ignored_relative_paths.items()))
     return SourceIngest(records=records, provenance=provenance, warnings=warnings)
+
+
+def _note_unattributed(records: list[dict[str, Any]], count: int) -> list[str]:
+    """A corrupt file with no task identity belongs to no record, so every record says so."""
+    if not count:
+        return []
+    for record in records:
+        record["runner_job"]["unattributed_attempt_count"] = count
+        warnings = record.setdefault("ingest_warnings", [])
+        warnings.append("corrupt_result_without_task_identity")
+    return ["corrupt_result_without_task_identity"]
 
 
 def read_benchflow_result(
@@ -884,7 +895,7 @@ def _build_record(key: GroupKey, members: list[Candidate], ctx: _Context) -> dic
 
 
 _READ_BOUNDARY = {
-    "compact_only": False,
+    "compact_only": True,
     "raw_artifacts_read": False,
     "task_text_read": False,
     "trajectory_read": False,

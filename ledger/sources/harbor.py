@@ -10,6 +10,7 @@ of them (``trial_uri``, local task paths, tracebacks).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
 import os
@@ -17,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +51,15 @@ _METRIC_KEYS = (
 # Harbor 0.25.0's own error policy (harbor.md §2): exception type -> cause.
 _CAUSES: dict[str, tuple[str, ...]] = {
     "sandbox_failed": (
-        "EnvironmentStartTimeoutError SandboxBuildFailedError AgentSetupTimeoutError HealthcheckError "
-        "SandboxLikelyOutOfMemoryError MemoryLimitExceededError SSHAccessError GKEExecStreamClosedError "
-        "GKEPodNotFoundError RuntimeRequestError AddTestsDirError DownloadVerifierDirError"
+        "EnvironmentStartTimeoutError SandboxBuildFailedError AgentSetupTimeoutError "
+        "HealthcheckError SandboxLikelyOutOfMemoryError MemoryLimitExceededError SSHAccessError "
+        "GKEExecStreamClosedError GKEPodNotFoundError RuntimeRequestError AddTestsDirError "
+        "DownloadVerifierDirError"
     ).split(),
     "model_provider_failed": (
-        "ApiError ApiRateLimitError ApiInternalServerError ApiOverloadedError ApiConnectionClosedError "
-        "ApiResponseStalledError UnknownApiError NetworkConnectionError ApiConnectionError "
+        "ApiError ApiRateLimitError ApiInternalServerError ApiOverloadedError "
+        "ApiConnectionClosedError ApiResponseStalledError UnknownApiError "
+        "NetworkConnectionError ApiConnectionError "
         "ApiUsageLimitError RateLimitError InternalServerError ServiceUnavailableError "
         "APIConnectionError APIError Timeout BadRequestError UnprocessableEntityError "
         "UnsupportedParamsError APIResponseValidationError BudgetExceededError "
@@ -64,7 +67,8 @@ _CAUSES: dict[str, tuple[str, ...]] = {
         "AuthenticationError PermissionDeniedError NotFoundError"
     ).split(),
     "harbor_failed": (
-        "ServiceOperationsUnsupportedError VercelScopeError DspyImportError MissingExtraError RegradeError"
+        "ServiceOperationsUnsupportedError VercelScopeError DspyImportError MissingExtraError "
+        "RegradeError"
     ).split(),
     "agent_exhausted_budget": (
         "AgentTimeoutError ContextWindowExceededError OutputTokenExceededError "
@@ -203,7 +207,7 @@ def _last_segment(path: Any) -> str | None:
 
 
 def _timestamp(value: Any) -> float | None:
-    """Epoch seconds; naive values are compared as UTC, which only matters for ordering/durations."""
+    """Epoch seconds; naive stamps are read as UTC, which only matters for order and durations."""
     if not isinstance(value, str):
         return None
     try:
@@ -211,7 +215,7 @@ def _timestamp(value: Any) -> float | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 
@@ -535,7 +539,9 @@ def _job_status(
 
 def _attempt_status(attempt: _Attempt, job_status: str) -> str:
     if not attempt.has_dir:
-        return "pending" if job_status in ("running", "not_started", "cancelled") else "result_missing"
+        return (
+            "pending" if job_status in ("running", "not_started", "cancelled") else "result_missing"
+        )
     if attempt.result.state == "corrupt":
         return "result_corrupt"
     if attempt.result.ok:
@@ -623,7 +629,9 @@ def _unscored_reason(attempt: _Attempt, cause: str | None, reward_reason: str | 
     return reward_reason or "reward_missing"
 
 
-def _attribution(exception: str | None, cause: str | None, primary: float | None, reason: str | None):
+def _attribution(
+    exception: str | None, cause: str | None, primary: float | None, reason: str | None
+):
     if exception:
         return _EXCEPTION_LABEL.get(exception) or _CAUSE_LABEL.get(
             cause or "", "agent_exception_before_solution_completion"
@@ -642,7 +650,9 @@ def _score(attempt: _Attempt) -> _Scored:
     reward = {k: v for k, v in (rewards or {}).items() if _number(v) is not None}
     primary, key, reward_reason = _primary_reward(rewards)
     reason = None if primary is not None else _unscored_reason(attempt, cause, reward_reason)
-    return _Scored(reward, primary, key, reason, cause, _attribution(exception, cause, primary, reason))
+    return _Scored(
+        reward, primary, key, reason, cause, _attribution(exception, cause, primary, reason)
+    )
 
 
 # --------------------------------------------------------------------------- records
@@ -665,6 +675,8 @@ class _Job:
     arm_count: int = 0
     case_count: int = 0
     unattributed: int = 0
+    runner_base: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _trial_block(attempt: _Attempt, scored: _Scored) -> dict[str, Any]:
@@ -689,7 +701,11 @@ def _trial_block(attempt: _Attempt, scored: _Scored) -> dict[str, Any]:
         block["unscored_reason"] = scored.reason
     agent_result = res.get("agent_result")
     if isinstance(agent_result, dict):
-        usage = {out: agent_result[k] for k, out in _METRIC_KEYS if _number(agent_result.get(k)) is not None}
+        usage = {
+            out: agent_result[k]
+            for k, out in _METRIC_KEYS
+            if _number(agent_result.get(k)) is not None
+        }
         if usage:
             block["metrics"] = usage
     if attempt.timing:
@@ -765,7 +781,9 @@ def _timeout_policy(attempts: list[_Attempt], job: _Job, agent_cfg: dict[str, An
     return policy, differ
 
 
-def _aggregation(attempts: list[_Attempt], scores: list[_Scored], planned: int | None) -> dict[str, Any]:
+def _aggregation(
+    attempts: list[_Attempt], scores: list[_Scored], planned: int | None
+) -> dict[str, Any]:
     scored = [s for s in scores if s.primary is not None]
     keys = {s.primary_key for s in scored}
     reasons = Counter(s.reason for s in scores if s.primary is None)
@@ -842,7 +860,8 @@ def _accounting(
         "job_root_materialized": job.result.ok or job.has_trial_dirs,
         "trial_started": any(a.has_dir for a in attempts),
         "worker_started": any(
-            _dict(a.res.get("agent_execution")).get("started_at") or isinstance(a.res.get("agent_result"), dict)
+            _dict(a.res.get("agent_execution")).get("started_at")
+            or isinstance(a.res.get("agent_result"), dict)
             for a in attempts
         ),
         "result_written": any(a.result.ok for a in attempts),
@@ -915,7 +934,8 @@ def _evals_key(attempts: list[_Attempt]) -> str:
     return f"{agent}__{model}__{source}" if model else f"{agent}__{source}"
 
 
-def _runner_job(job: _Job, evals_key: str) -> dict[str, Any]:
+def _runner_job_base(job: _Job) -> dict[str, Any]:
+    """The job-wide part of ``runner_job``, built once and shared by every record."""
     res = job.result.obj
     stats = _dict(res.get("stats"))
     started = _text(res.get("started_at"))
@@ -927,23 +947,32 @@ def _runner_job(job: _Job, evals_key: str) -> dict[str, Any]:
         "job_status": job.status,
         "started_at": started,
         "finished_at": _text(res.get("finished_at")),
-        "n_total_trials": res.get("n_total_trials") if isinstance(res.get("n_total_trials"), int) else None,
+        "n_total_trials": res.get("n_total_trials")
+        if isinstance(res.get("n_total_trials"), int)
+        else None,
         "arm_count": job.arm_count,
         "case_count": job.case_count,
         "n_retries": stats.get("n_retries") if isinstance(stats.get("n_retries"), int) else None,
         "unattributed_attempt_count": job.unattributed,
-        "evals_key": evals_key,
     }
     if started:
         block["timestamps_timezone"] = "naive_local" if _is_naive(started) else "utc"
-    entry = _dict(_dict(stats.get("evals")).get(evals_key))
+    return {k: v for k, v in block.items() if v is not None}
+
+
+def _runner_job(job: _Job, evals_key: str) -> dict[str, Any]:
+    """Job-wide facts plus Harbor's own metric and pass@k for this record's arm."""
+    block = {**job.runner_base, "evals_key": evals_key}
+    entry = _dict(_dict(_dict(job.result.obj.get("stats")).get("evals")).get(evals_key))
     metrics = entry.get("metrics")
     if isinstance(metrics, list) and metrics and isinstance(metrics[0], dict):
         block["runner_metric"] = {k: v for k, v in metrics[0].items() if _number(v) is not None}
     pass_at_k = _dict(entry.get("pass_at_k"))
     if pass_at_k:
-        block["runner_pass_at_k"] = {str(k): v for k, v in pass_at_k.items() if _number(v) is not None}
-    return {k: v for k, v in block.items() if v is not None}
+        block["runner_pass_at_k"] = {
+            str(k): v for k, v in pass_at_k.items() if _number(v) is not None
+        }
+    return block
 
 
 def _is_naive(stamp: str) -> bool:
@@ -962,7 +991,9 @@ class _Options:
     run_group_id: str | None
 
 
-def _arm(agent: str | None, match_agent: str | None, model: str | None, kwargs: dict, opts: _Options):
+def _arm(
+    agent: str | None, match_agent: str | None, model: str | None, kwargs: dict, opts: _Options
+):
     """(arm_id or None, arm_source) per harbor.md §5.6."""
     for map_agent, map_model, arm in opts.arm_map:
         if map_agent in (agent, match_agent) and (map_model is None or map_model == model):
@@ -982,7 +1013,9 @@ def _mode(agent: str | None, kwargs: dict[str, Any]) -> str:
     return "bare_codex_cli" if agent == "codex" else "harbor_observed"
 
 
-def _build_record(key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: _Options):
+def _build_record(
+    key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: _Options
+):
     benchmark_id, task, agent, model = key
     attempts.sort(key=_attempt_order)
     for i, attempt in enumerate(attempts, 1):
@@ -993,7 +1026,9 @@ def _build_record(key: tuple, attempts: list[_Attempt], planned: int | None, job
     agent_cfg = _agent_config(attempts, job)
     kwargs = _dict(agent_cfg.get("kwargs"))
     arm_id, _ = _arm(agent, attempts[0].match_agent, model, kwargs, opts)
-    version = next((v for a in attempts if (v := _text(_dict(a.res.get("agent_info")).get("version")))), None)
+    version = next(
+        (v for a in attempts if (v := _text(_dict(a.res.get("agent_info")).get("version")))), None
+    )
     import_path = _text(agent_cfg.get("import_path"))
 
     labels = sorted({s.label for s in scores if s.label}, key=_LABEL_RANK.__getitem__)
@@ -1013,7 +1048,14 @@ def _build_record(key: tuple, attempts: list[_Attempt], planned: int | None, job
         "case_id": task,
         "case_ids": [task],
         "run_key": ":".join(
-            ["harbor", job.name, benchmark_id, task, slug(agent or "unknown"), slug(model) if model else "-"]
+            [
+                "harbor",
+                job.name,
+                benchmark_id,
+                task,
+                slug(agent or "unknown"),
+                slug(model) if model else "-",
+            ]
         ),
         "run_status": run_status,
         "arm_id": arm_id,
@@ -1055,7 +1097,7 @@ def _build_record(key: tuple, attempts: list[_Attempt], planned: int | None, job
         "timing": phases,
         "timeout_policy": policy,
         "trial_count": len(attempts),
-        "trials": [_trial_block(a, s) for a, s in zip(attempts, scores)],
+        "trials": [_trial_block(a, s) for a, s in zip(attempts, scores, strict=True)],
         "runner_job": _runner_job(job, _evals_key(attempts)),
         "real_run": True,
         "submit_eligible": False,
@@ -1092,7 +1134,8 @@ def _attempt_order(attempt: _Attempt) -> tuple:
     )
 
 
-def _record_warnings(attempts: list[_Attempt], scores: list[_Scored], job: _Job, differ: bool) -> list[str]:
+def _job_warnings(job: _Job) -> list[str]:
+    """Warning codes every record of the job carries."""
     warnings: list[str] = []
     if job.status == "corrupt":
         warnings.append("job_result_corrupt")
@@ -1101,12 +1144,23 @@ def _record_warnings(attempts: list[_Attempt], scores: list[_Scored], job: _Job,
     started = _text(job.result.obj.get("started_at"))
     if started and _is_naive(started):
         warnings.append("job_timestamps_naive_local_time")
+    return warnings
+
+
+def _record_warnings(
+    attempts: list[_Attempt], scores: list[_Scored], job: _Job, differ: bool
+) -> list[str]:
+    warnings = list(job.warnings)
     if any(a.status == "result_corrupt" for a in attempts):
         warnings.append("trial_result_corrupt")
-    if any(s.primary is None and a.files_present.get("reward_file") for a, s in zip(attempts, scores)):
+    if any(
+        s.primary is None and a.files_present.get("reward_file")
+        for a, s in zip(attempts, scores, strict=True)
+    ):
         warnings.append("reward_file_present_without_verifier_result")
     if any(
-        s.reason == "reward_missing" and a.res.get("step_results") for a, s in zip(attempts, scores)
+        s.reason == "reward_missing" and a.res.get("step_results")
+        for a, s in zip(attempts, scores, strict=True)
     ):
         warnings.append("multi_step_trial_not_aggregated")
     if differ:
@@ -1196,12 +1250,28 @@ def read_harbor_job(
 
     The path is resolved first so every spelling of it (``a/../job``, a symlink, another cwd)
     yields the same records; identity comes from Harbor's job name and the case, never the path.
+    ``progress(done, total)`` is called as trial directories are read.
     """
-    job_dir = Path(job_dir)
+    # Parsed JSON is acyclic, so reference counting frees it; cyclic-GC passes over the
+    # hundreds of thousands of live dicts of a large job would otherwise dominate the ingest.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_job(
+            Path(job_dir),
+            progress,
+            _Options(benchmark_id, arm_id, _parse_arm_map(arm_map), arm_role, run_group_id),
+        )
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> SourceIngest:
+    """The ingest proper (harbor.md §5): validate, read once, plan, group, build records."""
     if not job_dir.is_dir():
         raise SourceError(_ERR_NOT_DIR)
     job_dir = job_dir.resolve()
-    opts = _Options(benchmark_id, arm_id, _parse_arm_map(arm_map), arm_role, run_group_id)
     reader = _Reader(str(job_dir))
     config, lock, job_result = (reader.json(n) for n in ("config.json", "lock.json", "result.json"))
     observed = _scan_trials(reader, progress)
@@ -1234,9 +1304,11 @@ def read_harbor_job(
     arms = {(k[2], k[3]) for k in groups}
     if opts.arm_id and not opts.arm_map and len(arms) > 1:
         raise SourceError(
-            f"--arm-id is ambiguous for a Harbor job with {len(arms)} agent/model arms; use --arm-map"
+            f"--arm-id is ambiguous for a Harbor job with {len(arms)} agent/model arms; "
+            "use --arm-map"
         )
     job.arm_count, job.case_count = len(arms), len({(k[0], k[1]) for k in groups})
+    job.runner_base, job.warnings = _runner_job_base(job), _job_warnings(job)
     records = [_build_record(k, v, planned_by_group.get(k), job, opts) for k, v in groups.items()]
     records.sort(key=lambda r: (r["benchmark_id"], r["case_id"], r.get("arm_id", "")))
     provenance = {
@@ -1254,7 +1326,9 @@ def read_harbor_job(
     return SourceIngest(records=records, provenance=provenance, warnings=warnings)
 
 
-def _file_warnings(config: _Json, lock: _Json, job_result: _Json, observed: list[_Attempt]) -> list[str]:
+def _file_warnings(
+    config: _Json, lock: _Json, job_result: _Json, observed: list[_Attempt]
+) -> list[str]:
     """One line each, relative names only, for the CLI to show."""
     warnings = []
     for rel, state in (("config.json", config.state), ("lock.json", lock.state)):
@@ -1266,9 +1340,13 @@ def _file_warnings(config: _Json, lock: _Json, job_result: _Json, observed: list
         warnings.append("result.json is missing; the job is reported as incomplete")
     for attempt in observed:
         if attempt.result.state == "corrupt":
-            warnings.append(f"{attempt.trial_name}/result.json is not valid JSON; the attempt is not scored")
+            warnings.append(
+                f"{attempt.trial_name}/result.json is not valid JSON; the attempt is not scored"
+            )
         if attempt.task is None:
-            warnings.append(f"{attempt.trial_name}: no task name found; the attempt is not attributed")
+            warnings.append(
+                f"{attempt.trial_name}: no task name found; the attempt is not attributed"
+            )
     return warnings
 
 
@@ -1297,7 +1375,9 @@ def _group(
             job.unattributed += 1
             continue
         attempt.benchmark_id = bench(attempt.source)
-        groups.setdefault((attempt.benchmark_id, attempt.task, attempt.agent, attempt.model), []).append(attempt)
+        groups.setdefault(
+            (attempt.benchmark_id, attempt.task, attempt.agent, attempt.model), []
+        ).append(attempt)
     planned_by_group: Counter = Counter()
     for (task, source, match_agent, model), n in _planned_counts(planned).items():
         agent = display.get((match_agent, model), match_agent)

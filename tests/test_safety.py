@@ -1,0 +1,271 @@
+"""The public-safety filter and the compaction helpers (benchmark_run_v0.md §1, §3)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ledger.safety import (
+    clist,
+    ctext,
+    ctext_status,
+    is_public_safe,
+    ledger_text,
+    nummap,
+    parse_number,
+)
+
+LOCAL_PATHS = [
+    "/Users/x",
+    "/Users/alice/work/run.json",
+    "/Volumes/data/jobs",
+    "/var/folders/ab/T/tmp1",
+    "/tmp/x",
+    "/tmp",
+    "/private/tmp/x",
+    "/private/var/x",
+    "/home/x",
+    "/home/runner/.codex/auth.json",
+    "/root/x",
+    "C:\\x",
+    "c:\\Users\\bob",
+    "C:/x",
+    "D:/jobs/run",
+    "~/x",
+    "~/.codex/config.toml",
+    "file:///tmp/x",
+    "file:///Users/x/run",
+    '"/Users/x"',
+    "'/home/x'",
+    "see `/tmp/x` for details",
+    "written to /tmp/x.",
+    "log at (/home/x)",
+    "path=/Users/x",
+    "a:/Users/x",
+    "x /tmp",
+    "x /tmp y",
+    "/tmp<br>",
+    "jobs dir\t/root",
+]
+
+PUBLIC_PATHS = [
+    "jobs/tmp/run",
+    "runs/tmp/x/result.json",
+    "<tmp>/x",
+    "<tmp>/jobs/run",
+    "<jobs-dir>",
+    "/tmpfoo/x",
+    "/rootfs/x",
+    "/homes/x",
+    "/users/x",  # the rule is case-sensitive, like the loopx prefixes it extends
+    "/var/log/x",
+    "/var",
+    "/srv/bench/jobs",
+    "/logs/verifier/reward.txt",
+    "/app",
+    "/skills",
+    "../tmp/x",
+    "./tmp/x",
+    "a-/tmp/x",
+    "a_/tmp/x",
+    "a./tmp/x",
+    "https://example.org/tmp/x",
+    "http://host/Users/x",
+    "s3://bucket/home/x",
+    "openai/gpt-5",
+    "terminal-bench/terminal-bench-2-1",
+    "~user",
+    "a~/x",
+    "ratio 3/4",
+    "C:",
+    "12:30",
+]
+
+SECRETS = [
+    "Bearer abcdefghijklmnop",
+    "authorization header: bearer abcdefghijklmnopqrstuvwxyz012345",
+    "BEARER abc.def~ghi+jkl/mn=",
+    "secret_key: x",
+    "secret-key=x",
+    "secretkey = abc",
+    "ACCESS_KEY: AKIAIOSFODNN7EXAMPLE",
+    "access-key:abc",
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI",
+    '"secret_key": "abc"',
+    "sk=abc",
+    "ak: 123",
+    "SK = value",
+    "sk-proj1234567890",
+    "key is sk-proj-abcdefghijklmnop",
+    "AK_1234567890abcd",
+    "sk_live_1234567890",
+    "token=abcdef123456",
+    "token: abcdef123456",
+    "TOKEN=ABCDEF123456XYZ",
+    "GITHUB_TOKEN=ghp_abcdefghijklmnop",
+    "access_token=abcdefghijkl",
+    "Authorization: Basic xyz",
+    "authorization:",
+    "api_key=abc",
+    "apikey=abc",
+    "API-KEY=abc",
+    "OPENAI_API_KEY=sk1",
+    "password=hunter2",
+    "PASSWORD = hunter2",
+    "secret=s3cr3t",
+    "client_secret=abc",
+    "api_key=<redacted>",  # only ${NAME}/$NAME references are exempt
+]
+
+NOT_SECRETS = [
+    "bearer token missing",
+    "Bearer abc",  # fewer than 16 characters
+    "bearerabcdefghijklmnopq",
+    "secret_key",
+    "secret_key:",
+    "task=abc",
+    "ask: why",
+    "risk: high",
+    "desk-123456789012345",
+    "task-1234567890abcdef",
+    "sk-short",
+    "token=abc",
+    "token=abcdefghijk",  # 11 characters
+    "tokens=abcdefghijklmnop",
+    "n_input_tokens: 905793",
+    "max_tokens=409600000000",
+    "token_count: 1234567890123",
+    "authorization missing",
+    "password reset",
+    "password=",
+    "secret recipe",
+    "--agent-env CODEX_FORCE_AUTH_JSON=${CODEX_FORCE_AUTH_JSON}",
+    "--agent-env OPENAI_API_KEY=${OPENAI_API_KEY}",
+    "'OPENAI_API_KEY=${OPENAI_API_KEY}'",
+    "GITHUB_TOKEN=$GITHUB_TOKEN",
+    "official_verifier_solution_failure",
+    "codex__openai-gpt-5",
+    "harbor:2026-05-03__08-00-41:terminal-bench@2.0:fix-git:codex:openai-gpt-5",
+    "skillsbench@1.1",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", LOCAL_PATHS)
+def test_local_paths_fail(text: str) -> None:
+    assert not is_public_safe(text)
+
+
+@pytest.mark.parametrize("text", PUBLIC_PATHS)
+def test_relative_and_container_paths_pass(text: str) -> None:
+    assert is_public_safe(text)
+
+
+@pytest.mark.parametrize("text", SECRETS)
+def test_secrets_fail(text: str) -> None:
+    assert not is_public_safe(text)
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_lookalikes_pass(text: str) -> None:
+    assert is_public_safe(text)
+
+
+def test_case_folding_outside_ascii_is_still_caught() -> None:
+    # U+212A KELVIN SIGN folds to "k" under case-insensitive matching; the fast ASCII screen
+    # must not hide it from the regex.
+    assert not is_public_safe("s\u212a=abc")
+    assert is_public_safe("données-météo-分析")
+
+
+def test_ctext_normalises_whitespace_and_trims() -> None:
+    assert ctext("  a \n\t b  ", 10) == "a b"
+    assert ctext("   ", 10) is None
+    assert ctext("", 10) is None
+    assert ctext(None, 10) is None
+
+
+def test_ctext_converts_numbers_but_not_bools_or_containers() -> None:
+    assert ctext(42, 10) == "42"
+    assert ctext(0.5, 10) == "0.5"
+    assert ctext(True, 10) is None
+    assert ctext({"a": 1}, 10) is None
+    assert ctext(["a"], 10) is None
+    assert ctext(math.nan, 10) is None
+    assert ctext(math.inf, 10) is None
+
+
+def test_ctext_truncates_with_ellipsis_and_strips_trailing_spaces() -> None:
+    assert ctext("abcdefghij", 5) == "abcd\u2026"
+    assert ctext("abc defghij", 5) == "abc\u2026"  # "abc " -> trailing space stripped
+    assert ctext("abcde", 5) == "abcde"
+    assert len(ctext("x" * 500, 140)) == 140
+
+
+def test_ctext_filters_before_truncation() -> None:
+    # loopx 0.4.8 only filtered the cut text: the token below is cut to 7 characters and
+    # would have passed. The full text is checked first now.
+    text = "see token=abcdef123456789"
+    assert ctext(text, 18) is None
+    assert ctext_status(text, 18) == (None, True)
+    assert ctext_status("/Users/x/" + "a" * 300, 20) == (None, True)
+
+
+def test_ctext_status_flags_only_filter_failures() -> None:
+    assert ctext_status("", 10) == (None, False)
+    assert ctext_status(None, 10) == (None, False)
+    assert ctext_status("ok", 10) == ("ok", False)
+
+
+def test_ledger_text_variant() -> None:
+    assert ledger_text("  a   b ", 10) == "a b"
+    assert ledger_text("abcdefghijkl", 10) == "abcdefg..."
+    assert len(ledger_text("y" * 400, 220)) == 220
+    assert ledger_text("notes under /Users/alice/x", 220) is None
+    assert ledger_text("token=abcdef123456789 " + "z" * 300, 20) is None
+    assert ledger_text("relative jobs/tmp/run", 220) == "relative jobs/tmp/run"
+
+
+def test_clist() -> None:
+    assert clist("one", 5) == ["one"]
+    assert clist(None, 5) == []
+    assert clist(["a", "", "/tmp/x", "b", None, "c"], 2) == ["a", "b"]
+    assert clist(["x" * 200], 5, 10) == ["x" * 9 + "\u2026"]
+    assert clist([" a  b "], 5) == ["a b"]
+
+
+def test_nummap() -> None:
+    raw = {"a": 1, "b": "2", "c": "2.5", "d": True, "e": None, "f": "x", "g": math.nan}
+    assert nummap(raw) == {"a": 1, "b": 2, "c": 2.5}
+    assert nummap(raw, ["c", "a", "zz"]) == {"c": 2.5, "a": 1}
+    assert list(nummap(raw, ["c", "a"])) == ["c", "a"]
+    assert nummap({"x": "nan", "y": "inf", "z": "1e5", "w": "1.5e3"}) == {"w": 1500.0}
+    assert nummap(["a"]) == {}
+    assert nummap({"/Users/x": 1, "ok": 2}) == {"ok": 2}
+
+
+def test_parse_number_types() -> None:
+    assert parse_number("3") == 3 and isinstance(parse_number("3"), int)
+    assert isinstance(parse_number("3.0"), float)
+    assert parse_number(False) is None
+    assert parse_number(-math.inf) is None
+
+
+@given(st.text(max_size=300), st.integers(min_value=2, max_value=200))
+def test_ctext_is_idempotent(text: str, limit: int) -> None:
+    once = ctext(text, limit)
+    if once is not None:
+        assert ctext(once, limit) == once
+        assert len(once) <= limit
+        assert is_public_safe(once)
+
+
+@given(st.text(max_size=300), st.integers(min_value=4, max_value=200))
+def test_ledger_text_is_idempotent(text: str, limit: int) -> None:
+    once = ledger_text(text, limit)
+    if once is not None:
+        assert ledger_text(once, limit) == once
+        assert len(once) <= limit
