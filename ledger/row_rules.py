@@ -19,7 +19,7 @@ from collections import ChainMap
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from ledger.errors import InputError
@@ -50,11 +50,7 @@ def _is_empty(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    )
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _as_number(value: Any) -> int | float | None:
@@ -329,9 +325,7 @@ def _arm_from_mode(mode: str) -> str | None:
     return None
 
 
-def resolve_arm(
-    src: Mapping[str, Any], explicit: str | None
-) -> tuple[str, str, list[str]]:
+def resolve_arm(src: Mapping[str, Any], explicit: str | None) -> tuple[str, str, list[str]]:
     """(arm, arm_source, warnings): an explicit arm is always respected (§5.3 decision)."""
     inferred = infer_arm(src)
     if explicit:
@@ -1078,7 +1072,10 @@ def _repair_class_tail(cls: str, scope: str) -> tuple[str, str]:
         return "P0", "worker_verifier_alignment"
     if cls.startswith("verifier_") or scope == "verifier_or_infra":
         return "P0", "verifier_or_infra_repair"
-    if cls in ("agent_timeout_before_solution_completion", "agent_idle_timeout_before_solution_completion"):
+    if cls in (
+        "agent_timeout_before_solution_completion",
+        "agent_idle_timeout_before_solution_completion",
+    ):
         return "P1", "case_timeout_research"
     if cls in (
         "agent_exception_before_solution_completion",
@@ -1122,7 +1119,9 @@ def _repair_profile(repair_class: str, src: Mapping[str, Any]) -> dict[str, Any]
             profile["blocked_model_route"] = blocked
         if loopx_mode:
             profile["recommended_model_route"] = (
-                "current_local_codex_config_model_after_probe" if blocked == "gpt-5.5" else "gpt-5.5"
+                "current_local_codex_config_model_after_probe"
+                if blocked == "gpt-5.5"
+                else "gpt-5.5"
             )
     if repair_class == "runner_result_finalization":
         profile["trajectory_required"] = False
@@ -1219,12 +1218,18 @@ def _round_summary(trace: Mapping[str, Any], records: list[dict[str, Any]]) -> d
     best = max(scored, key=lambda r: (r["reward"], -r["agent_round"])) if scored else None
     _put(out, "final_round", trace.get("final_round"), final and final["agent_round"])
     _put(out, "final_round_reward", trace.get("final_round_reward"), final and final["reward"])
-    _put(out, "final_round_passed", trace.get("final_round_passed"), final and _record_passed(final))
+    _put(
+        out, "final_round_passed", trace.get("final_round_passed"), final and _record_passed(final)
+    )
     _put(out, "best_reward_round", trace.get("best_reward_round"), best and best["agent_round"])
     _put(out, "best_round_reward", trace.get("best_round_reward"), best and best["reward"])
     _put(out, "best_round_passed", trace.get("best_round_passed"), best and _record_passed(best))
     is_final = trace.get("best_round_is_final")
-    if not isinstance(is_final, bool) and "final_round_reward" in out and "best_round_reward" in out:
+    if (
+        not isinstance(is_final, bool)
+        and "final_round_reward" in out
+        and "best_round_reward" in out
+    ):
         is_final = out["final_round_reward"] == out["best_round_reward"]
     if isinstance(is_final, bool):
         out["best_round_is_final"] = is_final
@@ -1269,7 +1274,7 @@ def check_relative_ref(text: str) -> str | None:
     """Directory policy for a ref already relative to its root (§5.13)."""
     if not text or _looks_absolute(text):
         return None
-    parts = [part for part in PurePosixPath(text.replace("\\", "/")).parts if part not in ("", ".")]
+    parts = [part for part in text.replace("\\", "/").split("/") if part not in ("", ".")]
     if not parts:
         return None
     for part in parts:
@@ -1335,7 +1340,7 @@ def artifact_refs(
 def recheck_refs(refs: Any) -> dict[str, str]:
     if not isinstance(refs, Mapping):
         return {}
-    out = {key: check_relative_ref(_str(refs.get(key))) for key in REF_KEYS}
+    out = {key: check_relative_ref(_str(refs[key])) for key in REF_KEYS if refs.get(key)}
     return {key: value for key, value in out.items() if value}
 
 
@@ -1520,14 +1525,17 @@ def build_row(
     row["recorded_at"] = utc_timestamp(recorded_at) if recorded_at else now
     row["last_upserted_at"] = now
     row["notes"] = note_text
-    row["artifact_refs"] = artifact_refs(
-        artifact_ref=artifact_ref,
-        result_ref=result_ref,
-        compact_artifact_ref=compact_artifact_ref,
-        history_ref=history_ref,
-        ref_root=ref_root,
-        runtime_root=runtime_root,
-    ) or None
+    row["artifact_refs"] = (
+        artifact_refs(
+            artifact_ref=artifact_ref,
+            result_ref=result_ref,
+            compact_artifact_ref=compact_artifact_ref,
+            history_ref=history_ref,
+            ref_root=ref_root,
+            runtime_root=runtime_root,
+        )
+        or None
+    )
     row["warnings"] = warnings[:MAX_ROW_WARNINGS]
     row["rules_version"] = RULES_VERSION
     return _drop_empty(row), list(warnings)
@@ -1549,8 +1557,10 @@ def _identity_part(
     role = derive_arm_role(record, arm, explicit_role)
     if arm_warnings and not explicit_role:
         role = "other"
-    group = group or ledger_text(record.get("run_group_id"), 160) or ledger_text(
-        record.get("job_name"), 160
+    group = (
+        group
+        or ledger_text(record.get("run_group_id"), 160)
+        or ledger_text(record.get("job_name"), 160)
     )
     record_key = ledger_text(record.get("run_key"), 200)
     identity_key = explicit_key or record_key or content_identity_key(record)
@@ -1634,7 +1644,9 @@ def normalize_row(row: dict, *, benchmark_key: str | None = None) -> dict:
     has_score = _as_number(out.get("official_score")) is not None
     failure_class = _str(out.get("failure_class")) or ("score_missing" if not has_score else "none")
     out["failure_class"] = failure_class
-    scope = derive_failure_scope(failure_class, passed=out.get("official_passed"), has_score=has_score)
+    scope = derive_failure_scope(
+        failure_class, passed=out.get("official_passed"), has_score=has_score
+    )
     out["failure_scope"] = scope
     _renormalised_repair(out, failure_class, scope)
     for key in COUNTABILITY_FIELDS:

@@ -321,6 +321,10 @@ class EventStore:
         )
         return {stream: version for stream, version in conn.execute(query)}
 
+    def events_for_key(self, conn: Connection, key: str) -> list[StoredEvent]:
+        """The events one command recorded under an idempotency key (empty when none)."""
+        return self._events_for_key(conn, key)
+
     def _events_for_key(self, conn: Connection, key: str) -> list[StoredEvent]:
         from sqlalchemy import select
 

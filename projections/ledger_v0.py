@@ -12,9 +12,11 @@ and the JSON is written by orjson whenever its bytes provably equal ``json.dumps
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from contextlib import contextmanager
+from datetime import UTC, datetime
 
 import orjson
 
@@ -36,9 +38,7 @@ DEFAULT_UPDATE_POLICY: dict = {
 # --------------------------------------------------------------------------------------------
 
 
-def build_document(
-    rows: Iterable[dict], *, updated_at: str, update_policy: dict | None
-) -> dict:
+def build_document(rows: Iterable[dict], *, updated_at: str, update_policy: dict | None) -> dict:
     """Assemble the whole ledger from its rows, the way every load and write must see it.
 
     Rows are re-bucketed by their own ``benchmark_id``/``case_id``, de-duplicated by ``run_id``
@@ -47,8 +47,9 @@ def build_document(
     ``latest_decision`` is recomputed. Row dicts are placed in the document unchanged.
     ``update_policy`` is written only when given: it is created once and then kept.
     """
-    buckets = _bucket(_dedupe(rows))
-    benchmarks = {bid: _benchmark_node(bid, buckets[bid]) for bid in sorted(buckets)}
+    with _gc_paused():
+        buckets = _bucket(_dedupe(rows))
+        benchmarks = {bid: _benchmark_node(bid, buckets[bid]) for bid in sorted(buckets)}
     doc: dict = {"schema_version": SCHEMA_VERSION, "updated_at": updated_at}
     if update_policy is not None:
         doc["update_policy"] = update_policy
@@ -77,8 +78,11 @@ def rows_from_document(doc: dict) -> Iterator[dict]:
                 if row.get("benchmark_id") and row.get("case_id"):
                     yield row
                 else:
-                    yield {**row, "benchmark_id": row.get("benchmark_id") or bid,
-                           "case_id": row.get("case_id") or cid}
+                    yield {
+                        **row,
+                        "benchmark_id": row.get("benchmark_id") or bid,
+                        "case_id": row.get("case_id") or cid,
+                    }
 
 
 def is_archived(row: dict) -> bool:
@@ -93,12 +97,14 @@ def run_sort_key(row: dict) -> tuple:
 
 
 def _dedupe(rows: Iterable[dict]) -> Iterable[dict]:
-    """Last row per run id wins, so a re-read of a hand-merged file cannot double-count."""
+    """Last row per run id wins, so a re-read of a hand-merged file cannot double-count.
+
+    Rows without a (string) run id are keyed by their JSON text: exact duplicates collapse.
+    """
     by_key: dict = {}
     for row in rows:
         rid = row.get("run_id")
-        key = ("id", rid) if rid not in (None, "") else ("json", _row_text(row))
-        by_key[key] = row
+        by_key[rid if isinstance(rid, str) and rid else ("json", _row_text(row))] = row
     return by_key.values()
 
 
@@ -135,7 +141,7 @@ def _benchmark_node(bid: str, cases: dict[str, list[dict]]) -> dict:
 
 def _case_node(cid: str, runs: list[dict]) -> dict:
     runs.sort(key=run_sort_key)
-    active = [r for r in runs if not is_archived(r)]
+    active = [r for r in runs if r.get("archive_state") != ARCHIVED]
     archived = len(runs) - len(active)
     return {
         "case_id": cid,
@@ -144,6 +150,19 @@ def _case_node(cid: str, runs: list[dict]) -> dict:
         "archived_run_count": archived,
         "latest_decision": latest_decision(active, archived_run_count=archived),
     }
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Bulk assembly allocates only acyclic containers; a full collection triggered midway
+    would walk every row of the ledger (~0.1 s at 30,000 rows) and free nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 _INSTANTS: dict[str, float] = {}
@@ -159,7 +178,7 @@ def _instant(value: object) -> float:
     try:
         parsed = datetime.fromisoformat(value)
         if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
+            parsed = parsed.replace(tzinfo=UTC)
         result = parsed.timestamp()
     except ValueError:
         result = float("-inf")
@@ -180,9 +199,13 @@ _SUFFIX_BY_REPAIR_CLASS = {
     "runner_result_materialization": "result_materialization_repair_required",
     "runner_result_finalization": "result_finalization_repair_required",
     "skillsbench_codex_acp_runtime_preflight": "codex_acp_runtime_preflight_required",
-    "skillsbench_codex_acp_post_success_finalization": "codex_acp_post_success_finalization_required",
+    "skillsbench_codex_acp_post_success_finalization": (
+        "codex_acp_post_success_finalization_required"
+    ),
     "skillsbench_setup_preflight_selection": "setup_preflight_selection_required",
-    "skillsbench_verifier_bootstrap_preflight_selection": "verifier_bootstrap_preflight_selection_required",
+    "skillsbench_verifier_bootstrap_preflight_selection": (
+        "verifier_bootstrap_preflight_selection_required"
+    ),
     "skillsbench_task_source_preflight_selection": "task_source_preflight_selection_required",
     "skillsbench_task_source_excluded": "task_source_excluded_from_formal_scoring",
     "worker_verifier_alignment": "worker_verifier_alignment_required",
@@ -231,8 +254,10 @@ def latest_decision(active_rows_sorted: list[dict], *, archived_run_count: int =
     elif baseline is not None:
         decision = _baseline_decision(baseline)
     else:
-        decision = {"decision": "single_arm_recorded",
-                    "latest_run_id": active_rows_sorted[-1].get("run_id")}
+        decision = {
+            "decision": "single_arm_recorded",
+            "latest_run_id": active_rows_sorted[-1].get("run_id"),
+        }
     routing = _case_routing(active_rows_sorted, decision)
     if routing is not None:
         decision["case_routing"] = routing
@@ -252,8 +277,14 @@ def arm_role(row: dict) -> str:
     contract = row.get("benchmark_loop_contract")
     contract = contract if isinstance(contract, dict) else {}
     haystack = " ".join(
-        _text(v) for v in (arm, row.get("mode"), row.get("route"),
-                           contract.get("route"), contract.get("protocol_id"))
+        _text(v)
+        for v in (
+            arm,
+            row.get("mode"),
+            row.get("route"),
+            contract.get("route"),
+            contract.get("protocol_id"),
+        )
     )
     if "raw-codex-autonomous-max5" in haystack:
         return "baseline"
@@ -269,10 +300,12 @@ def _paired_decision(baseline: dict, treatment: dict) -> dict:
     delta = pair["official_score_delta"]
     product_pair = _product_mode_pair(baseline, treatment)
     if product_pair is not None and not product_pair["main_table_ready"]:
-        return {"decision": "product_mode_pair_incomplete",
-                "baseline_run_id": baseline.get("run_id"),
-                "treatment_run_id": treatment.get("run_id"),
-                "product_mode_main_table_pair": product_pair}
+        return {
+            "decision": "product_mode_pair_incomplete",
+            "baseline_run_id": baseline.get("run_id"),
+            "treatment_run_id": treatment.get("run_id"),
+            "product_mode_main_table_pair": product_pair,
+        }
     if product_pair is not None:
         pair["product_mode_main_table_pair"] = product_pair
     if "attribution_required" in (b_scope, t_scope):
@@ -280,11 +313,17 @@ def _paired_decision(baseline: dict, treatment: dict) -> dict:
     if "verifier_or_infra" in (b_scope, t_scope):
         return {"decision": "paired_result_blocked_by_verifier_or_infra", **pair}
     if b_scope in _RUNNER_SCOPES:
-        return {"decision": "paired_baseline_" + _suffix(baseline), **pair,
-                **_repair_fields(baseline)}
+        return {
+            "decision": "paired_baseline_" + _suffix(baseline),
+            **pair,
+            **_repair_fields(baseline),
+        }
     if t_scope in _RUNNER_SCOPES:
-        return {"decision": "paired_treatment_" + _suffix(treatment), **pair,
-                **_repair_fields(treatment)}
+        return {
+            "decision": "paired_treatment_" + _suffix(treatment),
+            **pair,
+            **_repair_fields(treatment),
+        }
     if delta is None:
         return {"decision": "paired_result_needs_score_review", **pair}
     if delta > 0:
@@ -297,14 +336,18 @@ def _paired_decision(baseline: dict, treatment: dict) -> dict:
 def _no_uplift_decision(baseline: dict, treatment: dict, pair: dict) -> dict:
     b_scope, t_scope = baseline.get("failure_scope"), treatment.get("failure_scope")
     if b_scope == "case_or_solution" and t_scope == "case_or_solution":
-        research = next((r for r in (treatment, baseline) if r.get("repair_priority") == "P1"),
-                        None)
+        research = next(
+            (r for r in (treatment, baseline) if r.get("repair_priority") == "P1"), None
+        )
         if research is not None:
-            kind = {"case_timeout_research": "timeout",
-                    "case_exception_research": "exception"}.get(research.get("repair_class"),
-                                                                 "case")
-            return {"decision": f"paired_no_score_uplift_{kind}_research_required", **pair,
-                    **_repair_fields(research)}
+            kind = {"case_timeout_research": "timeout", "case_exception_research": "exception"}.get(
+                research.get("repair_class"), "case"
+            )
+            return {
+                "decision": f"paired_no_score_uplift_{kind}_research_required",
+                **pair,
+                **_repair_fields(research),
+            }
     if _passed(baseline) and _passed(treatment):
         return {"decision": "paired_baseline_solved_treatment_preserved", **pair}
     return {"decision": "paired_no_score_uplift", **pair}
@@ -318,8 +361,11 @@ def _baseline_decision(baseline: dict) -> dict:
     if _passed(baseline):
         return {"decision": "baseline_passed_not_current_treatment_priority", **base}
     if scope == "attribution_required":
-        return {"decision": "baseline_failed_requires_attribution", **base,
-                **_repair_fields(baseline)}
+        return {
+            "decision": "baseline_failed_requires_attribution",
+            **base,
+            **_repair_fields(baseline),
+        }
     if scope == "case_or_solution":
         routed = _repair_fields(baseline) if baseline.get("repair_class") else {}
         return {"decision": "baseline_failed_treatment_candidate", **base, **routed}
@@ -356,8 +402,10 @@ def _product_mode_pair(baseline: dict, treatment: dict) -> dict | None:
         blocker = "product_mode_treatment_not_countable"
     if not blocker and (_score(baseline) is None or _score(treatment) is None):
         blocker = "pair_score_missing"
-    if not blocker and False in (baseline.get("official_score_countable"),
-                                 treatment.get("official_score_countable")):
+    if not blocker and False in (
+        baseline.get("official_score_countable"),
+        treatment.get("official_score_countable"),
+    ):
         blocker = "pair_score_not_countable"
     if blocker:
         return {"main_table_ready": False, "claim_blocker": blocker}
@@ -380,10 +428,15 @@ def _is_product_mode(row: dict) -> bool:
 
 def _case_routing(active: list[dict], decision: dict) -> dict | None:
     """[loopx-specific] a case-level research route that outlives any single run."""
-    exceptions = sum(1 for r in active if r.get("repair_class") == "case_exception_research")
+    exceptions = timeouts = 0
+    for row in active:
+        repair_class = row.get("repair_class")
+        if repair_class == "case_exception_research":
+            exceptions += 1
+        elif repair_class == "case_timeout_research":
+            timeouts += 1
     if exceptions:
         return _routing("case_exception_research", f"case_exception_research_count={exceptions}")
-    timeouts = sum(1 for r in active if r.get("repair_class") == "case_timeout_research")
     if timeouts:
         kind = "timeout_tier_policy_candidate" if timeouts >= 2 else "case_timeout_research"
         return _routing(kind, f"case_timeout_research_count={timeouts}")
@@ -391,14 +444,20 @@ def _case_routing(active: list[dict], decision: dict) -> dict | None:
     if delta is not None and delta == 0:
         bridged = sum(1 for r in active if _has_label(r, _BRIDGE_LABEL))
         if bridged:
-            return _routing("bridge_connected_no_uplift",
-                            f"{_BRIDGE_LABEL}_runs={bridged}; official_score_delta=0")
+            return _routing(
+                "bridge_connected_no_uplift",
+                f"{_BRIDGE_LABEL}_runs={bridged}; official_score_delta=0",
+            )
     return None
 
 
 def _routing(kind: str, evidence: str) -> dict:
-    return {"class": kind, "priority": "P1", "evidence": evidence,
-            "next_action": _ROUTING_NEXT_ACTION[kind]}
+    return {
+        "class": kind,
+        "priority": "P1",
+        "evidence": evidence,
+        "next_action": _ROUTING_NEXT_ACTION[kind],
+    }
 
 
 def _has_label(row: dict, label: str) -> bool:
@@ -509,44 +568,43 @@ def render_markdown(doc: dict) -> str:
     Counts are recomputed from the runs, never read from the stored counters, so a hand-edited
     document cannot show stale totals.
     """
-    cases = _active_cases(doc)
-    archived = _archived_summary(doc)
-    lines = ["# Benchmark Run Ledger", "", _INTRO, ""]
-    lines += _header_bullets(doc, cases, archived)
-    lines += ["", "## Case Decisions", ""] + _decision_table(cases)
-    backlog = _backlog_table(cases)
-    if backlog:
-        lines += ["", "## Repair Backlog", ""] + backlog
-    if archived:
-        lines += ["", "## Archived Run Summary", ""] + _archived_table(archived)
-    lines += ["", "## Runs", ""] + _runs_table(cases)
-    return "\n".join(lines) + "\n"
+    with _gc_paused():
+        cases, archived = _scan(doc)
+        lines = ["# Benchmark Run Ledger", "", _INTRO, ""]
+        lines += _header_bullets(doc, cases, archived)
+        lines += ["", "## Case Decisions", ""] + _decision_table(cases)
+        backlog = _backlog_table(cases)
+        if backlog:
+            lines += ["", "## Repair Backlog", ""] + backlog
+        if archived:
+            lines += ["", "## Archived Run Summary", ""] + _archived_table(archived)
+        lines += ["", "## Runs", ""] + _runs_table(cases)
+        return "\n".join(lines) + "\n"
 
 
-def _active_cases(doc: dict) -> list[tuple[str, str, dict, list[dict], int]]:
-    """(benchmark, case, case node, active runs in stored order, archived count), sorted."""
-    out = []
+def _scan(doc: dict) -> tuple[list, list]:
+    """One pass over every run: the active cases (sorted, with their active runs in stored
+    order and archived count) and the per-benchmark archived summary."""
+    cases: list[tuple[str, str, dict, list[dict], int]] = []
+    archived_summary: list[tuple[str, int, int]] = []
     for bid, bnode in sorted(_dict(doc.get("benchmarks")).items()):
+        archived_cases = archived_runs = 0
         for cid, cnode in sorted(_dict(_dict(bnode).get("cases")).items()):
-            runs = [r for r in _list(_dict(cnode).get("runs")) if isinstance(r, dict)]
-            active = [r for r in runs if not is_archived(r)]
+            active, archived = [], 0
+            for row in _list(_dict(cnode).get("runs")):
+                if type(row) is not dict:
+                    continue
+                if row.get("archive_state") == ARCHIVED:
+                    archived += 1
+                else:
+                    active.append(row)
             if active:
-                out.append((bid, cid, cnode, active, len(runs) - len(active)))
-    return out
-
-
-def _archived_summary(doc: dict) -> list[tuple[str, int, int]]:
-    out = []
-    for bid, bnode in sorted(_dict(doc.get("benchmarks")).items()):
-        case_count = run_count = 0
-        for cnode in _dict(_dict(bnode).get("cases")).values():
-            n = sum(1 for r in _list(_dict(cnode).get("runs"))
-                    if isinstance(r, dict) and is_archived(r))
-            case_count += 1 if n else 0
-            run_count += n
-        if run_count:
-            out.append((bid, case_count, run_count))
-    return out
+                cases.append((bid, cid, cnode, active, archived))
+            archived_cases += 1 if archived else 0
+            archived_runs += archived
+        if archived_runs:
+            archived_summary.append((bid, archived_cases, archived_runs))
+    return cases, archived_summary
 
 
 def _header_bullets(doc: dict, cases: list, archived: list) -> list[str]:
@@ -561,13 +619,23 @@ def _header_bullets(doc: dict, cases: list, archived: list) -> list[str]:
 
 
 def _decision_table(cases: list) -> list[str]:
-    lines = [_row("Benchmark", "Case", "Decision", "Product Pair", "Case Routing", "Runs"),
-             _rule(6)]
+    lines = [
+        _row("Benchmark", "Case", "Decision", "Product Pair", "Case Routing", "Runs"),
+        _rule(6),
+    ]
     for bid, cid, cnode, active, archived in cases:
         decision = _dict(cnode.get("latest_decision"))
         runs = f"{len(active)} active / {archived} archived" if archived else str(len(active))
-        lines.append(_row(_code(bid), _code(cid), _code(decision.get("decision")),
-                          _product_pair_cell(decision), _routing_cell(decision), _code(runs)))
+        lines.append(
+            _row(
+                _code(bid),
+                _code(cid),
+                _code(decision.get("decision")),
+                _product_pair_cell(decision),
+                _routing_cell(decision),
+                _code(runs),
+            )
+        )
     return lines
 
 
@@ -599,17 +667,41 @@ def _backlog_table(cases: list) -> list[str]:
             entries.append((bid, cid, row))
     if not entries:
         return []
-    entries.sort(key=lambda e: (_PRIORITY_RANK.get(e[2].get("repair_priority"), 3),
-                                _cell(e[2].get("repair_class")), e[0], e[1],
-                                _cell(e[2].get("arm_id"))))
-    lines = [_row("Priority", "Benchmark", "Case", "Arm", "Repair Class", "Failure",
-                  "Repair Profile", "Next Action"), _rule(8)]
+    entries.sort(
+        key=lambda e: (
+            _PRIORITY_RANK.get(e[2].get("repair_priority"), 3),
+            _cell(e[2].get("repair_class")),
+            e[0],
+            e[1],
+            _cell(e[2].get("arm_id")),
+        )
+    )
+    lines = [
+        _row(
+            "Priority",
+            "Benchmark",
+            "Case",
+            "Arm",
+            "Repair Class",
+            "Failure",
+            "Repair Profile",
+            "Next Action",
+        ),
+        _rule(8),
+    ]
     for bid, cid, row in entries:
-        lines.append(_row(
-            _code(row.get("repair_priority")), _code(bid), _code(cid), _code(row.get("arm_id")),
-            _code(row.get("repair_class")), _code(row.get("failure_class")),
-            _profile_summary(row), _cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL),
-        ))
+        lines.append(
+            _row(
+                _code(row.get("repair_priority")),
+                _code(bid),
+                _code(cid),
+                _code(row.get("arm_id")),
+                _code(row.get("repair_class")),
+                _code(row.get("failure_class")),
+                _profile_summary(row),
+                _cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL),
+            )
+        )
     return lines
 
 
@@ -621,17 +713,21 @@ def _profile_summary(row: dict) -> str:
     repair_class = _cell(profile.get("repair_class") or row.get("repair_class"))
     preflights = [_cell(p) for p in _list(profile.get("required_preflight"))]
     if repair_class == "runner_model_access":
-        return (f"blocked_model={_cell(profile.get('blocked_model_route'))}; "
-                f"rerun_model={_cell(profile.get('recommended_model_route'))}; "
-                "preflight=codex_cli_minimal_model_probe")
+        return (
+            f"blocked_model={_cell(profile.get('blocked_model_route'))}; "
+            f"rerun_model={_cell(profile.get('recommended_model_route'))}; "
+            "preflight=codex_cli_minimal_model_probe"
+        )
     if repair_class == "runner_setup_timeout":
         required = _dict(profile.get("required_launch_overrides"))
         disallowed = _dict(profile.get("disallowed_launch_overrides"))
-        return (f"codex_install_strategy={_cell(required.get('codex_install_strategy'))}; "
-                f"agent_setup_timeout_multiplier="
-                f"{_cell(required.get('agent_setup_timeout_multiplier'))}; "
-                f"agent_timeout_multiplier={_cell(required.get('agent_timeout_multiplier'))}; "
-                f"disallow={_cell(disallowed.get('codex_install_strategy'))}")
+        return (
+            f"codex_install_strategy={_cell(required.get('codex_install_strategy'))}; "
+            f"agent_setup_timeout_multiplier="
+            f"{_cell(required.get('agent_setup_timeout_multiplier'))}; "
+            f"agent_timeout_multiplier={_cell(required.get('agent_timeout_multiplier'))}; "
+            f"disallow={_cell(disallowed.get('codex_install_strategy'))}"
+        )
     if "preflight" in repair_class and preflights:
         return "required_preflight=" + ",".join(preflights[:3])
     return repair_class
@@ -646,8 +742,20 @@ def _archived_table(archived: list) -> list[str]:
 
 def _runs_table(cases: list) -> list[str]:
     """The largest table: one line per active run, so it avoids per-cell helper calls."""
-    lines = [_row("Benchmark", "Case", "Arm", "Attempt", "Score", "First Success Round",
-                  "Round Rewards", "Failure", "Artifact"), _rule(9)]
+    lines = [
+        _row(
+            "Benchmark",
+            "Case",
+            "Arm",
+            "Attempt",
+            "Score",
+            "First Success Round",
+            "Round Rewards",
+            "Failure",
+            "Artifact",
+        ),
+        _rule(9),
+    ]
     append = lines.append
     for bid, cid, _node, active, _archived in cases:
         prefix = f"| {_code(bid)} | {_code(cid)} | `"
@@ -677,9 +785,6 @@ def _attempt(row: dict) -> str:
 
 
 def _score_text(row: dict) -> str:
-    score = row.get("official_score")
-    if type(score) is float or (type(score) is int):
-        return repr(score)
     score = _score(row)
     return "missing" if score is None else repr(score)
 

@@ -286,7 +286,6 @@ class _Attempt:
     config: dict[str, Any] = field(default_factory=dict)
     config_source: str | None = None
     lock: dict[str, Any] | None = None  # the TrialLock this attempt realises
-    planned: bool = False
     files_present: dict[str, bool] = field(default_factory=dict)
     status: str = "pending"
     benchmark_id: str = ""
@@ -438,7 +437,6 @@ def _planned_from_lock(lock: dict[str, Any]) -> list[_Attempt]:
                 match_agent=match_agent,
                 model=_text(agent.get("model_name")),
                 lock=trial,
-                planned=True,
             )
         )
     return planned
@@ -474,7 +472,6 @@ def _planned_from_config(config: dict[str, Any]) -> list[_Attempt]:
                         agent=match_agent,
                         match_agent=match_agent,
                         model=_text(agent.get("model_name")),
-                        planned=True,
                     )
                 )
     return planned
@@ -631,7 +628,8 @@ def _unscored_reason(attempt: _Attempt, cause: str | None, reward_reason: str | 
 
 def _attribution(
     exception: str | None, cause: str | None, primary: float | None, reason: str | None
-):
+) -> str | None:
+    """The attempt's attribution label (harbor.md §5.8); None for a non-zero clean score."""
     if exception:
         return _EXCEPTION_LABEL.get(exception) or _CAUSE_LABEL.get(
             cause or "", "agent_exception_before_solution_completion"
@@ -747,7 +745,9 @@ def _agent_config(attempts: list[_Attempt], job: _Job) -> dict[str, Any]:
     return {}
 
 
-def _timeout_policy(attempts: list[_Attempt], job: _Job, agent_cfg: dict[str, Any]):
+def _timeout_policy(
+    attempts: list[_Attempt], job: _Job, agent_cfg: dict[str, Any]
+) -> tuple[dict[str, Any], bool]:
     """Effective multipliers: trial config, else lock trial, else job config (harbor.md §5.7)."""
     seen: list[dict[str, float]] = []
     for attempt in attempts:
@@ -993,7 +993,7 @@ class _Options:
 
 def _arm(
     agent: str | None, match_agent: str | None, model: str | None, kwargs: dict, opts: _Options
-):
+) -> tuple[str | None, str]:
     """(arm_id or None, arm_source) per harbor.md §5.6."""
     for map_agent, map_model, arm in opts.arm_map:
         if map_agent in (agent, match_agent) and (map_model is None or map_model == model):
@@ -1015,7 +1015,8 @@ def _mode(agent: str | None, kwargs: dict[str, Any]) -> str:
 
 def _build_record(
     key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: _Options
-):
+) -> dict[str, Any]:
+    """One raw ``benchmark_run_v0`` record for a (benchmark, task, agent, model) group."""
     benchmark_id, task, agent, model = key
     attempts.sort(key=_attempt_order)
     for i, attempt in enumerate(attempts, 1):
@@ -1191,7 +1192,10 @@ def _run_group(job_dir: Path) -> str | None:
     return parent.name or None
 
 
-def _job_identity(config: _Json, job_result: _Json, observed: list[_Attempt], dir_name: str):
+def _job_identity(
+    config: _Json, job_result: _Json, observed: list[_Attempt], dir_name: str
+) -> tuple[str, str | None]:
+    """Harbor's own names: ``job_name`` from config, job id from result (else a trial config)."""
     name = _text(config.obj.get("job_name")) or dir_name
     job_id = _text(job_result.obj.get("id"))
     if job_id is None:

@@ -1,0 +1,206 @@
+"""``benchledger benchmark run {terminal-bench|skillsbench}``: flags, then the shared pipeline."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import Any
+
+import click
+
+from commands.benchmark_group import benchmark
+from commands.output import emit, format_option, resolve_format
+
+MODES = ("hardened-codex", "passive-observed-codex", "codex-goal-mode", "codex-app-server-goal",
+         "codex-loopx", "loopx-managed-codex")
+SKILLSBENCH_ROUTES = (
+    "codex-cli-goal-baseline", "codex-app-server-goal-baseline", "codex-loopx-treatment",
+    "loopx-managed-codex", "loopx-prompt-polling-test", "loopx-blind-loop-treatment",
+    "loopx-automation-loop-treatment", "oracle-reference",
+)
+MULTIPLIERS = ("timeout_multiplier", "agent_timeout_multiplier", "verifier_timeout_multiplier",
+               "agent_setup_timeout_multiplier", "environment_build_timeout_multiplier")
+
+
+class ArgparseFloat(click.ParamType):
+    """Float with argparse's message; ``nan``/``inf`` parse here and are refused by rule 9."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            self.fail(f"invalid float value: {value!r}", param, ctx)
+
+
+class ArgparseInt(click.ParamType):
+    name = "int"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            self.fail(f"invalid int value: {value!r}", param, ctx)
+
+
+def _flag(name: str, help_text: str):  # noqa: ANN202
+    return click.option(name, is_flag=True, default=False, help=help_text)
+
+
+def _run_options(func):  # noqa: ANN001, ANN202
+    """Every flag of cli.md §5.1, in one place so help lists them together."""
+    options = [
+        click.argument("benchmark_name", type=click.Choice(["terminal-bench", "skillsbench"])),
+        click.option("--goal-id", required=True, help="Goal whose run history records the runs."),
+        click.option("--mode", type=click.Choice(MODES), default=None,
+                     help="Harness variant (default loopx-managed-codex)."),
+        click.option("--dataset", "--benchmark-id", "dataset", default=None,
+                     help="Dataset id; ingest derives it from artifacts when unset."),
+        click.option("--include-task-name", multiple=True,
+                     help="Task (repeatable): planned cases, or an ingest filter."),
+        click.option("--runner", type=click.Choice(["harbor"]), default=None),
+        click.option("--agent", default=None, help="Agent for planned runs (default codex)."),
+        click.option("--model", default=None, help="Model for planned runs (default gpt-5.5)."),
+        click.option("--skillsbench-route", type=click.Choice(SKILLSBENCH_ROUTES), default=None),
+        click.option("--skillsbench-result-json", default=None, metavar="PATH",
+                     help="One BenchFlow result.json to ingest."),
+        click.option("--skillsbench-result-root", default=None, metavar="DIR",
+                     help="A BenchFlow jobs tree to ingest (one run per task)."),
+        click.option("--selection-policy",
+                     type=click.Choice(["benchflow_canonical", "all_attempts", "newest"]),
+                     default=None, help="Which of several results per task is kept."),
+        _flag("--keep-corrupt", "Record corrupt BenchFlow results as corrupt attempts instead "
+                                "of refusing the input."),
+        click.option("--harbor-job-dir", default=None, metavar="DIR",
+                     help="A Harbor 0.25 job directory to ingest."),
+        click.option("--arm-map", multiple=True, metavar="AGENT[:MODEL]=ARM",
+                     help="Name the arm of an agent (and model) in a multi-agent job."),
+        click.option("--arm-role", type=click.Choice(["baseline", "treatment", "other"]),
+                     default=None),
+        _flag("--loopx-worker-artifacts", "Also read loopx worker artifacts of a Harbor job."),
+        *[click.option("--" + m.replace("_", "-"), m, type=ArgparseFloat(), default=None)
+          for m in MULTIPLIERS],
+        click.option("--timeout-preset", type=click.Choice(["official", "long-horizon-8x"]),
+                     default=None),
+        click.option("--codex-install-strategy",
+                     type=click.Choice(["runtime_install_if_missing", "require_existing_codex"]),
+                     default=None),
+        click.option("--codex-preflight-timeout-sec", type=ArgparseInt(), default=None),
+        click.option("--worker-codex-materialization-strategy",
+                     type=click.Choice(["worker_path_preprovisioned",
+                                        "runtime_install_extended_setup"]), default=None),
+        _flag("--worker-materialization-probe-only", "[loopx] probe-only record."),
+        _flag("--setup-timeout-repair-profile", "[loopx] 8x setup-timeout repair profile."),
+        _flag("--fake-worker", "[loopx] fake worker fixture record."),
+        _flag("--cli-bridge-contract", "[loopx] CLI bridge contract fixture record."),
+        _flag("--worker-cli-bridge-fixture", "[loopx] worker CLI bridge fixture record."),
+        _flag("--active-cli-bridge", "[loopx] active CLI bridge record."),
+        _flag("--active-user-assisted-treatment", "[loopx] active-user treatment record."),
+        _flag("--active-user-observation-fixture", "[loopx] active-user observation fixture."),
+        _flag("--preflight-guard", "Check the machine is ready before the run is launched."),
+        _flag("--require-task-material-ready", "Make missing task material a blocker."),
+        click.option("--auth-env-name", multiple=True, help="Auth variable NAME to check."),
+        click.option("--job-name", default=None),
+        click.option("--n-attempts", type=ArgparseInt(), default=None),
+        click.option("--n-concurrent", type=ArgparseInt(), default=None),
+        click.option("--runner-ref", default=None),
+        click.option("--classification", default=None),
+        click.option("--recommended-action", default=None),
+        _flag("--update-run-ledger", "Upsert the records into the run ledger."),
+        click.option("--run-ledger-path", default=None),
+        click.option("--ledger-id", default=None, help="Ledger key in the store (default: the "
+                                                       "ledger path relative to the project)."),
+        click.option("--run-group-id", default=None),
+        click.option("--arm-id", default=None),
+        click.option("--run-ledger-note", default=None),
+        click.option("--delivery-batch-scale", default=None),
+        click.option("--delivery-outcome", default=None),
+        _flag("--dry-run", "Compute and show everything, write nothing (the default)."),
+        _flag("--execute", "Append the events and render the files."),
+        _flag("--no-global-sync", "Do not sync the goal into the runtime root's global registry."),
+        _flag("--no-render", "Append events only; render files later with `benchledger render`."),
+        format_option,
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@benchmark.command("run")
+@_run_options
+@click.pass_context
+def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
+    """Record a benchmark run: ingest a Harbor job / BenchFlow results, or plan one.
+
+    Dry run unless --execute. Examples:
+
+      benchledger benchmark run terminal-bench --goal-id demo --harbor-job-dir jobs/J --execute
+
+      benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
+    """
+    from commands.pipeline import PipelineOptions, run_pipeline
+    from commands.runtime import command_metadata
+    from ledger.terminal_bench_options import validate_benchmark_run_options
+
+    fmt = resolve_format(ctx, output_format)
+    root = ctx.find_root().obj
+    validate_benchmark_run_options(opts)
+    options = PipelineOptions(
+        benchmark=opts["benchmark_name"], goal_id=opts["goal_id"], execute=opts["execute"],
+        update_run_ledger=opts["update_run_ledger"], run_ledger_path=opts["run_ledger_path"],
+        ledger_id=opts["ledger_id"], run_group_id=opts["run_group_id"], arm_id=opts["arm_id"],
+        run_ledger_note=opts["run_ledger_note"], classification=opts["classification"],
+        recommended_action=opts["recommended_action"],
+        delivery_batch_scale=opts["delivery_batch_scale"],
+        delivery_outcome=opts["delivery_outcome"], global_sync=not opts["no_global_sync"],
+        render=not opts["no_render"])
+    payload = run_pipeline(db=root.get("db"), registry=root.get("registry"),
+                           runtime_root=root.get("runtime_root"), options=options,
+                           build=lambda: _build(opts), metadata=command_metadata(_version()))
+    from projections.goal_runs import render_append_markdown
+
+    emit(payload, fmt, "Benchmark Run Append", markdown=render_append_markdown)
+    if not payload.get("ok", True):
+        ctx.exit(1)
+
+
+def _version() -> str:
+    from commands.cli import VERSION
+
+    return VERSION
+
+
+def _build(opts: dict[str, Any]):  # noqa: ANN202
+    from ledger.handlers import run_sources
+
+    if opts["benchmark_name"] == "skillsbench":
+        if opts["skillsbench_result_json"] or opts["skillsbench_result_root"]:
+            return run_sources.build_benchflow(opts)
+        return run_sources.build_skillsbench_skeleton(opts)
+    if opts["harbor_job_dir"]:
+        with _progress() as progress:
+            return run_sources.build_harbor(opts, progress=progress)
+    return run_sources.build_planned_terminal_bench(opts, env=os.environ, which=shutil.which)
+
+
+class _progress:
+    """A bar on a terminal while a large job is read; nothing when output is piped."""
+
+    def __enter__(self):  # noqa: ANN204
+        self.bar = None
+        return self.update if sys.stderr.isatty() else None
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label="reading trials", file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+COMMANDS = [benchmark]

@@ -1,0 +1,185 @@
+"""Deciding ledger upserts: compact records in, ``ledger_upserted`` events and the payload out.
+
+Shared by ``run-ledger-upsert`` and ``benchmark run --update-run-ledger`` so both apply the
+same row rules. Each record touches only the rows of its own case, read through ``reads``; a
+row that would not change anything (same content, only ``last_upserted_at`` newer) produces no
+event, which is what makes re-upserting the same run a no-op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ledger.events import LEDGER_UPSERTED, NewEvent
+from ledger.ledger_ops import upsert_row
+from ledger.ledger_target import LedgerTarget
+from ledger.row_rules import RULES_VERSION, build_row
+
+READ_BOUNDARY = {
+    "compact_only": True,
+    "raw_logs_read": False,
+    "task_text_read": False,
+    "trajectory_read": False,
+    "docker_invoked": False,
+    "model_api_invoked": False,
+    "upload_invoked": False,
+}
+LEDGER_SCHEMA = "benchmark_run_ledger_v0"
+DEFAULT_UPDATE_POLICY = {
+    "source_of_truth": "benchmark_run_v0 compact run events",
+    "raw_logs_recorded": False,
+    "raw_task_text_recorded": False,
+    "absolute_paths_recorded": False,
+    "update_rule": "upsert one run entry when a benchmark case is ingested or closed",
+}
+VOLATILE_ROW_KEYS = ("last_upserted_at",)
+
+
+class LedgerReads(Protocol):
+    def ledger(self, ledger_id: str) -> dict[str, Any] | None: ...
+    def case_rows(self, ledger_id: str, benchmark_id: str, case_id: str) -> list[dict]: ...
+
+
+@dataclass
+class RowOptions:
+    """The command's per-row inputs besides the record (ledger_v0 §4)."""
+
+    run_group_id: str | None = None
+    arm_id: str | None = None
+    arm_role: str | None = None
+    run_key: str | None = None
+    notes: str | None = None
+    recorded_at: str | None = None
+    artifact_ref: str | None = None
+    result_ref: str | None = None
+    compact_artifact_ref: str | None = None
+    history_ref: str | None = None
+
+
+@dataclass
+class LedgerPlan:
+    events: list[NewEvent] = field(default_factory=list)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
+    rows_by_run_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.events)
+
+
+def plan_ledger_upsert(
+    records: Sequence[dict[str, Any]],
+    *,
+    target: LedgerTarget,
+    options: Sequence[RowOptions],
+    reads: LedgerReads,
+    decide_case: Callable[[list[dict]], dict],
+    now: str,
+    ref_root: str | None = None,
+    runtime_root: str | None = None,
+) -> LedgerPlan:
+    """Build each row, land it on its case, and keep only the upserts that change something."""
+    plan = LedgerPlan()
+    is_new_ledger = reads.ledger(target.ledger_id) is None
+    cases: dict[tuple[str, str], list[dict]] = {}
+    for record, opts in zip(records, options, strict=True):
+        row, warnings = build_row(
+            record, now=now, ref_root=ref_root, runtime_root=runtime_root,
+            run_group_id=opts.run_group_id, arm_id=opts.arm_id, arm_role=opts.arm_role,
+            run_key=opts.run_key, notes=opts.notes, recorded_at=opts.recorded_at,
+            artifact_ref=opts.artifact_ref, result_ref=opts.result_ref,
+            compact_artifact_ref=opts.compact_artifact_ref, history_ref=opts.history_ref,
+        )
+        key = (row.get("benchmark_id") or "", row.get("case_id") or "")
+        if key not in cases:
+            cases[key] = reads.case_rows(target.ledger_id, *key)
+        existing = cases[key]
+        result = upsert_row(existing, row)
+        outcome: dict[str, Any] = {"entry": result.row, "warnings": warnings}
+        if not result.updated:
+            outcome.update(updated=False, skipped=True, skip_reason=result.skip_reason,
+                           case_decision={})
+            plan.outcomes.append(outcome)
+            continue
+        before = next((r for r in existing if r.get("run_id") == result.touched_run_id), None)
+        unchanged = before is not None and _same_row(before, result.row)
+        cases[key] = result.rows
+        outcome.update(
+            updated=not unchanged,
+            merged_into="unchanged" if unchanged else _merged_into(result.action, before),
+            case_decision=decide_case([r for r in result.rows
+                                       if r.get("archive_state") != "archived"]),
+            benchmark_id=key[0],
+            case_id=key[1],
+        )
+        plan.outcomes.append(outcome)
+        if unchanged:
+            continue
+        payload = {
+            "ledger_id": target.ledger_id,
+            "ledger_path": target.display_path,
+            "row": result.row,
+            "merged_into": outcome["merged_into"],
+            "touched_run_id": result.touched_run_id,
+            "rules_version": RULES_VERSION,
+            "updated_at": now,
+        }
+        if is_new_ledger and not plan.events:
+            payload["update_policy"] = DEFAULT_UPDATE_POLICY
+        plan.events.append(NewEvent(target.stream, LEDGER_UPSERTED, payload))
+        plan.rows_by_run_id[result.row["run_id"]] = result.row
+    return plan
+
+
+def _merged_into(action: str, before: dict | None) -> str:
+    if action == "replaced" and before is not None and before.get("archive_state") == "archived":
+        return "archived_kept"
+    return action
+
+
+def _same_row(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    strip = VOLATILE_ROW_KEYS
+    return {k: v for k, v in a.items() if k not in strip} == {
+        k: v for k, v in b.items() if k not in strip}
+
+
+def ledger_result(plan: LedgerPlan, *, target: LedgerTarget, dry_run: bool) -> dict[str, Any]:
+    """The ``benchmark_run_ledger`` block (ledger_v0 §6.2 / §6.5)."""
+    base = {
+        "ok": True,
+        "dry_run": dry_run,
+        "schema_version": LEDGER_SCHEMA,
+        "ledger_path": target.display_path,
+        "markdown_path": target.display_markdown_path,
+    }
+    if len(plan.outcomes) == 1:
+        outcome = plan.outcomes[0]
+        block = {**base, "updated": bool(outcome.get("updated")) and not dry_run,
+                 "entry": outcome["entry"], "case_decision": outcome.get("case_decision", {})}
+        for key in ("merged_into", "skipped", "skip_reason"):
+            if outcome.get(key) is not None:
+                block[key] = outcome[key]
+        if outcome.get("merged_into") == "unchanged":
+            block["unchanged"] = True
+        if outcome.get("warnings"):
+            block["warnings"] = outcome["warnings"]
+        return block
+    accepted = [o for o in plan.outcomes if not o.get("skipped")]
+    return {
+        **base,
+        "updated": plan.changed and not dry_run,
+        "input_entry_count": len(plan.outcomes),
+        "accepted_entry_count": len(accepted),
+        "skipped_entry_count": len(plan.outcomes) - len(accepted),
+        "upserted_count": 0 if dry_run else len(plan.events),
+        "unchanged_count": sum(1 for o in accepted if o.get("merged_into") == "unchanged"),
+        "entries": [{"run_id": o["entry"].get("run_id"), "merged_into": o.get("merged_into"),
+                     "skipped": bool(o.get("skipped"))} for o in plan.outcomes],
+        "case_decisions": [
+            {"benchmark_id": o["benchmark_id"], "case_id": o["case_id"],
+             "decision": (o.get("case_decision") or {}).get("decision")}
+            for o in accepted
+        ],
+    }

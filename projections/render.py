@@ -1,0 +1,42 @@
+"""After-commit rendering: every file a command's events changed, then an ``export_written``
+event with the digest of each file, so ``verify --files`` can tell whether a published file
+still matches the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ledger.events import EXPORT_WRITTEN, NewEvent
+from projections.goal_files import render_global_registry, render_goal_files, render_rollout_log
+from projections.ledger_files import render_ledger_files
+
+
+def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
+    if exports:
+        opened.store.append([NewEvent("exports", EXPORT_WRITTEN, {"files": exports})],
+                            metadata={"reason": "render"})
+
+
+def render_ledger(opened: Any, target: Any) -> list[dict[str, str]]:
+    with opened.store.engine.connect() as conn:
+        exports = render_ledger_files(conn, target.ledger_id, target.json_path,
+                                      target.markdown_path)
+    record_exports(opened, exports)
+    return exports
+
+
+def render_for_goal(opened: Any, runtime_root: Path, goal_id: str, *,
+                    stems: list[str] | None, ledger_target: Any | None,
+                    global_registry: bool, backup: dict[str, Any] | None) -> list[dict[str, str]]:
+    exports: list[dict[str, str]] = []
+    with opened.store.engine.connect() as conn:
+        exports += render_goal_files(conn, goal_id, runtime_root, stems)
+        exports += render_rollout_log(conn, goal_id, runtime_root)
+        if global_registry:
+            exports += render_global_registry(conn, runtime_root, backup)
+        if ledger_target is not None:
+            exports += render_ledger_files(conn, ledger_target.ledger_id,
+                                           ledger_target.json_path, ledger_target.markdown_path)
+    record_exports(opened, exports)
+    return exports
