@@ -161,7 +161,8 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
                            build=lambda: _build(opts), metadata=command_metadata(_version()))
     from projections.goal_runs import render_append_markdown
 
-    emit(payload, fmt, "Benchmark Run Append", markdown=render_append_markdown)
+    emit(payload, fmt, "Benchmark Run Append",
+         markdown=None if payload.get("already_recorded") else render_append_markdown)
     if not payload.get("ok", True):
         ctx.exit(1)
 
