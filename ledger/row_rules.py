@@ -1208,7 +1208,14 @@ def _round_summary(trace: Mapping[str, Any], records: list[dict[str, Any]]) -> d
     out: dict[str, Any] = {"round_rewards": records, "round_reward_count": len(records)}
     first = trace.get("first_success_round")
     if not _is_pos_int(first):
-        first = next((r["agent_round"] for r in records if r.get("passed") is True), None)
+        first = next(
+            (
+                r["agent_round"]
+                for r in records
+                if ("reward" in r or "passed" in r) and _record_passed(r)
+            ),
+            None,
+        )
     if first is not None:
         out["first_success_round"] = first
     observed = trace.get("success_observed")

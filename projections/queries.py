@@ -45,6 +45,8 @@ class StoreReads(LedgerQueries):
         return orjson.loads(text) if text is not None else None
 
     @staticmethod
-    def decide_case(active_rows: list[dict[str, Any]]) -> dict[str, Any]:
-        """The case's ``latest_decision`` over its active rows (ledger_v0 §7)."""
-        return latest_decision(sorted(active_rows, key=run_sort_key))
+    def decide_case(case_rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """The case's ``latest_decision``: active rows decide, archived ones are only counted."""
+        active = [r for r in case_rows if r.get("archive_state") != "archived"]
+        return latest_decision(sorted(active, key=run_sort_key),
+                               archived_run_count=len(case_rows) - len(active))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from support_ledger_rules import NOW, bare_record, fixture_rows, load_fixture_ledger, record
 
 from ledger.errors import InputError
 from ledger.row_rules import (
@@ -26,6 +25,7 @@ from ledger.row_rules import (
     repair_fields,
     round_fields,
 )
+from tests.support_ledger_rules import NOW, bare_record, fixture_rows, load_fixture_ledger, record
 
 # ---------------------------------------------------------------------------------------------
 # §5.2 case ids
@@ -54,7 +54,11 @@ def test_case_ids_first_non_empty_source(fields: dict, expected: list[str]) -> N
     ("job", "benchmark", "expected"),
     [
         ("terminal_bench_04_hello_world_hardened_codex_baseline", "x", "hello-world"),
-        ("terminal_bench_2_0_build_cython_ext_codex_goal_mode_baseline_real", "x", "build-cython-ext"),
+        (
+            "terminal_bench_2_0_build_cython_ext_codex_goal_mode_baseline_real",
+            "x",
+            "build-cython-ext",
+        ),
         ("terminal_bench_make_doom_for_mips_codex_loopx_treatment", "x", "make-doom-for-mips"),
         ("fix_git_treatment", "terminal-bench@2.0", "fix-git"),
         ("fix_git_treatment", "skillsbench@1.1", None),
@@ -83,7 +87,10 @@ def test_terminal_bench_job_name_parse(job: str, benchmark: str, expected: str |
         ({"mode": "with_curated_skills"}, "curated_skills_baseline"),
         ({"mode": "skillsbench_no_skills_baseline"}, "no_skills_baseline"),
         ({"mode": "codex_loopx"}, "codex_loopx_treatment"),
-        ({"job_name": "a_hardened_codex_baseline_codex_loopx_treatment"}, "hardened_codex_baseline"),
+        (
+            {"job_name": "a_hardened_codex_baseline_codex_loopx_treatment"},
+            "hardened_codex_baseline",
+        ),
         ({"job_name": "tb2_fix_baseline"}, "baseline"),
         ({"job_name": "tb2_treatment_run"}, "treatment"),
         ({"mode": "bare_codex_cli", "job_name": "j"}, "bare_codex_cli"),
@@ -126,7 +133,11 @@ def test_adapter_arm_wins_over_inference() -> None:
         ({"arm_id": "x", "arm_role": "treatment"}, None, "treatment"),
         ({"arm_id": "x_baseline"}, "treatment", "treatment"),
         ({"arm_id": "x", "route": "raw-codex-autonomous-max5"}, None, "baseline"),
-        ({"arm_id": "x", "benchmark_loop_contract": {"protocol_id": "loopx-product-mode"}}, None, "treatment"),
+        (
+            {"arm_id": "x", "benchmark_loop_contract": {"protocol_id": "loopx-product-mode"}},
+            None,
+            "treatment",
+        ),
         ({"arm_id": "x"}, None, "other"),
     ],
 )
@@ -295,7 +306,12 @@ def test_post_launch_status_and_class() -> None:
             None,
             "skillsbench_compose_setup_blocked_before_agent_rounds",
         ),
-        ({"worker_setup_diagnostic_blockers": ["none", "codex_cli_not_on_path"]}, "completed", 0, "codex_cli_not_on_path"),
+        (
+            {"worker_setup_diagnostic_blockers": ["none", "codex_cli_not_on_path"]},
+            "completed",
+            0,
+            "codex_cli_not_on_path",
+        ),
         (
             {
                 "failure_attribution_labels": [
@@ -309,16 +325,42 @@ def test_post_launch_status_and_class() -> None:
             "official_verifier_solution_failure",
         ),
         (
-            {"failure_attribution_labels": ["x", "agent_timeout_before_solution_completion", "environment_setup_failed_before_worker"]},
+            {
+                "failure_attribution_labels": [
+                    "x",
+                    "agent_timeout_before_solution_completion",
+                    "environment_setup_failed_before_worker",
+                ]
+            },
             "completed",
             0,
             "environment_setup_failed_before_worker",
         ),
         ({"score_failure_attribution": "my_free_class"}, "completed", 0, "my_free_class"),
-        ({"trials": [{"exception_type": "AgentSetupTimeoutError"}]}, "completed", 0, "agent_setup_timeout_before_worker_start"),
-        ({"trials": [{"exception_type": "AgentSetupError"}]}, "completed", 0, "agent_setup_exception_before_solution_attempt"),
-        ({"trials": [{"exception_type": "AgentTimeoutError"}]}, "completed", 0, "agent_timeout_before_solution_completion"),
-        ({"trials": [{"exception_type": "RuntimeError"}]}, "completed", 0, "agent_exception_before_solution_completion"),
+        (
+            {"trials": [{"exception_type": "AgentSetupTimeoutError"}]},
+            "completed",
+            0,
+            "agent_setup_timeout_before_worker_start",
+        ),
+        (
+            {"trials": [{"exception_type": "AgentSetupError"}]},
+            "completed",
+            0,
+            "agent_setup_exception_before_solution_attempt",
+        ),
+        (
+            {"trials": [{"exception_type": "AgentTimeoutError"}]},
+            "completed",
+            0,
+            "agent_timeout_before_solution_completion",
+        ),
+        (
+            {"trials": [{"exception_type": "RuntimeError"}]},
+            "completed",
+            0,
+            "agent_exception_before_solution_completion",
+        ),
         ({"first_blocker": "harbor_not_installed"}, "recorded", None, "harbor_not_installed"),
         ({}, "completed", 0, "score_failure_unattributed"),
         ({}, "recorded", None, "score_missing"),
@@ -375,12 +417,21 @@ _SCORED = {"official_score": 0.5, "official_score_status": "completed", "officia
             (False, "official_score_attempt_not_countable"),
         ),
         (
-            {**_SCORED, "attempt_lifecycle_phase": "runner_accepted_args", "failure_class": "runner_x"},
+            {
+                **_SCORED,
+                "attempt_lifecycle_phase": "runner_accepted_args",
+                "failure_class": "runner_x",
+            },
             "completed",
             "runner_or_setup",
             (False, "official_score_attempt_not_countable"),
         ),
-        (_SCORED, "completed", "verifier_or_infra", (False, "official_score_attempt_not_countable")),
+        (
+            _SCORED,
+            "completed",
+            "verifier_or_infra",
+            (False, "official_score_attempt_not_countable"),
+        ),
         (
             {
                 **_SCORED,
@@ -418,7 +469,10 @@ _SCORED = {"official_score": 0.5, "official_score_status": "completed", "officia
             (True, "countable_completed_task_attempt_pass"),
         ),
         (
-            {**_SCORED, "score_aggregation": {"scored_attempt_count": 2, "unscored_attempt_count": 1}},
+            {
+                **_SCORED,
+                "score_aggregation": {"scored_attempt_count": 2, "unscored_attempt_count": 1},
+            },
             "completed",
             "case_or_solution",
             (True, "countable_partial_attempt_coverage"),
@@ -426,7 +480,9 @@ _SCORED = {"official_score": 0.5, "official_score_status": "completed", "officia
         (_SCORED, "recorded", "case_or_solution", (True, "countable_official_score")),
     ],
 )
-def test_countability_checks_in_order(fields: dict, status: str, scope: str, expected: tuple) -> None:
+def test_countability_checks_in_order(
+    fields: dict, status: str, scope: str, expected: tuple
+) -> None:
     assert countability(fields, status=status, scope=scope)[:2] == expected
 
 
@@ -439,10 +495,34 @@ def test_countability_checks_in_order(fields: dict, status: str, scope: str, exp
     ("cls", "scope", "extra", "priority", "repair_class"),
     [
         ("codex_cli_not_on_path", "runner_or_setup", {}, "P0", "runner_codex_cli_materialization"),
-        ("worker_install_failed_x", "runner_or_setup", {}, "P0", "runner_codex_cli_materialization"),
-        ("environment_setup_failed_before_worker", "runner_or_setup", {}, "P0", "benchmark_environment_setup_contract"),
-        ("agent_setup_exception_before_solution_attempt", "runner_or_setup", {}, "P0", "runner_setup_timeout"),
-        ("model_provider_failure_before_solution_attempt", "runner_or_setup", {}, "P0", "runner_model_access"),
+        (
+            "worker_install_failed_x",
+            "runner_or_setup",
+            {},
+            "P0",
+            "runner_codex_cli_materialization",
+        ),
+        (
+            "environment_setup_failed_before_worker",
+            "runner_or_setup",
+            {},
+            "P0",
+            "benchmark_environment_setup_contract",
+        ),
+        (
+            "agent_setup_exception_before_solution_attempt",
+            "runner_or_setup",
+            {},
+            "P0",
+            "runner_setup_timeout",
+        ),
+        (
+            "model_provider_failure_before_solution_attempt",
+            "runner_or_setup",
+            {},
+            "P0",
+            "runner_model_access",
+        ),
         (
             "skillsbench_codex_acp_jsonrpc_internal_error",
             "score_missing",
@@ -450,9 +530,27 @@ def test_countability_checks_in_order(fields: dict, status: str, scope: str, exp
             "P0",
             "skillsbench_codex_acp_post_success_finalization",
         ),
-        ("skillsbench_codex_acp_launch_failed", "score_missing", {}, "P0", "skillsbench_codex_acp_runtime_preflight"),
-        ("skillsbench_docker_apt_setup_risk_preflight_blocked", "runner_or_setup", {}, "P1", "skillsbench_setup_preflight_selection"),
-        ("skillsbench_verifier_bootstrap_risk_preflight_blocked", "runner_or_setup", {}, "P1", "skillsbench_verifier_bootstrap_preflight_selection"),
+        (
+            "skillsbench_codex_acp_launch_failed",
+            "score_missing",
+            {},
+            "P0",
+            "skillsbench_codex_acp_runtime_preflight",
+        ),
+        (
+            "skillsbench_docker_apt_setup_risk_preflight_blocked",
+            "runner_or_setup",
+            {},
+            "P1",
+            "skillsbench_setup_preflight_selection",
+        ),
+        (
+            "skillsbench_verifier_bootstrap_risk_preflight_blocked",
+            "runner_or_setup",
+            {},
+            "P1",
+            "skillsbench_verifier_bootstrap_preflight_selection",
+        ),
         (
             "skillsbench_runner_setup_blocked_before_agent_rounds",
             "runner_or_setup",
@@ -460,14 +558,44 @@ def test_countability_checks_in_order(fields: dict, status: str, scope: str, exp
             "P1",
             "skillsbench_task_source_preflight_selection",
         ),
-        ("skillsbench_task_source_excluded", "runner_or_setup", {}, "P1", "skillsbench_task_source_excluded"),
+        (
+            "skillsbench_task_source_excluded",
+            "runner_or_setup",
+            {},
+            "P1",
+            "skillsbench_task_source_excluded",
+        ),
         ("run_result_corrupt", "runner_or_setup", {}, "P0", "runner_result_materialization"),
         ("score_missing", "score_missing", {}, "P0", "runner_result_materialization"),
-        ("detached_worker_ended_without_trial_result", "runner_or_setup", {}, "P0", "runner_result_finalization"),
-        ("score_failure_unattributed", "attribution_required", {}, "P0", "verifier_attribution_required"),
-        ("worker_bridge_connected_official_score_failure", "runner_or_setup", {}, "P0", "worker_verifier_alignment"),
+        (
+            "detached_worker_ended_without_trial_result",
+            "runner_or_setup",
+            {},
+            "P0",
+            "runner_result_finalization",
+        ),
+        (
+            "score_failure_unattributed",
+            "attribution_required",
+            {},
+            "P0",
+            "verifier_attribution_required",
+        ),
+        (
+            "worker_bridge_connected_official_score_failure",
+            "runner_or_setup",
+            {},
+            "P0",
+            "worker_verifier_alignment",
+        ),
         ("verifier_timeout", "verifier_or_infra", {}, "P0", "verifier_or_infra_repair"),
-        ("agent_idle_timeout_before_solution_completion", "case_or_solution", {}, "P1", "case_timeout_research"),
+        (
+            "agent_idle_timeout_before_solution_completion",
+            "case_or_solution",
+            {},
+            "P1",
+            "case_timeout_research",
+        ),
         ("agent_refused_task", "case_or_solution", {}, "P1", "case_exception_research"),
         ("run_cancelled", "runner_or_setup", {}, "P1", "run_rerun_required"),
         ("skillsbench_runner_error", "runner_or_setup", {}, "P1", "runner_or_setup_triage"),
@@ -475,7 +603,9 @@ def test_countability_checks_in_order(fields: dict, status: str, scope: str, exp
         ("none", "passed", {}, "", ""),
     ],
 )
-def test_repair_route_table(cls: str, scope: str, extra: dict, priority: str, repair_class: str) -> None:
+def test_repair_route_table(
+    cls: str, scope: str, extra: dict, priority: str, repair_class: str
+) -> None:
     fields = repair_fields(cls, scope, {"mode": "codex_loopx", **extra})
     assert (fields.get("repair_priority", ""), fields.get("repair_class", "")) == (
         priority,
@@ -486,17 +616,30 @@ def test_repair_route_table(cls: str, scope: str, extra: dict, priority: str, re
 
 
 def test_loopx_profiles_only_for_codex_or_loopx_modes() -> None:
-    loopx = repair_fields("agent_setup_timeout_before_worker_start", "runner_or_setup", {"mode": "codex_goal_mode_baseline"})
-    other = repair_fields("agent_setup_timeout_before_worker_start", "runner_or_setup", {"mode": "terminus"})
-    assert loopx["repair_profile"]["required_launch_overrides"]["agent_setup_timeout_multiplier"] == 8
+    loopx = repair_fields(
+        "agent_setup_timeout_before_worker_start",
+        "runner_or_setup",
+        {"mode": "codex_goal_mode_baseline"},
+    )
+    other = repair_fields(
+        "agent_setup_timeout_before_worker_start", "runner_or_setup", {"mode": "terminus"}
+    )
+    assert (
+        loopx["repair_profile"]["required_launch_overrides"]["agent_setup_timeout_multiplier"] == 8
+    )
     assert "repair_profile" not in other
     assert other["repair_class"] == "runner_setup_timeout"
     # the environment-setup profile is not loopx-specific
-    env = repair_fields("environment_setup_failed_before_worker", "runner_or_setup", {"mode": "terminus"})
+    env = repair_fields(
+        "environment_setup_failed_before_worker", "runner_or_setup", {"mode": "terminus"}
+    )
     assert env["repair_profile"]["schema_version"] == "benchmark_repair_profile_v0"
 
 
-@pytest.mark.parametrize(("blocked", "recommended"), [("gpt-4o", "gpt-5.5"), ("gpt-5.5", "current_local_codex_config_model_after_probe")])
+@pytest.mark.parametrize(
+    ("blocked", "recommended"),
+    [("gpt-4o", "gpt-5.5"), ("gpt-5.5", "current_local_codex_config_model_after_probe")],
+)
 def test_model_access_profile(blocked: str, recommended: str) -> None:
     fields = repair_fields(
         "codex_model_access_unsupported_for_account",
@@ -504,7 +647,10 @@ def test_model_access_profile(blocked: str, recommended: str) -> None:
         {"mode": "codex_goal_mode_baseline", "agent_model": blocked},
     )
     profile = fields["repair_profile"]
-    assert (profile["blocked_model_route"], profile["recommended_model_route"]) == (blocked, recommended)
+    assert (profile["blocked_model_route"], profile["recommended_model_route"]) == (
+        blocked,
+        recommended,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -526,7 +672,8 @@ def test_round_rewards_spec_example() -> None:
     assert [r["agent_round"] for r in fields["round_rewards"]] == [1, 2, 3]
     assert all(isinstance(r["reward"], float) for r in fields["round_rewards"])
     assert fields["round_reward_count"] == 3
-    assert fields["first_success_round"] is None if "first_success_round" not in fields else True
+    assert fields["first_success_round"] == 2
+    assert fields["round_success_observed"] is True
     assert (fields["best_reward_round"], fields["best_round_reward"]) == (2, 1.0)
     assert (fields["final_round"], fields["final_round_reward"]) == (3, 0.5)
     assert fields["best_round_is_final"] is False
@@ -538,7 +685,10 @@ def test_round_rewards_spec_example() -> None:
 
 def test_round_first_success_and_trace_values_win() -> None:
     trace = {
-        "records": [{"agent_round": 1, "reward": 0.0}, {"agent_round": 2, "reward": 1.0, "passed": True}],
+        "records": [
+            {"agent_round": 1, "reward": 0.0},
+            {"agent_round": 2, "reward": 1.0, "passed": True},
+        ],
         "final_round": 5,
         "max_rounds_budget": 8,
         "agent_declared_done": True,
@@ -588,7 +738,9 @@ def test_refs_relative_to_root(tmp_path) -> None:
 
 def test_history_ref_from_any_spelling() -> None:
     assert history_ref_for("goals/g/runs/2026.json") == "goals/g/runs/2026.json"
-    assert history_ref_for("/home/u/.benchledger/goals/g/runs/2026.json") == "goals/g/runs/2026.json"
+    assert (
+        history_ref_for("/home/u/.benchledger/goals/g/runs/2026.json") == "goals/g/runs/2026.json"
+    )
     assert history_ref_for("somewhere/else.json") is None
 
 
@@ -605,7 +757,7 @@ def test_run_id_is_stable_and_ignores_paths_times_notes(tmp_path) -> None:
     )
     assert first["run_id"] == second["run_id"]
     assert first["artifact_refs"] != second["artifact_refs"]
-    assert first["run_key"] is not None if "run_key" in first else True
+    assert "run_key" not in first  # content identity is not stored as a run key
 
 
 def test_run_id_depends_on_identity() -> None:
@@ -625,7 +777,10 @@ def test_run_id_depends_on_identity() -> None:
 
 def test_run_group_fallbacks() -> None:
     assert build_row(record(), now=NOW)[0]["run_group_id"] == "2026-05-03__08-00-41"
-    assert build_row(record(run_group_id="adapter-group"), now=NOW)[0]["run_group_id"] == "adapter-group"
+    assert (
+        build_row(record(run_group_id="adapter-group"), now=NOW)[0]["run_group_id"]
+        == "adapter-group"
+    )
     assert build_row(record(), run_group_id="cli-group", now=NOW)[0]["run_group_id"] == "cli-group"
     row, _ = build_row(bare_record(case_id="c"), now=NOW)
     assert row["run_group_id"] == row["run_id"]
@@ -633,7 +788,10 @@ def test_run_group_fallbacks() -> None:
 
 @pytest.mark.parametrize(
     ("option", "message"),
-    [("run_group_id", "--run-group-id is not public-safe"), ("arm_id", "--arm-id is not public-safe")],
+    [
+        ("run_group_id", "--run-group-id is not public-safe"),
+        ("arm_id", "--arm-id is not public-safe"),
+    ],
 )
 def test_unsafe_identity_inputs_are_errors(option: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
@@ -697,7 +855,9 @@ def test_normalising_fixture_matches_loopx_except_named_differences(shared_dir) 
     raw = load_fixture_ledger(shared_dir)
     loopx = {
         row["run_id"]: row
-        for _, row in fixture_rows(load_fixture_ledger(shared_dir, "benchmark-run-ledger.loopx-normalized.json"))
+        for _, row in fixture_rows(
+            load_fixture_ledger(shared_dir, "benchmark-run-ledger.loopx-normalized.json")
+        )
     }
     named: dict[str, int] = {}
     for benchmark_key, stored in fixture_rows(raw):
@@ -712,7 +872,7 @@ def test_normalising_fixture_matches_loopx_except_named_differences(shared_dir) 
             named[reason] = named.get(reason, 0) + 1
     assert named == {
         "§5.11 check 0: run_not_completed": 6,
-        "§5.12 runner_or_setup_triage (gotcha #9)": 240,  # 80 rows x 3 fields
+        "§5.12 runner_or_setup_triage (gotcha #9)": 225,  # 75 rows x 3 fields
     }
 
 
@@ -721,7 +881,9 @@ def test_fixture_countability_totals(shared_dir) -> None:
     reasons: dict[str, int] = {}
     for benchmark_key, stored in fixture_rows(raw):
         row = normalize_row(stored, benchmark_key=benchmark_key)
-        reasons[row["official_score_countability_reason"]] = reasons.get(row["official_score_countability_reason"], 0) + 1
+        reasons[row["official_score_countability_reason"]] = (
+            reasons.get(row["official_score_countability_reason"], 0) + 1
+        )
         assert ("countable_score" in row) is row["official_score_countable"]
     assert reasons == {
         "countable_official_score": 217,
@@ -736,11 +898,18 @@ def test_fixture_scope_recomputed_for_no_score_rows(shared_dir) -> None:
     no-score runner/setup rows; benchledger recomputes it from the class on load."""
     rows = {r["run_id"]: (k, r) for k, r in fixture_rows(load_fixture_ledger(shared_dir))}
     runner_error = next(
-        (k, r) for k, r in rows.values()
-        if r["failure_class"] == "skillsbench_runner_error" and r["failure_scope"] == "score_missing"
+        (k, r)
+        for k, r in rows.values()
+        if r["failure_class"] == "skillsbench_runner_error"
+        and r["failure_scope"] == "score_missing"
     )
-    assert normalize_row(runner_error[1], benchmark_key=runner_error[0])["failure_scope"] == "runner_or_setup"
-    verifier = next(r for _, r in rows.values() if r["failure_class"] == "verifier_infrastructure_failure")
+    assert (
+        normalize_row(runner_error[1], benchmark_key=runner_error[0])["failure_scope"]
+        == "runner_or_setup"
+    )
+    verifier = next(
+        r for _, r in rows.values() if r["failure_class"] == "verifier_infrastructure_failure"
+    )
     assert normalize_row(verifier)["failure_scope"] == "verifier_or_infra"
 
 
@@ -769,7 +938,10 @@ def test_normalize_row_housekeeping() -> None:
         "official_passed": False,
         "failure_class": "score_failure_unattributed",
         "archive_reason": "stale field without archive_state",
-        "artifact_refs": {"result_ref": "/Users/a/result.json", "compact_artifact_ref": "r/x.compact.json"},
+        "artifact_refs": {
+            "result_ref": "/Users/a/result.json",
+            "compact_artifact_ref": "r/x.compact.json",
+        },
     }
     out = normalize_row(row, benchmark_key="terminal-bench@2.0")
     assert out["benchmark_id"] == "terminal-bench@2.0"

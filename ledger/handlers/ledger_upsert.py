@@ -109,8 +109,7 @@ def plan_ledger_upsert(
         outcome.update(
             updated=not unchanged,
             merged_into="unchanged" if unchanged else _merged_into(result.action, before),
-            case_decision=decide_case([r for r in result.rows
-                                       if r.get("archive_state") != "archived"]),
+            case_decision=decide_case(result.rows),
             benchmark_id=key[0],
             case_id=key[1],
         )
