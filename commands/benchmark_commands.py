@@ -12,15 +12,31 @@ import click
 from commands.benchmark_group import benchmark
 from commands.output import emit, format_option, resolve_format
 
-MODES = ("hardened-codex", "passive-observed-codex", "codex-goal-mode", "codex-app-server-goal",
-         "codex-loopx", "loopx-managed-codex")
-SKILLSBENCH_ROUTES = (
-    "codex-cli-goal-baseline", "codex-app-server-goal-baseline", "codex-loopx-treatment",
-    "loopx-managed-codex", "loopx-prompt-polling-test", "loopx-blind-loop-treatment",
-    "loopx-automation-loop-treatment", "oracle-reference",
+MODES = (
+    "hardened-codex",
+    "passive-observed-codex",
+    "codex-goal-mode",
+    "codex-app-server-goal",
+    "codex-loopx",
+    "loopx-managed-codex",
 )
-MULTIPLIERS = ("timeout_multiplier", "agent_timeout_multiplier", "verifier_timeout_multiplier",
-               "agent_setup_timeout_multiplier", "environment_build_timeout_multiplier")
+SKILLSBENCH_ROUTES = (
+    "codex-cli-goal-baseline",
+    "codex-app-server-goal-baseline",
+    "codex-loopx-treatment",
+    "loopx-managed-codex",
+    "loopx-prompt-polling-test",
+    "loopx-blind-loop-treatment",
+    "loopx-automation-loop-treatment",
+    "oracle-reference",
+)
+MULTIPLIERS = (
+    "timeout_multiplier",
+    "agent_timeout_multiplier",
+    "verifier_timeout_multiplier",
+    "agent_setup_timeout_multiplier",
+    "environment_build_timeout_multiplier",
+)
 
 
 class ArgparseFloat(click.ParamType):
@@ -54,43 +70,84 @@ def _run_options(func):  # noqa: ANN001, ANN202
     options = [
         click.argument("benchmark_name", type=click.Choice(["terminal-bench", "skillsbench"])),
         click.option("--goal-id", required=True, help="Goal whose run history records the runs."),
-        click.option("--mode", type=click.Choice(MODES), default=None,
-                     help="Harness variant (default loopx-managed-codex)."),
-        click.option("--dataset", "--benchmark-id", "dataset", default=None,
-                     help="Dataset id; ingest derives it from artifacts when unset."),
-        click.option("--include-task-name", multiple=True,
-                     help="Task (repeatable): planned cases, or an ingest filter."),
+        click.option(
+            "--mode",
+            type=click.Choice(MODES),
+            default=None,
+            help="Harness variant (default loopx-managed-codex).",
+        ),
+        click.option(
+            "--dataset",
+            "--benchmark-id",
+            "dataset",
+            default=None,
+            help="Dataset id; ingest derives it from artifacts when unset.",
+        ),
+        click.option(
+            "--include-task-name",
+            multiple=True,
+            help="Task (repeatable): planned cases, or an ingest filter.",
+        ),
         click.option("--runner", type=click.Choice(["harbor"]), default=None),
         click.option("--agent", default=None, help="Agent for planned runs (default codex)."),
         click.option("--model", default=None, help="Model for planned runs (default gpt-5.5)."),
         click.option("--skillsbench-route", type=click.Choice(SKILLSBENCH_ROUTES), default=None),
-        click.option("--skillsbench-result-json", default=None, metavar="PATH",
-                     help="One BenchFlow result.json to ingest."),
-        click.option("--skillsbench-result-root", default=None, metavar="DIR",
-                     help="A BenchFlow jobs tree to ingest (one run per task)."),
-        click.option("--selection-policy",
-                     type=click.Choice(["benchflow_canonical", "all_attempts", "newest"]),
-                     default=None, help="Which of several results per task is kept."),
-        _flag("--keep-corrupt", "Record corrupt BenchFlow results as corrupt attempts instead "
-                                "of refusing the input."),
-        click.option("--harbor-job-dir", default=None, metavar="DIR",
-                     help="A Harbor 0.25 job directory to ingest."),
-        click.option("--arm-map", multiple=True, metavar="AGENT[:MODEL]=ARM",
-                     help="Name the arm of an agent (and model) in a multi-agent job."),
-        click.option("--arm-role", type=click.Choice(["baseline", "treatment", "other"]),
-                     default=None),
+        click.option(
+            "--skillsbench-result-json",
+            default=None,
+            metavar="PATH",
+            help="One BenchFlow result.json to ingest.",
+        ),
+        click.option(
+            "--skillsbench-result-root",
+            default=None,
+            metavar="DIR",
+            help="A BenchFlow jobs tree to ingest (one run per task).",
+        ),
+        click.option(
+            "--selection-policy",
+            type=click.Choice(["benchflow_canonical", "all_attempts", "newest"]),
+            default=None,
+            help="Which of several results per task is kept.",
+        ),
+        _flag(
+            "--keep-corrupt",
+            "Record corrupt BenchFlow results as corrupt attempts instead of refusing the input.",
+        ),
+        click.option(
+            "--harbor-job-dir",
+            default=None,
+            metavar="DIR",
+            help="A Harbor 0.25 job directory to ingest.",
+        ),
+        click.option(
+            "--arm-map",
+            multiple=True,
+            metavar="AGENT[:MODEL]=ARM",
+            help="Name the arm of an agent (and model) in a multi-agent job.",
+        ),
+        click.option(
+            "--arm-role", type=click.Choice(["baseline", "treatment", "other"]), default=None
+        ),
         _flag("--loopx-worker-artifacts", "Also read loopx worker artifacts of a Harbor job."),
-        *[click.option("--" + m.replace("_", "-"), m, type=ArgparseFloat(), default=None)
-          for m in MULTIPLIERS],
-        click.option("--timeout-preset", type=click.Choice(["official", "long-horizon-8x"]),
-                     default=None),
-        click.option("--codex-install-strategy",
-                     type=click.Choice(["runtime_install_if_missing", "require_existing_codex"]),
-                     default=None),
+        *[
+            click.option("--" + m.replace("_", "-"), m, type=ArgparseFloat(), default=None)
+            for m in MULTIPLIERS
+        ],
+        click.option(
+            "--timeout-preset", type=click.Choice(["official", "long-horizon-8x"]), default=None
+        ),
+        click.option(
+            "--codex-install-strategy",
+            type=click.Choice(["runtime_install_if_missing", "require_existing_codex"]),
+            default=None,
+        ),
         click.option("--codex-preflight-timeout-sec", type=ArgparseInt(), default=None),
-        click.option("--worker-codex-materialization-strategy",
-                     type=click.Choice(["worker_path_preprovisioned",
-                                        "runtime_install_extended_setup"]), default=None),
+        click.option(
+            "--worker-codex-materialization-strategy",
+            type=click.Choice(["worker_path_preprovisioned", "runtime_install_extended_setup"]),
+            default=None,
+        ),
         _flag("--worker-materialization-probe-only", "[loopx] probe-only record."),
         _flag("--setup-timeout-repair-profile", "[loopx] 8x setup-timeout repair profile."),
         _flag("--fake-worker", "[loopx] fake worker fixture record."),
@@ -110,8 +167,11 @@ def _run_options(func):  # noqa: ANN001, ANN202
         click.option("--recommended-action", default=None),
         _flag("--update-run-ledger", "Upsert the records into the run ledger."),
         click.option("--run-ledger-path", default=None),
-        click.option("--ledger-id", default=None, help="Ledger key in the store (default: the "
-                                                       "ledger path relative to the project)."),
+        click.option(
+            "--ledger-id",
+            default=None,
+            help="Ledger key in the store (default: the ledger path relative to the project).",
+        ),
         click.option("--run-group-id", default=None),
         click.option("--arm-id", default=None),
         click.option("--run-ledger-note", default=None),
@@ -148,21 +208,38 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     root = ctx.find_root().obj
     validate_benchmark_run_options(opts)
     options = PipelineOptions(
-        benchmark=opts["benchmark_name"], goal_id=opts["goal_id"], execute=opts["execute"],
-        update_run_ledger=opts["update_run_ledger"], run_ledger_path=opts["run_ledger_path"],
-        ledger_id=opts["ledger_id"], run_group_id=opts["run_group_id"], arm_id=opts["arm_id"],
-        run_ledger_note=opts["run_ledger_note"], classification=opts["classification"],
+        benchmark=opts["benchmark_name"],
+        goal_id=opts["goal_id"],
+        execute=opts["execute"],
+        update_run_ledger=opts["update_run_ledger"],
+        run_ledger_path=opts["run_ledger_path"],
+        ledger_id=opts["ledger_id"],
+        run_group_id=opts["run_group_id"],
+        arm_id=opts["arm_id"],
+        run_ledger_note=opts["run_ledger_note"],
+        classification=opts["classification"],
         recommended_action=opts["recommended_action"],
         delivery_batch_scale=opts["delivery_batch_scale"],
-        delivery_outcome=opts["delivery_outcome"], global_sync=not opts["no_global_sync"],
-        render=not opts["no_render"])
-    payload = run_pipeline(db=root.get("db"), registry=root.get("registry"),
-                           runtime_root=root.get("runtime_root"), options=options,
-                           build=lambda: _build(opts), metadata=command_metadata(_version()))
+        delivery_outcome=opts["delivery_outcome"],
+        global_sync=not opts["no_global_sync"],
+        render=not opts["no_render"],
+    )
+    payload = run_pipeline(
+        db=root.get("db"),
+        registry=root.get("registry"),
+        runtime_root=root.get("runtime_root"),
+        options=options,
+        build=lambda: _build(opts),
+        metadata=command_metadata(_version()),
+    )
     from projections.goal_runs import render_append_markdown
 
-    emit(payload, fmt, "Benchmark Run Append",
-         markdown=None if payload.get("already_recorded") else render_append_markdown)
+    emit(
+        payload,
+        fmt,
+        "Benchmark Run Append",
+        markdown=None if payload.get("already_recorded") else render_append_markdown,
+    )
     if not payload.get("ok", True):
         ctx.exit(1)
 

@@ -106,12 +106,11 @@ def _register() -> None:
 
     for command in store_commands.COMMANDS:
         cli.add_command(command)
-    try:
-        from commands import benchmark_commands
-    except ImportError:  # pragma: no cover - during bring-up only
-        return
-    for command in benchmark_commands.COMMANDS:
-        cli.add_command(command)
+    from commands import benchmark_commands, ledger_commands
+
+    for module in (benchmark_commands, ledger_commands):
+        for command in module.COMMANDS:
+            cli.add_command(command)
 
 
 _register()

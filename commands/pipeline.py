@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +55,17 @@ class Invocation:
     metadata: dict[str, Any]
 
 
-def prepare(db: str | None, registry: str | None, runtime_root: str | None, goal_id_raw: str,
-            metadata: dict[str, Any]) -> tuple[CommandContext, str]:
+def prepare(
+    db: str | None,
+    registry: str | None,
+    runtime_root: str | None,
+    goal_id_raw: str,
+    metadata: dict[str, Any],
+) -> tuple[CommandContext, str]:
     """Registry and runtime root resolved once, goal id validated: before any input is read."""
-    context = build_command_context(registry_flag=registry, runtime_root_flag=runtime_root,
-                                    cwd=Path.cwd(), env=os.environ)
+    context = build_command_context(
+        registry_flag=registry, runtime_root_flag=runtime_root, cwd=Path.cwd(), env=os.environ
+    )
     return context, validate_goal_id(goal_id_raw)
 
 
@@ -72,8 +78,9 @@ def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return records
 
 
-def idempotency_key(goal_id: str, built: BuiltSource, options: PipelineOptions,
-                    ledger_id: str | None) -> str:
+def idempotency_key(
+    goal_id: str, built: BuiltSource, options: PipelineOptions, ledger_id: str | None
+) -> str:
     """Same bytes read + same semantic options = same key; never the time or the cwd."""
     semantic = {
         "goal_id": goal_id,
@@ -93,9 +100,15 @@ def idempotency_key(goal_id: str, built: BuiltSource, options: PipelineOptions,
     return f"benchmark_run:{digest}"
 
 
-def run_pipeline(*, db: str | None, registry: str | None, runtime_root: str | None,
-                 options: PipelineOptions, build: Callable[[], BuiltSource],
-                 metadata: dict[str, Any]) -> dict[str, Any]:
+def run_pipeline(
+    *,
+    db: str | None,
+    registry: str | None,
+    runtime_root: str | None,
+    options: PipelineOptions,
+    build: Callable[[], BuiltSource],
+    metadata: dict[str, Any],
+) -> dict[str, Any]:
     """Validate, build, decide, append in one transaction, render; return the payload."""
     from commands.runtime import open_store
     from projections.goal_runs import error_payload
@@ -110,16 +123,31 @@ def run_pipeline(*, db: str | None, registry: str | None, runtime_root: str | No
         built = build()
         opened = open_store(db)
     except BenchledgerError as err:
-        raise _with_error_payload(err, error_payload(
-            dry_run=dry_run, registry=context.registry_label, runtime_root=str(context.runtime_root),
-            goal_id=goal_id, classification=options.classification or "", error=err.message))
+        raise _with_error_payload(
+            err,
+            error_payload(
+                dry_run=dry_run,
+                registry=context.registry_label,
+                runtime_root=str(context.runtime_root),
+                goal_id=goal_id,
+                classification=options.classification or "",
+                error=err.message,
+            ),
+        )
     try:
         return _run(opened, context, goal_id, options, built, metadata)
     except BenchledgerError as err:
-        raise _with_error_payload(err, error_payload(
-            dry_run=dry_run, registry=context.registry_label,
-            runtime_root=str(context.runtime_root), goal_id=goal_id,
-            classification=built.classification, error=err.message))
+        raise _with_error_payload(
+            err,
+            error_payload(
+                dry_run=dry_run,
+                registry=context.registry_label,
+                runtime_root=str(context.runtime_root),
+                goal_id=goal_id,
+                classification=built.classification,
+                error=err.message,
+            ),
+        )
     finally:
         opened.close()
 
@@ -129,8 +157,14 @@ def _with_error_payload(err: BenchledgerError, payload: dict[str, Any]) -> Bench
     return err
 
 
-def _run(opened: Any, context: CommandContext, goal_id: str, options: PipelineOptions,
-         built: BuiltSource, metadata: dict[str, Any]) -> dict[str, Any]:
+def _run(
+    opened: Any,
+    context: CommandContext,
+    goal_id: str,
+    options: PipelineOptions,
+    built: BuiltSource,
+    metadata: dict[str, Any],
+) -> dict[str, Any]:
     from projections.queries import StoreReads
 
     now = utc_now_seconds()
@@ -149,8 +183,7 @@ def _run(opened: Any, context: CommandContext, goal_id: str, options: PipelineOp
             if options.execute:
                 uow.append(decision.events, idempotency_key=key)
     if existing:
-        return _already_recorded_payload(opened, context, goal_id, options, built, existing,
-                                         target)
+        return _already_recorded_payload(opened, context, goal_id, options, built, existing, target)
     payload = decision.payload(dry_run=dry_run)
     if options.execute and options.render:
         payload.update(_render_after_commit(opened, context, goal_id, decision, target))
@@ -171,8 +204,15 @@ class Decision:
         return self.payload_builder(dry_run)
 
 
-def _decide(reads: Any, context: CommandContext, goal_id: str, options: PipelineOptions,
-            built: BuiltSource, target: Any, now: str) -> Decision:
+def _decide(
+    reads: Any,
+    context: CommandContext,
+    goal_id: str,
+    options: PipelineOptions,
+    built: BuiltSource,
+    target: Any,
+    now: str,
+) -> Decision:
     from ledger.classification import recommended_action
     from ledger.handlers.ledger_upsert import RowOptions, ledger_result, plan_ledger_upsert
     from projections.goal_runs import (
@@ -185,43 +225,88 @@ def _decide(reads: Any, context: CommandContext, goal_id: str, options: Pipeline
     from projections.rollout import benchmark_run_event, rollout_payload_fields
 
     records = built.records
-    action = recommended_action(options.recommended_action, records[0],
-                                adapter_default=built.adapter_recommended_action)
-    stems = allocate_stems(now, len(records), reads.goal_stems(goal_id) | _stems_on_disk(
-        context.runtime_root, goal_id))
-    row_options = [RowOptions(run_group_id=options.run_group_id, arm_id=options.arm_id,
-                              notes=options.run_ledger_note,
-                              history_ref=record_paths_rel(goal_id, stem)[0])
-                   for stem in stems]
+    action = recommended_action(
+        options.recommended_action, records[0], adapter_default=built.adapter_recommended_action
+    )
+    stems = allocate_stems(
+        now, len(records), reads.goal_stems(goal_id) | _stems_on_disk(context.runtime_root, goal_id)
+    )
+    row_options = [
+        RowOptions(
+            run_group_id=options.run_group_id,
+            arm_id=options.arm_id,
+            notes=options.run_ledger_note,
+            history_ref=record_paths_rel(goal_id, stem)[0],
+        )
+        for stem in stems
+    ]
     ledger_plan = None
     if target is not None:
-        ledger_plan = plan_ledger_upsert(records, target=target, options=row_options,
-                                         reads=reads, decide_case=reads.decide_case, now=now,
-                                         ref_root=str(context.project_root or Path.cwd()),
-                                         runtime_root=str(context.runtime_root))
+        ledger_plan = plan_ledger_upsert(
+            records,
+            target=target,
+            options=row_options,
+            reads=reads,
+            decide_case=reads.decide_case,
+            now=now,
+            ref_root=str(context.project_root or Path.cwd()),
+            runtime_root=str(context.runtime_root),
+        )
     run_ids = _run_ids(records, row_options, ledger_plan, now)
     events: list[NewEvent] = []
     rollout_records = []
     stream = f"goal/{goal_id}"
     for record, stem, run_id in zip(records, stems, run_ids, strict=True):
-        events.append(NewEvent(stream, RUN_BUILT, {
-            "goal_id": goal_id, "run_key": record.get("run_key"), "record": record,
-            "provenance": built.provenance, "content_digest": built.content_digest,
-            "warnings": built.warnings}))
+        events.append(
+            NewEvent(
+                stream,
+                RUN_BUILT,
+                {
+                    "goal_id": goal_id,
+                    "run_key": record.get("run_key"),
+                    "record": record,
+                    "provenance": built.provenance,
+                    "content_digest": built.content_digest,
+                    "warnings": built.warnings,
+                },
+            )
+        )
     for record, stem, run_id in zip(records, stems, run_ids, strict=True):
         run_record = build_run_record(
-            record, goal_id=goal_id, generated_at=now, classification=built.classification,
-            recommended_action=action, delivery_batch_scale=options.delivery_batch_scale,
-            delivery_outcome=options.delivery_outcome)
-        rollout = benchmark_run_event(record, goal_id=goal_id, run_id=run_id, action=action,
-                                      recorded_at=now, history_stem=stem,
-                                      classification=built.classification,
-                                      delivery_outcome=options.delivery_outcome)
+            record,
+            goal_id=goal_id,
+            generated_at=now,
+            classification=built.classification,
+            recommended_action=action,
+            delivery_batch_scale=options.delivery_batch_scale,
+            delivery_outcome=options.delivery_outcome,
+        )
+        rollout = benchmark_run_event(
+            record,
+            goal_id=goal_id,
+            run_id=run_id,
+            action=action,
+            recorded_at=now,
+            history_stem=stem,
+            classification=built.classification,
+            delivery_outcome=options.delivery_outcome,
+        )
         rollout_records.append(rollout)
-        events.append(NewEvent(stream, RUN_APPENDED, {
-            "goal_id": goal_id, "stem": stem, "run_key": record.get("run_key"),
-            "run_id": run_id, "generated_at": now, "record": run_record,
-            "rollout_event": rollout}))
+        events.append(
+            NewEvent(
+                stream,
+                RUN_APPENDED,
+                {
+                    "goal_id": goal_id,
+                    "stem": stem,
+                    "run_key": record.get("run_key"),
+                    "run_id": run_id,
+                    "generated_at": now,
+                    "record": run_record,
+                    "rollout_event": rollout,
+                },
+            )
+        )
     if ledger_plan is not None:
         events.extend(ledger_plan.events)
     sync_payload, sync_event, backup = _plan_global_sync(reads, context, goal_id, options, now)
@@ -232,20 +317,30 @@ def _decide(reads: Any, context: CommandContext, goal_id: str, options: Pipeline
 
     def build_payload(dry_run: bool) -> dict[str, Any]:
         payload = success_payload(
-            dry_run=dry_run, registry=context.registry_label,
-            runtime_root=str(context.runtime_root), goal_id=goal_id,
-            classification=built.classification, recommended_action=action,
-            generated_at=now, records=records,
+            dry_run=dry_run,
+            registry=context.registry_label,
+            runtime_root=str(context.runtime_root),
+            goal_id=goal_id,
+            classification=built.classification,
+            recommended_action=action,
+            generated_at=now,
+            records=records,
             json_paths=[str(context.runtime_root / p) for p in json_paths],
             markdown_paths=[str(context.runtime_root / p) for p in md_paths],
             index_path=str(context.runtime_root / index_path_rel(goal_id)),
-            benchmark_cli=built.benchmark_cli, global_sync={**sync_payload, "dry_run": dry_run},
+            benchmark_cli=built.benchmark_cli,
+            global_sync={**sync_payload, "dry_run": dry_run},
             delivery_batch_scale=options.delivery_batch_scale,
-            delivery_outcome=options.delivery_outcome, discovery=built.discovery,
+            delivery_outcome=options.delivery_outcome,
+            discovery=built.discovery,
             selection=built.selection,
-            benchmark_run_ledger=(ledger_result(ledger_plan, target=target, dry_run=dry_run)
-                                  if ledger_plan is not None else None),
-            rollout=None if dry_run else rollout_payload_fields(rollout_records))
+            benchmark_run_ledger=(
+                ledger_result(ledger_plan, target=target, dry_run=dry_run)
+                if ledger_plan is not None
+                else None
+            ),
+            rollout=None if dry_run else rollout_payload_fields(rollout_records),
+        )
         if built.warnings:
             payload["warnings"] = built.warnings
         payload["events"] = _event_summary(events, dry_run)
@@ -267,8 +362,10 @@ def _run_ids(records: list[dict], row_options: list, ledger_plan: Any, now: str)
         return [o["entry"].get("run_id") for o in ledger_plan.outcomes]
     from ledger.row_rules import build_row
 
-    return [build_row(r, now=now, run_group_id=o.run_group_id, arm_id=o.arm_id)[0]["run_id"]
-            for r, o in zip(records, row_options, strict=True)]
+    return [
+        build_row(r, now=now, run_group_id=o.run_group_id, arm_id=o.arm_id)[0]["run_id"]
+        for r, o in zip(records, row_options, strict=True)
+    ]
 
 
 def _stems_on_disk(runtime_root: Path, goal_id: str) -> set[str]:
@@ -284,37 +381,60 @@ def _stems_on_disk(runtime_root: Path, goal_id: str) -> set[str]:
 def _ledger_target(options: PipelineOptions, context: CommandContext) -> Any:
     from ledger.ledger_target import resolve_ledger_target
 
-    return resolve_ledger_target(options.run_ledger_path, ledger_id=options.ledger_id,
-                                 project_dir=context.project_root or Path.cwd())
+    return resolve_ledger_target(options.run_ledger_path, ledger_id=options.ledger_id)
 
 
-def _plan_global_sync(reads: Any, context: CommandContext, goal_id: str,
-                      options: PipelineOptions, now: str):  # noqa: ANN202
+def _plan_global_sync(
+    reads: Any, context: CommandContext, goal_id: str, options: PipelineOptions, now: str
+):  # noqa: ANN202
     from projections.global_registry import skipped_disabled_payload, sync_global
 
     if not options.global_sync:
         return skipped_disabled_payload(not options.execute), None, None
-    source = context.registry if context.registry_exists else {
-        "schema_version": "0.1",
-        "goals": [{"id": g} for g in sorted(set(reads.known_goal_ids()) | {goal_id})],
-    }
+    source = (
+        context.registry
+        if context.registry_exists
+        else {
+            "schema_version": "0.1",
+            "goals": [{"id": g} for g in sorted(set(reads.known_goal_ids()) | {goal_id})],
+        }
+    )
     global_path = context.runtime_root / "registry.global.json"
     current = _read_json_file(global_path)
     if current is None:
         current = reads.global_registry()
-    result = sync_global(current, source, goal_id=goal_id, replace_state=False, now=now,
-                         source_registry=str(context.registry_path.resolve()
-                                             if context.registry_path else global_path.parent),
-                         runtime_root=str(context.runtime_root),
-                         registry_label=context.registry_label, dry_run=not options.execute,
-                         path_exists=lambda p: Path(p).exists())
+    result = sync_global(
+        current,
+        source,
+        goal_id=goal_id,
+        replace_state=False,
+        now=now,
+        source_registry=str(
+            context.registry_path.resolve() if context.registry_path else global_path.parent
+        ),
+        runtime_root=str(context.runtime_root),
+        registry_label=context.registry_label,
+        dry_run=not options.execute,
+        path_exists=lambda p: Path(p).exists(),
+    )
     if result.document is None:
         return result.payload, None, None
-    backup = ({"name": result.backup_name, "document": result.backup_document}
-              if result.backup_name else None)
-    event = NewEvent("registry/global", GLOBAL_SYNCED, {
-        "registry_id": "global", "document": result.document, "goal_ids": [goal_id],
-        "actions": result.payload.get("actions"), "backup": backup})
+    backup = (
+        {"name": result.backup_name, "document": result.backup_document}
+        if result.backup_name
+        else None
+    )
+    event = NewEvent(
+        "registry/global",
+        GLOBAL_SYNCED,
+        {
+            "registry_id": "global",
+            "document": result.document,
+            "goal_ids": [goal_id],
+            "actions": result.payload.get("actions"),
+            "backup": backup,
+        },
+    )
     return result.payload, event, backup
 
 
@@ -326,8 +446,9 @@ def _read_json_file(path: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, orjson.JSONDecodeError) as exc:
-        raise InputError(f"global registry is not readable JSON: {path.name}: "
-                         f"{type(exc).__name__}") from None
+        raise InputError(
+            f"global registry is not readable JSON: {path.name}: {type(exc).__name__}"
+        ) from None
     return data if isinstance(data, dict) else None
 
 
@@ -339,8 +460,10 @@ def _check_writable(context: CommandContext, target: Any, options: PipelineOptio
     for directory in dirs:
         probe = _nearest_existing(directory)
         if not os.access(probe, os.W_OK | os.X_OK):
-            raise InputError(f"cannot write under {directory.name or directory}: permission "
-                             "denied; nothing was recorded")
+            raise InputError(
+                f"cannot write under {directory.name or directory}: permission "
+                "denied; nothing was recorded"
+            )
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -350,32 +473,50 @@ def _nearest_existing(path: Path) -> Path:
     return Path("/")
 
 
-def _render_after_commit(opened: Any, context: CommandContext, goal_id: str,
-                         decision: Decision, target: Any) -> dict[str, Any]:
+def _render_after_commit(
+    opened: Any, context: CommandContext, goal_id: str, decision: Decision, target: Any
+) -> dict[str, Any]:
     """Render every file the events changed; a failure here is reported, never hidden."""
     from projections.render import render_for_goal
 
     try:
-        exports = render_for_goal(opened, context.runtime_root, goal_id, stems=decision.stems,
-                                  ledger_target=target, global_registry=decision.synced,
-                                  backup=decision.backup)
+        exports = render_for_goal(
+            opened,
+            context.runtime_root,
+            goal_id,
+            stems=decision.stems,
+            ledger_target=target,
+            global_registry=decision.synced,
+            backup=decision.backup,
+        )
     except OSError as exc:
-        return {"ok": False, "appended": True,
-                "error": f"events committed but rendering files failed ({type(exc).__name__}: "
-                         f"{exc.strerror or exc}); run `benchledger render` to retry"}
+        return {
+            "ok": False,
+            "appended": True,
+            "error": f"events committed but rendering files failed ({type(exc).__name__}: "
+            f"{exc.strerror or exc}); run `benchledger render` to retry",
+        }
     return {"rendered_files": len(exports)}
 
 
-def _already_recorded_payload(opened: Any, context: CommandContext, goal_id: str,
-                              options: PipelineOptions, built: BuiltSource, existing: list,
-                              target: Any) -> dict[str, Any]:
+def _already_recorded_payload(
+    opened: Any,
+    context: CommandContext,
+    goal_id: str,
+    options: PipelineOptions,
+    built: BuiltSource,
+    existing: list,
+    target: Any,
+) -> dict[str, Any]:
     payload = {
         "ok": True,
         "dry_run": not options.execute,
         "appended": False,
         "already_recorded": True,
-        "message": (f"nothing to append: this input was already recorded at positions "
-                    f"{existing[0].position}-{existing[-1].position}"),
+        "message": (
+            f"nothing to append: this input was already recorded at positions "
+            f"{existing[0].position}-{existing[-1].position}"
+        ),
         "registry": context.registry_label,
         "runtime_root": str(context.runtime_root),
         "goal_id": goal_id,
@@ -387,6 +528,13 @@ def _already_recorded_payload(opened: Any, context: CommandContext, goal_id: str
     if options.execute and options.render:
         from projections.render import render_for_goal
 
-        render_for_goal(opened, context.runtime_root, goal_id, stems=None, ledger_target=target,
-                        global_registry=True, backup=None)
+        render_for_goal(
+            opened,
+            context.runtime_root,
+            goal_id,
+            stems=None,
+            ledger_target=target,
+            global_registry=True,
+            backup=None,
+        )
     return payload

@@ -29,6 +29,13 @@ class LedgerTarget:
         return f"ledger/{self.ledger_id}"
 
 
+def project_dir_for_ledgers(cwd: Path | None = None) -> Path:
+    """Ledger ids are relative to the project (the nearest ``.benchledger/``), else the cwd."""
+    from ledger.database import find_project_dir
+
+    return find_project_dir(cwd) or (cwd or Path.cwd()).resolve()
+
+
 def markdown_path_for(path: Path) -> Path:
     """The ledger path with its last extension replaced by ``.md`` (appended when none)."""
     return path.with_suffix(".md") if path.suffix else path.with_name(path.name + ".md")
@@ -38,16 +45,28 @@ def validate_ledger_id(ledger_id: str) -> str:
     """Explicit ids name a stream; refuse anything that could walk out of a directory."""
     text = ledger_id.strip()
     parts = text.replace("\\", "/").split("/")
-    if (not text or text.startswith(("/", "~")) or ":" in text or "\\" in text
-            or any(p in ("", ".", "..") for p in parts) or any(ord(c) < 32 for c in text)):
+    if (
+        not text
+        or text.startswith(("/", "~"))
+        or ":" in text
+        or "\\" in text
+        or any(p in ("", ".", "..") for p in parts)
+        or any(ord(c) < 32 for c in text)
+    ):
         raise InputError(f"--ledger-id is not a safe relative name: {ledger_id!r}")
     return text
 
 
-def resolve_ledger_target(run_ledger_path: str | None, *, project_dir: Path,
-                          ledger_id: str | None = None, cwd: Path | None = None) -> LedgerTarget:
+def resolve_ledger_target(
+    run_ledger_path: str | None,
+    *,
+    project_dir: Path | None = None,
+    ledger_id: str | None = None,
+    cwd: Path | None = None,
+) -> LedgerTarget:
     """Resolve ``--run-ledger-path`` (relative to the cwd) and derive a path-independent id."""
     cwd = cwd or Path.cwd()
+    project_dir = project_dir or project_dir_for_ledgers(cwd)
     given = run_ledger_path or str(project_dir / DEFAULT_LEDGER_FILE)
     json_path = Path(os.path.abspath(cwd / Path(given).expanduser()))
     if json_path.exists() and json_path.is_dir():

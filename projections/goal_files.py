@@ -39,27 +39,38 @@ def _export(path: Path, kind: str, data: bytes) -> dict[str, str]:
     return {"path": str(path), "kind": kind, "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def render_goal_files(conn: Connection, goal_id: str, runtime_root: Path,
-                      stems: Iterable[str] | None = None) -> list[dict[str, str]]:
+def render_goal_files(
+    conn: Connection, goal_id: str, runtime_root: Path, stems: Iterable[str] | None = None
+) -> list[dict[str, str]]:
     """Write the run records named by ``stems`` (all when None), then the whole index."""
     wanted = set(stems) if stems is not None else None
     exports: list[dict[str, str]] = []
     index_lines: list[str] = []
-    query = (select(goal_runs.c.stem, goal_runs.c.record)
-             .where(goal_runs.c.goal_id == goal_id)
-             .order_by(goal_runs.c.position, goal_runs.c.stem))
+    query = (
+        select(goal_runs.c.stem, goal_runs.c.record)
+        .where(goal_runs.c.goal_id == goal_id)
+        .order_by(goal_runs.c.position, goal_runs.c.stem)
+    )
     for stem, text in conn.execute(query):
         record = orjson.loads(text)
         if wanted is None or stem in wanted:
             json_rel, md_rel = record_paths_rel(goal_id, stem)
-            exports.append(_export(runtime_root / json_rel, "run_record_json",
-                                   render_record_json(record).encode()))
-            exports.append(_export(runtime_root / md_rel, "run_record_markdown",
-                                   render_record_markdown(record, goal_id=goal_id,
-                                                          stem=stem).encode()))
+            exports.append(
+                _export(
+                    runtime_root / json_rel, "run_record_json", render_record_json(record).encode()
+                )
+            )
+            exports.append(
+                _export(
+                    runtime_root / md_rel,
+                    "run_record_markdown",
+                    render_record_markdown(record, goal_id=goal_id, stem=stem).encode(),
+                )
+            )
         index_lines.append(render_index_line(index_row(record, goal_id=goal_id, stem=stem)))
-    exports.append(_export(runtime_root / index_path_rel(goal_id), "run_index",
-                           "".join(index_lines).encode()))
+    exports.append(
+        _export(runtime_root / index_path_rel(goal_id), "run_index", "".join(index_lines).encode())
+    )
     return exports
 
 
@@ -68,28 +79,44 @@ def rollout_log_rel(goal_id: str) -> str:
 
 
 def render_rollout_log(conn: Connection, goal_id: str, runtime_root: Path) -> list[dict[str, str]]:
-    query = (select(rollout_events.c.record).where(rollout_events.c.goal_id == goal_id)
-             .order_by(rollout_events.c.position, rollout_events.c.event_id))
+    query = (
+        select(rollout_events.c.record)
+        .where(rollout_events.c.goal_id == goal_id)
+        .order_by(rollout_events.c.position, rollout_events.c.event_id)
+    )
     lines = [render_event_line(orjson.loads(text)) for (text,) in conn.execute(query)]
     if not lines:
         return []
-    return [_export(runtime_root / rollout_log_rel(goal_id), "rollout_log",
-                    "".join(lines).encode())]
+    return [
+        _export(runtime_root / rollout_log_rel(goal_id), "rollout_log", "".join(lines).encode())
+    ]
 
 
-def render_global_registry(conn: Connection, runtime_root: Path,
-                           backup: dict[str, Any] | None = None) -> list[dict[str, str]]:
+def render_global_registry(
+    conn: Connection, runtime_root: Path, backup: dict[str, Any] | None = None
+) -> list[dict[str, str]]:
     """``registry.global.json`` as the last sync decided, plus its backup when one was taken."""
-    text = conn.execute(select(global_registry.c.document)
-                        .where(global_registry.c.registry_id == "global")).scalar()
+    text = conn.execute(
+        select(global_registry.c.document).where(global_registry.c.registry_id == "global")
+    ).scalar()
     if text is None:
         return []
     exports = []
     if backup and backup.get("name") and backup.get("document") is not None:
-        exports.append(_export(runtime_root / backup["name"], "global_registry_backup",
-                               _registry_bytes(backup["document"])))
-    exports.append(_export(runtime_root / GLOBAL_REGISTRY_FILE, "global_registry",
-                           _registry_bytes(orjson.loads(text))))
+        exports.append(
+            _export(
+                runtime_root / backup["name"],
+                "global_registry_backup",
+                _registry_bytes(backup["document"]),
+            )
+        )
+    exports.append(
+        _export(
+            runtime_root / GLOBAL_REGISTRY_FILE,
+            "global_registry",
+            _registry_bytes(orjson.loads(text)),
+        )
+    )
     return exports
 
 

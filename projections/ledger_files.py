@@ -21,13 +21,16 @@ if TYPE_CHECKING:
 def ledger_document(conn: Connection, ledger_id: str) -> dict[str, Any]:
     queries = LedgerQueries(conn)
     meta = queries.ledger(ledger_id) or {}
-    return build_document(queries.all_rows(ledger_id),
-                          updated_at=meta.get("updated_at") or "",
-                          update_policy=meta.get("update_policy"))
+    return build_document(
+        queries.all_rows(ledger_id),
+        updated_at=meta.get("updated_at") or "",
+        update_policy=meta.get("update_policy"),
+    )
 
 
-def render_ledger_files(conn: Connection, ledger_id: str, json_path: Path,
-                        markdown_path: Path) -> list[dict[str, str]]:
+def render_ledger_files(
+    conn: Connection, ledger_id: str, json_path: Path, markdown_path: Path
+) -> list[dict[str, str]]:
     """Write both files and return ``[{path, kind, sha256}]`` for the export event."""
     doc = ledger_document(conn, ledger_id)
     json_bytes = dump_json(doc)
@@ -35,8 +38,14 @@ def render_ledger_files(conn: Connection, ledger_id: str, json_path: Path,
     atomic_write(json_path, json_bytes)
     atomic_write(markdown_path, markdown_bytes)
     return [
-        {"path": str(json_path), "kind": "ledger_json",
-         "sha256": hashlib.sha256(json_bytes).hexdigest()},
-        {"path": str(markdown_path), "kind": "ledger_markdown",
-         "sha256": hashlib.sha256(markdown_bytes).hexdigest()},
+        {
+            "path": str(json_path),
+            "kind": "ledger_json",
+            "sha256": hashlib.sha256(json_bytes).hexdigest(),
+        },
+        {
+            "path": str(markdown_path),
+            "kind": "ledger_markdown",
+            "sha256": hashlib.sha256(markdown_bytes).hexdigest(),
+        },
     ]

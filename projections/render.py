@@ -14,21 +14,30 @@ from projections.ledger_files import render_ledger_files
 
 def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
     if exports:
-        opened.store.append([NewEvent("exports", EXPORT_WRITTEN, {"files": exports})],
-                            metadata={"reason": "render"})
+        opened.store.append(
+            [NewEvent("exports", EXPORT_WRITTEN, {"files": exports})], metadata={"reason": "render"}
+        )
 
 
 def render_ledger(opened: Any, target: Any) -> list[dict[str, str]]:
     with opened.store.engine.connect() as conn:
-        exports = render_ledger_files(conn, target.ledger_id, target.json_path,
-                                      target.markdown_path)
+        exports = render_ledger_files(
+            conn, target.ledger_id, target.json_path, target.markdown_path
+        )
     record_exports(opened, exports)
     return exports
 
 
-def render_for_goal(opened: Any, runtime_root: Path, goal_id: str, *,
-                    stems: list[str] | None, ledger_target: Any | None,
-                    global_registry: bool, backup: dict[str, Any] | None) -> list[dict[str, str]]:
+def render_for_goal(
+    opened: Any,
+    runtime_root: Path,
+    goal_id: str,
+    *,
+    stems: list[str] | None,
+    ledger_target: Any | None,
+    global_registry: bool,
+    backup: dict[str, Any] | None,
+) -> list[dict[str, str]]:
     exports: list[dict[str, str]] = []
     with opened.store.engine.connect() as conn:
         exports += render_goal_files(conn, goal_id, runtime_root, stems)
@@ -36,7 +45,8 @@ def render_for_goal(opened: Any, runtime_root: Path, goal_id: str, *,
         if global_registry:
             exports += render_global_registry(conn, runtime_root, backup)
         if ledger_target is not None:
-            exports += render_ledger_files(conn, ledger_target.ledger_id,
-                                           ledger_target.json_path, ledger_target.markdown_path)
+            exports += render_ledger_files(
+                conn, ledger_target.ledger_id, ledger_target.json_path, ledger_target.markdown_path
+            )
     record_exports(opened, exports)
     return exports

@@ -86,11 +86,20 @@ def plan_ledger_upsert(
     cases: dict[tuple[str, str], list[dict]] = {}
     for record, opts in zip(records, options, strict=True):
         row, warnings = build_row(
-            record, now=now, ref_root=ref_root, runtime_root=runtime_root,
-            run_group_id=opts.run_group_id, arm_id=opts.arm_id, arm_role=opts.arm_role,
-            run_key=opts.run_key, notes=opts.notes, recorded_at=opts.recorded_at,
-            artifact_ref=opts.artifact_ref, result_ref=opts.result_ref,
-            compact_artifact_ref=opts.compact_artifact_ref, history_ref=opts.history_ref,
+            record,
+            now=now,
+            ref_root=ref_root,
+            runtime_root=runtime_root,
+            run_group_id=opts.run_group_id,
+            arm_id=opts.arm_id,
+            arm_role=opts.arm_role,
+            run_key=opts.run_key,
+            notes=opts.notes,
+            recorded_at=opts.recorded_at,
+            artifact_ref=opts.artifact_ref,
+            result_ref=opts.result_ref,
+            compact_artifact_ref=opts.compact_artifact_ref,
+            history_ref=opts.history_ref,
         )
         key = (row.get("benchmark_id") or "", row.get("case_id") or "")
         if key not in cases:
@@ -99,8 +108,9 @@ def plan_ledger_upsert(
         result = upsert_row(existing, row)
         outcome: dict[str, Any] = {"entry": result.row, "warnings": warnings}
         if not result.updated:
-            outcome.update(updated=False, skipped=True, skip_reason=result.skip_reason,
-                           case_decision={})
+            outcome.update(
+                updated=False, skipped=True, skip_reason=result.skip_reason, case_decision={}
+            )
             plan.outcomes.append(outcome)
             continue
         before = next((r for r in existing if r.get("run_id") == result.touched_run_id), None)
@@ -141,7 +151,8 @@ def _merged_into(action: str, before: dict | None) -> str:
 def _same_row(a: dict[str, Any], b: dict[str, Any]) -> bool:
     strip = VOLATILE_ROW_KEYS
     return {k: v for k, v in a.items() if k not in strip} == {
-        k: v for k, v in b.items() if k not in strip}
+        k: v for k, v in b.items() if k not in strip
+    }
 
 
 def ledger_result(plan: LedgerPlan, *, target: LedgerTarget, dry_run: bool) -> dict[str, Any]:
@@ -155,8 +166,12 @@ def ledger_result(plan: LedgerPlan, *, target: LedgerTarget, dry_run: bool) -> d
     }
     if len(plan.outcomes) == 1:
         outcome = plan.outcomes[0]
-        block = {**base, "updated": bool(outcome.get("updated")) and not dry_run,
-                 "entry": outcome["entry"], "case_decision": outcome.get("case_decision", {})}
+        block = {
+            **base,
+            "updated": bool(outcome.get("updated")) and not dry_run,
+            "entry": outcome["entry"],
+            "case_decision": outcome.get("case_decision", {}),
+        }
         for key in ("merged_into", "skipped", "skip_reason"):
             if outcome.get(key) is not None:
                 block[key] = outcome[key]
@@ -174,11 +189,20 @@ def ledger_result(plan: LedgerPlan, *, target: LedgerTarget, dry_run: bool) -> d
         "skipped_entry_count": len(plan.outcomes) - len(accepted),
         "upserted_count": 0 if dry_run else len(plan.events),
         "unchanged_count": sum(1 for o in accepted if o.get("merged_into") == "unchanged"),
-        "entries": [{"run_id": o["entry"].get("run_id"), "merged_into": o.get("merged_into"),
-                     "skipped": bool(o.get("skipped"))} for o in plan.outcomes],
+        "entries": [
+            {
+                "run_id": o["entry"].get("run_id"),
+                "merged_into": o.get("merged_into"),
+                "skipped": bool(o.get("skipped")),
+            }
+            for o in plan.outcomes
+        ],
         "case_decisions": [
-            {"benchmark_id": o["benchmark_id"], "case_id": o["case_id"],
-             "decision": (o.get("case_decision") or {}).get("decision")}
+            {
+                "benchmark_id": o["benchmark_id"],
+                "case_id": o["case_id"],
+                "decision": (o.get("case_decision") or {}).get("decision"),
+            }
             for o in accepted
         ],
     }

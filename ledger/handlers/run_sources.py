@@ -48,27 +48,36 @@ def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _classification(opts: Mapping[str, Any]) -> str:
     from ledger.classification import ClassificationInput, classification_label
 
-    return classification_label(ClassificationInput(
-        benchmark=opts["benchmark_name"],
-        mode=opts.get("mode") or "loopx-managed-codex",
-        classification=opts.get("classification"),
-        skillsbench_route=opts.get("skillsbench_route"),
-        skillsbench_result=bool(opts.get("skillsbench_result_json")
-                                or opts.get("skillsbench_result_root")),
-        harbor_job_dir=bool(opts.get("harbor_job_dir")),
-        active_user_observation_fixture=bool(opts.get("active_user_observation_fixture")),
-        active_user_assisted_treatment=bool(opts.get("active_user_assisted_treatment")),
-        active_cli_bridge=bool(opts.get("active_cli_bridge")),
-        worker_cli_bridge_fixture=bool(opts.get("worker_cli_bridge_fixture")),
-        cli_bridge_contract=bool(opts.get("cli_bridge_contract")),
-        preflight_guard=bool(opts.get("preflight_guard")),
-        fake_worker=bool(opts.get("fake_worker")),
-    ))
+    return classification_label(
+        ClassificationInput(
+            benchmark=opts["benchmark_name"],
+            mode=opts.get("mode") or "loopx-managed-codex",
+            classification=opts.get("classification"),
+            skillsbench_route=opts.get("skillsbench_route"),
+            skillsbench_result=bool(
+                opts.get("skillsbench_result_json") or opts.get("skillsbench_result_root")
+            ),
+            harbor_job_dir=bool(opts.get("harbor_job_dir")),
+            active_user_observation_fixture=bool(opts.get("active_user_observation_fixture")),
+            active_user_assisted_treatment=bool(opts.get("active_user_assisted_treatment")),
+            active_cli_bridge=bool(opts.get("active_cli_bridge")),
+            worker_cli_bridge_fixture=bool(opts.get("worker_cli_bridge_fixture")),
+            cli_bridge_contract=bool(opts.get("cli_bridge_contract")),
+            preflight_guard=bool(opts.get("preflight_guard")),
+            fake_worker=bool(opts.get("fake_worker")),
+        )
+    )
 
 
-def _built(ingest: SourceIngest, opts: Mapping[str, Any], *, semantic: dict[str, Any],
-           skillsbench_result_ingested: bool = False, discovery: dict | None = None,
-           selection: dict | None = None) -> BuiltSource:
+def _built(
+    ingest: SourceIngest,
+    opts: Mapping[str, Any],
+    *,
+    semantic: dict[str, Any],
+    skillsbench_result_ingested: bool = False,
+    discovery: dict | None = None,
+    selection: dict | None = None,
+) -> BuiltSource:
     from ledger.sources.planned import build_benchmark_cli
 
     records = compact_records(ingest.records)
@@ -77,8 +86,9 @@ def _built(ingest: SourceIngest, opts: Mapping[str, Any], *, semantic: dict[str,
         provenance=ingest.provenance,
         content_digest=ingest.content_digest,
         classification=_classification(opts),
-        benchmark_cli=build_benchmark_cli(opts, records,
-                                          skillsbench_result_ingested=skillsbench_result_ingested),
+        benchmark_cli=build_benchmark_cli(
+            opts, records, skillsbench_result_ingested=skillsbench_result_ingested
+        ),
         warnings=list(ingest.warnings),
         discovery=discovery,
         selection=selection,
@@ -90,13 +100,22 @@ def build_harbor(opts: Mapping[str, Any], progress: Progress | None = None) -> B
     from ledger.sources.harbor import read_harbor_job
 
     job_dir = Path(opts["harbor_job_dir"])
-    ingest = read_harbor_job(job_dir, progress=progress, benchmark_id=opts.get("dataset"),
-                             arm_id=opts.get("arm_id"), arm_map=opts.get("arm_map") or (),
-                             arm_role=opts.get("arm_role"),
-                             run_group_id=opts.get("run_group_id"))
-    semantic = {"source": "harbor", "dataset": opts.get("dataset"),
-                "arm_map": list(opts.get("arm_map") or ()), "arm_role": opts.get("arm_role"),
-                "include_task_name": list(opts.get("include_task_name") or ())}
+    ingest = read_harbor_job(
+        job_dir,
+        progress=progress,
+        benchmark_id=opts.get("dataset"),
+        arm_id=opts.get("arm_id"),
+        arm_map=opts.get("arm_map") or (),
+        arm_role=opts.get("arm_role"),
+        run_group_id=opts.get("run_group_id"),
+    )
+    semantic = {
+        "source": "harbor",
+        "dataset": opts.get("dataset"),
+        "arm_map": list(opts.get("arm_map") or ()),
+        "arm_role": opts.get("arm_role"),
+        "include_task_name": list(opts.get("include_task_name") or ()),
+    }
     ingest = _filter_tasks(ingest, opts.get("include_task_name"))
     return _built(ingest, opts, semantic=semantic)
 
@@ -116,32 +135,49 @@ def build_benchflow(opts: Mapping[str, Any], progress: Progress | None = None) -
 
     policy = _benchflow_policy(opts.get("selection_policy"))
     tasks = list(opts.get("include_task_name") or ())
-    common = {"benchmark_id": opts.get("dataset"), "route": opts.get("skillsbench_route"),
-              "arm_id": opts.get("arm_id"), "run_group_id": opts.get("run_group_id"),
-              "strict": not opts.get("keep_corrupt")}
+    common = {
+        "benchmark_id": opts.get("dataset"),
+        "route": opts.get("skillsbench_route"),
+        "arm_id": opts.get("arm_id"),
+        "run_group_id": opts.get("run_group_id"),
+        "strict": not opts.get("keep_corrupt"),
+    }
     if opts.get("skillsbench_result_json"):
-        ingest = benchflow.read_benchflow_result(Path(opts["skillsbench_result_json"]),
-                                                 task=tasks[0] if tasks else None, **common)
+        ingest = benchflow.read_benchflow_result(
+            Path(opts["skillsbench_result_json"]), task=tasks[0] if tasks else None, **common
+        )
     else:
-        ingest = benchflow.read_benchflow_root(Path(opts["skillsbench_result_root"]),
-                                               task=tasks[0] if len(tasks) == 1 else None,
-                                               policy=policy, **common)
+        ingest = benchflow.read_benchflow_root(
+            Path(opts["skillsbench_result_root"]),
+            task=tasks[0] if len(tasks) == 1 else None,
+            policy=policy,
+            **common,
+        )
         ingest = _filter_tasks(ingest, tasks if len(tasks) > 1 else None)
-    semantic = {"source": "benchflow", "policy": policy, "tasks": tasks,
-                "dataset": opts.get("dataset"), "route": opts.get("skillsbench_route"),
-                "model": opts.get("model"), "strict": common["strict"]}
+    semantic = {
+        "source": "benchflow",
+        "policy": policy,
+        "tasks": tasks,
+        "dataset": opts.get("dataset"),
+        "route": opts.get("skillsbench_route"),
+        "model": opts.get("model"),
+        "strict": common["strict"],
+    }
     selection = ingest.provenance.get("selection_summary") or {
-        "policy": ingest.provenance.get("selection_policy")}
-    return _built(ingest, opts, semantic=semantic, skillsbench_result_ingested=True,
-                  selection=selection)
+        "policy": ingest.provenance.get("selection_policy")
+    }
+    return _built(
+        ingest, opts, semantic=semantic, skillsbench_result_ingested=True, selection=selection
+    )
 
 
 def _benchflow_policy(value: str | None) -> str:
     return {None: "benchflow", "benchflow_canonical": "benchflow"}.get(value, value or "benchflow")
 
 
-def build_planned_terminal_bench(opts: Mapping[str, Any], *, env: Mapping[str, str],
-                                 which: Callable[[str], str | None]) -> BuiltSource:
+def build_planned_terminal_bench(
+    opts: Mapping[str, Any], *, env: Mapping[str, str], which: Callable[[str], str | None]
+) -> BuiltSource:
     from ledger.sources.planned import build_planned_terminal_bench_records
 
     raw = build_planned_terminal_bench_records(opts, env=env, which=which)
@@ -153,18 +189,24 @@ def build_skillsbench_skeleton(opts: Mapping[str, Any]) -> BuiltSource:
 
     tasks = list(opts.get("include_task_name") or ()) or None
     raw = build_planned_skillsbench_records(
-        dataset=opts.get("dataset"), tasks=tasks, route=opts.get("skillsbench_route"),
-        model=opts.get("model"), agent=opts.get("agent"))
+        dataset=opts.get("dataset"),
+        tasks=tasks,
+        route=opts.get("skillsbench_route"),
+        model=opts.get("model"),
+        agent=opts.get("agent"),
+    )
     return _planned(raw, opts, kind="skillsbench_skeleton")
 
 
 def _planned(raw: list[dict[str, Any]], opts: Mapping[str, Any], *, kind: str) -> BuiltSource:
     """Planned records are decided by the options alone, so the options are the content."""
-    semantic = {k: (list(v) if isinstance(v, tuple) else v) for k, v in sorted(opts.items())
-                if k not in {"execute", "dry_run", "format"} and v not in (None, False, (), [])}
+    semantic = {
+        k: (list(v) if isinstance(v, tuple) else v)
+        for k, v in sorted(opts.items())
+        if k not in {"execute", "dry_run", "format"} and v not in (None, False, (), [])
+    }
     digest = hashlib.sha256(canonical_json({"kind": kind, "records": raw}).encode()).hexdigest()
-    ingest = SourceIngest(raw, {"kind": kind, "options": semantic,
-                                "files": {}}, [])
+    ingest = SourceIngest(raw, {"kind": kind, "options": semantic, "files": {}}, [])
     built = _built(ingest, opts, semantic=semantic)
     built.content_digest = digest
     return built
