@@ -123,7 +123,7 @@ def run_pipeline(
         built = build()
         opened = open_store(db)
     except BenchledgerError as err:
-        raise _with_error_payload(
+        _attach_payload(
             err,
             error_payload(
                 dry_run=dry_run,
@@ -137,7 +137,7 @@ def run_pipeline(
     try:
         return _run(opened, context, goal_id, options, built, metadata)
     except BenchledgerError as err:
-        raise _with_error_payload(
+        _attach_payload(
             err,
             error_payload(
                 dry_run=dry_run,
@@ -152,9 +152,9 @@ def run_pipeline(
         opened.close()
 
 
-def _with_error_payload(err: BenchledgerError, payload: dict[str, Any]) -> BenchledgerError:
+def _attach_payload(err: BenchledgerError, payload: dict[str, Any]) -> None:
+    """Give the error the command's own envelope so ``--format json`` prints it."""
     err.details.setdefault("payload", payload)
-    return err
 
 
 def _run(
@@ -256,7 +256,7 @@ def _decide(
     events: list[NewEvent] = []
     rollout_records = []
     stream = f"goal/{goal_id}"
-    for record, stem, run_id in zip(records, stems, run_ids, strict=True):
+    for record in records:
         events.append(
             NewEvent(
                 stream,
