@@ -19,6 +19,7 @@ from ledger.chain import canonical_json
 from ledger.clock import utc_now_seconds
 from ledger.errors import BenchledgerError, InputError
 from ledger.events import GLOBAL_SYNCED, RUN_APPENDED, RUN_BUILT, NewEvent
+from ledger.faults import reach
 from ledger.handlers.run_sources import BuiltSource
 from ledger.registry import CommandContext, build_command_context, validate_goal_id
 
@@ -173,6 +174,7 @@ def _run(
     key = idempotency_key(goal_id, built, options, target.ledger_id if target else None)
     if options.execute:
         _check_writable(context, target, options)
+    reach("before_transaction")
     with opened.store.transaction(metadata) as uow:
         reads = StoreReads(uow.conn)
         existing = opened.store.events_for_key(uow.conn, key)
@@ -182,6 +184,8 @@ def _run(
             decision = _decide(reads, context, goal_id, options, built, target, now)
             if options.execute:
                 uow.append(decision.events, idempotency_key=key)
+                reach("after_append")
+    reach("after_commit")
     if existing:
         return _already_recorded_payload(opened, context, goal_id, options, built, existing, target)
     payload = decision.payload(dry_run=dry_run)

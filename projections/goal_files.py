@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from sqlalchemy import select
 
+from ledger.faults import reach
 from projections.files import atomic_write
 from projections.goal_runs import (
     index_path_rel,
@@ -60,6 +61,7 @@ def render_goal_files(
                     runtime_root / json_rel, "run_record_json", render_record_json(record).encode()
                 )
             )
+            reach("mid_render")
             exports.append(
                 _export(
                     runtime_root / md_rel,

@@ -10,6 +10,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ledger.faults import reach
 from projections.files import atomic_write
 from projections.ledger_queries import LedgerQueries
 from projections.ledger_v0 import build_document, dump_json, render_markdown
@@ -36,6 +37,7 @@ def render_ledger_files(
     json_bytes = dump_json(doc)
     markdown_bytes = render_markdown(doc).encode("utf-8")
     atomic_write(json_path, json_bytes)
+    reach("mid_render")
     atomic_write(markdown_path, markdown_bytes)
     return [
         {

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from ledger.events import EXPORT_WRITTEN, NewEvent
+from ledger.faults import reach
 from projections.goal_files import render_global_registry, render_goal_files, render_rollout_log
 from projections.ledger_files import render_ledger_files
 
 
 def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
     if exports:
+        reach("before_export_event")
         opened.store.append(
             [NewEvent("exports", EXPORT_WRITTEN, {"files": exports})], metadata={"reason": "render"}
         )
