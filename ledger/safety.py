@@ -18,6 +18,8 @@ from typing import Any
 ELLIPSIS = "\u2026"
 
 # --- local-path rule -------------------------------------------------------------------------
+# (new) ``/srv``, ``/mnt`` and ``/media`` are host mount points too (the Harbor and BenchFlow
+# fixtures were produced under ``/srv/bench``), so they are local paths as well.
 # A path must start at the beginning of the text or after a character that cannot be part of a
 # relative path or a placeholder (letters, digits, ``_ - . <``); that keeps ``jobs/tmp/run`` and
 # ``<tmp>/x`` public while ``file:///tmp/x`` and ``"/Users/x"`` fail. The first segment(s) must
@@ -28,7 +30,7 @@ _SEGMENT_END = r"(?=[/\s`'\"<>]|\Z)"
 _LOCAL_PATH_RE = re.compile(
     _PATH_BOUNDARY
     + r"(?:"
-    + r"/(?:Users|Volumes|var/folders|tmp|private|home|root)"
+    + r"/(?:Users|Volumes|var/folders|tmp|private|home|root|srv|mnt|media)"
     + _SEGMENT_END
     + r"|[A-Za-z]:[\\/]"  # Windows drive path, any letter
     + r"|~/"  # home-relative path

@@ -19,6 +19,8 @@ from ledger.safety import (
 )
 
 LOCAL_PATHS = [
+    "/srv/bench/jobs",  # (new) host mount points fail too
+    "/mnt/data/run",
     "/Users/x",
     "/Users/alice/work/run.json",
     "/Volumes/data/jobs",
@@ -63,7 +65,6 @@ PUBLIC_PATHS = [
     "/users/x",  # the rule is case-sensitive, like the loopx prefixes it extends
     "/var/log/x",
     "/var",
-    "/srv/bench/jobs",
     "/logs/verifier/reward.txt",
     "/app",
     "/skills",
