@@ -106,9 +106,9 @@ def _register() -> None:
 
     for command in store_commands.COMMANDS:
         cli.add_command(command)
-    from commands import benchmark_commands, ledger_commands
+    from commands import benchmark_commands, ledger_commands, registry_commands
 
-    for module in (benchmark_commands, ledger_commands):
+    for module in (benchmark_commands, ledger_commands, registry_commands):
         for command in module.COMMANDS:
             cli.add_command(command)
 

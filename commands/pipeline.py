@@ -391,17 +391,36 @@ def _ledger_target(options: PipelineOptions, context: CommandContext) -> Any:
 def _plan_global_sync(
     reads: Any, context: CommandContext, goal_id: str, options: PipelineOptions, now: str
 ):  # noqa: ANN202
-    from projections.global_registry import skipped_disabled_payload, sync_global
+    from projections.global_registry import skipped_disabled_payload
 
     if not options.global_sync:
         return skipped_disabled_payload(not options.execute), None, None
+    return plan_global_sync(
+        reads, context, goal_id, replace_state=False, execute=options.execute, now=now
+    )
+
+
+def plan_global_sync(
+    reads: Any,
+    context: CommandContext,
+    goal_id: str | None,
+    *,
+    replace_state: bool,
+    execute: bool,
+    now: str,
+) -> tuple[dict[str, Any], NewEvent | None, dict[str, Any] | None]:
+    """The sync's payload, its ``global_synced`` event (None when skipped) and any backup.
+
+    With no project registry file the goals known to the store are the source, so a fresh
+    directory works without a hand-written registry (history_registry_rollout §7.1).
+    """
+    from projections.global_registry import sync_global
+
+    known = set(reads.known_goal_ids()) | ({goal_id} if goal_id else set())
     source = (
         context.registry
         if context.registry_exists
-        else {
-            "schema_version": "0.1",
-            "goals": [{"id": g} for g in sorted(set(reads.known_goal_ids()) | {goal_id})],
-        }
+        else {"schema_version": "0.1", "goals": [{"id": g} for g in sorted(known)]}
     )
     global_path = context.runtime_root / "registry.global.json"
     current = _read_json_file(global_path)
@@ -411,14 +430,14 @@ def _plan_global_sync(
         current,
         source,
         goal_id=goal_id,
-        replace_state=False,
+        replace_state=replace_state,
         now=now,
         source_registry=str(
             context.registry_path.resolve() if context.registry_path else global_path.parent
         ),
         runtime_root=str(context.runtime_root),
         registry_label=context.registry_label,
-        dry_run=not options.execute,
+        dry_run=not execute,
         path_exists=lambda p: Path(p).exists(),
     )
     if result.document is None:
@@ -434,7 +453,9 @@ def _plan_global_sync(
         {
             "registry_id": "global",
             "document": result.document,
-            "goal_ids": [goal_id],
+            "goal_ids": list(
+                result.payload.get("synced_goal_ids") or ([goal_id] if goal_id else [])
+            ),
             "actions": result.payload.get("actions"),
             "backup": backup,
         },
