@@ -106,9 +106,14 @@ def _register() -> None:
 
     for command in store_commands.COMMANDS:
         cli.add_command(command)
-    from commands import benchmark_commands, ledger_commands, registry_commands
+    from commands import (
+        analysis_commands,
+        benchmark_commands,
+        ledger_commands,
+        registry_commands,
+    )
 
-    for module in (benchmark_commands, ledger_commands, registry_commands):
+    for module in (benchmark_commands, ledger_commands, registry_commands, analysis_commands):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -28,6 +28,8 @@ FAULT_ENV = "BENCHLEDGER_FAULT_POINT"
 EXPORT_WRITTEN = "export_written"
 # Run-record stems and every timestamp the pipeline stamps (``-2`` marks a same-second stem).
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d(\.\d+)?Z(-\d+)?")
+# Rollout event ids hash the whole event, ``recorded_at`` included: a time-derived value too.
+ROLLOUT_EVENT_ID = re.compile(r'"event_id": "[0-9a-f]{16}"')
 
 
 # --- fixtures -------------------------------------------------------------------------------
@@ -209,7 +211,8 @@ def ledger_rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def normalise(text: str, workdir: Path) -> str:
-    return TIMESTAMP.sub("<T>", text.replace(str(workdir.resolve()), "<DIR>"))
+    text = TIMESTAMP.sub("<T>", text.replace(str(workdir.resolve()), "<DIR>"))
+    return ROLLOUT_EVENT_ID.sub('"event_id": "<ID>"', text)
 
 
 def snapshot(workdir: Path) -> dict[str, Any]:
