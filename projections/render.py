@@ -1,9 +1,16 @@
 """After-commit rendering: every file a command's events changed, then an ``export_written``
 event with the digest of each file, so ``verify --files`` can tell whether a published file
-still matches the store."""
+still matches the store.
+
+Renders run while holding the store's write lock (the same lock appends take), so two commands
+that finish at the same time cannot leave an older snapshot on disk after a newer one: whoever
+renders last has read the newest committed state.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +20,35 @@ from projections.goal_files import render_global_registry, render_goal_files, re
 from projections.ledger_files import render_ledger_files
 
 
+def _export_event(exports: list[dict[str, str]]) -> NewEvent:
+    return NewEvent("exports", EXPORT_WRITTEN, {"files": exports})
+
+
 def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
     if exports:
         reach("before_export_event")
-        opened.store.append(
-            [NewEvent("exports", EXPORT_WRITTEN, {"files": exports})], metadata={"reason": "render"}
-        )
+        opened.store.append([_export_event(exports)], metadata={"reason": "render"})
+
+
+@contextmanager
+def _render_lock(opened: Any) -> Iterator[Any]:
+    """The store's write lock around read + write + export event."""
+    with opened.store.transaction({"reason": "render"}) as uow:
+        yield uow
+
+
+def _finish(uow: Any, exports: list[dict[str, str]]) -> None:
+    if exports:
+        reach("before_export_event")
+        uow.append([_export_event(exports)])
 
 
 def render_ledger(opened: Any, target: Any) -> list[dict[str, str]]:
-    with opened.store.engine.connect() as conn:
+    with _render_lock(opened) as uow:
         exports = render_ledger_files(
-            conn, target.ledger_id, target.json_path, target.markdown_path
+            uow.conn, target.ledger_id, target.json_path, target.markdown_path
         )
-    record_exports(opened, exports)
+        _finish(uow, exports)
     return exports
 
 
@@ -41,7 +63,8 @@ def render_for_goal(
     backup: dict[str, Any] | None,
 ) -> list[dict[str, str]]:
     exports: list[dict[str, str]] = []
-    with opened.store.engine.connect() as conn:
+    with _render_lock(opened) as uow:
+        conn = uow.conn
         exports += render_goal_files(conn, goal_id, runtime_root, stems)
         exports += render_rollout_log(conn, goal_id, runtime_root)
         if global_registry:
@@ -50,5 +73,5 @@ def render_for_goal(
             exports += render_ledger_files(
                 conn, ledger_target.ledger_id, ledger_target.json_path, ledger_target.markdown_path
             )
-    record_exports(opened, exports)
+        _finish(uow, exports)
     return exports
