@@ -46,7 +46,9 @@ def read_input_bytes(given: str, *, stdin_ok: bool = False) -> bytes:
     from ledger.errors import InputError
 
     if stdin_ok and given == "-":
-        return click.get_binary_stream("stdin").read()
+        import sys
+
+        return sys.stdin.buffer.read()
     try:
         return Path(given).expanduser().read_bytes()
     except FileNotFoundError:
@@ -119,9 +121,7 @@ def parity_payload(given: str) -> dict[str, Any]:
     from ledger.parity import parity_check_payload
     from ledger.record import resolve_compact_input
 
-    records, _kind = resolve_compact_input(
-        read_input_bytes(given, stdin_ok=True), context="parity"
-    )
+    records, _kind = resolve_compact_input(read_input_bytes(given, stdin_ok=True), context="parity")
     if len(records) != 1:
         raise InputError(
             f"--benchmark-run-json holds {len(records)} benchmark runs; parity-check reads one"
@@ -184,7 +184,10 @@ def case_analysis_candidates_command(
     }
     try:
         paths = resolve_case_analysis_paths(opts, registry=root.get("registry"))
-        shown = {"run_ledger_path": paths.ledger_display, "case_analysis_path": paths.analysis_display}
+        shown = {
+            "run_ledger_path": paths.ledger_display,
+            "case_analysis_path": paths.analysis_display,
+        }
         payload = case_analysis_payload(opts, paths, db=root.get("db"))
     except BenchledgerError as err:
         error = {"ok": False, **shown, "read_boundary": dict(READ_BOUNDARY), "error": err.message}
@@ -292,7 +295,9 @@ def apply_accepted(
     opened = open_store(db)
     try:
         result = opened.store.append(
-            [plan.event], metadata=command_metadata(_version()), idempotency_key=plan.idempotency_key
+            [plan.event],
+            metadata=command_metadata(_version()),
+            idempotency_key=plan.idempotency_key,
         )
         document = result.events[0].payload["document"]
         exports = write_outputs(document, paths)
@@ -301,7 +306,9 @@ def apply_accepted(
         record_exports(opened, exports)
     finally:
         opened.close()
-    report["accepted_upsert"].update(output_written=True, markdown_written=paths.markdown is not None)
+    report["accepted_upsert"].update(
+        output_written=True, markdown_written=paths.markdown is not None
+    )
     return {
         "output_case_analysis_path": paths.shown(paths.output),
         "output_case_analysis_markdown_path": paths.shown(paths.markdown),
@@ -340,7 +347,9 @@ def write_outputs(document: dict[str, Any], paths: CaseAnalysisPaths) -> list[di
                 f"case_analysis_accepted was recorded but writing {paths.shown(path)} failed "
                 f"({exc.strerror or type(exc).__name__}); run the command again to retry"
             ) from None
-        exports.append({"path": str(path), "kind": kind, "sha256": hashlib.sha256(data).hexdigest()})
+        exports.append(
+            {"path": str(path), "kind": kind, "sha256": hashlib.sha256(data).hexdigest()}
+        )
     return exports
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from typing import Any
 
@@ -19,16 +18,6 @@ MODES = (
     "codex-app-server-goal",
     "codex-loopx",
     "loopx-managed-codex",
-)
-SKILLSBENCH_ROUTES = (
-    "codex-cli-goal-baseline",
-    "codex-app-server-goal-baseline",
-    "codex-loopx-treatment",
-    "loopx-managed-codex",
-    "loopx-prompt-polling-test",
-    "loopx-blind-loop-treatment",
-    "loopx-automation-loop-treatment",
-    "oracle-reference",
 )
 MULTIPLIERS = (
     "timeout_multiplier",
@@ -61,6 +50,24 @@ class ArgparseInt(click.ParamType):
             self.fail(f"invalid int value: {value!r}", param, ctx)
 
 
+def _skillsbench_routes() -> tuple[str, ...]:
+    from ledger.terminal_bench_options import skillsbench_routes
+
+    return skillsbench_routes()
+
+
+def _delivery_scales() -> tuple[str, ...]:
+    from projections.goal_runs import DELIVERY_BATCH_SCALE_CHOICES
+
+    return DELIVERY_BATCH_SCALE_CHOICES
+
+
+def _delivery_outcomes() -> tuple[str, ...]:
+    from projections.goal_runs import DELIVERY_OUTCOMES
+
+    return DELIVERY_OUTCOMES
+
+
 def _flag(name: str, help_text: str):  # noqa: ANN202
     return click.option(name, is_flag=True, default=False, help=help_text)
 
@@ -91,7 +98,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
         click.option("--runner", type=click.Choice(["harbor"]), default=None),
         click.option("--agent", default=None, help="Agent for planned runs (default codex)."),
         click.option("--model", default=None, help="Model for planned runs (default gpt-5.5)."),
-        click.option("--skillsbench-route", type=click.Choice(SKILLSBENCH_ROUTES), default=None),
+        click.option("--skillsbench-route", type=click.Choice(_skillsbench_routes()), default=None),
         click.option(
             "--skillsbench-result-json",
             default=None,
@@ -175,8 +182,14 @@ def _run_options(func):  # noqa: ANN001, ANN202
         click.option("--run-group-id", default=None),
         click.option("--arm-id", default=None),
         click.option("--run-ledger-note", default=None),
-        click.option("--delivery-batch-scale", default=None),
-        click.option("--delivery-outcome", default=None),
+        click.option("--delivery-batch-scale", type=click.Choice(_delivery_scales()), default=None),
+        click.option("--delivery-outcome", type=click.Choice(_delivery_outcomes()), default=None),
+        click.option(
+            "--agent-kwarg",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Extra agent kwarg for the launch preview (repeatable).",
+        ),
         _flag("--dry-run", "Compute and show everything, write nothing (the default)."),
         _flag("--execute", "Append the events and render the files."),
         _flag("--no-global-sync", "Do not sync the goal into the runtime root's global registry."),
@@ -260,7 +273,11 @@ def _build(opts: dict[str, Any]):  # noqa: ANN202
     if opts["harbor_job_dir"]:
         with _progress() as progress:
             return run_sources.build_harbor(opts, progress=progress)
-    return run_sources.build_planned_terminal_bench(opts, env=os.environ, which=shutil.which)
+    from ledger.preflight import make_which
+
+    return run_sources.build_planned_terminal_bench(
+        opts, env=os.environ, which=make_which(os.environ)
+    )
 
 
 class _progress:

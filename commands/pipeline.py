@@ -135,6 +135,7 @@ def run_pipeline(
                 error=err.message,
             ),
         )
+        raise
     try:
         return _run(opened, context, goal_id, options, built, metadata)
     except BenchledgerError as err:
@@ -149,6 +150,7 @@ def run_pipeline(
                 error=err.message,
             ),
         )
+        raise
     finally:
         opened.close()
 
@@ -219,6 +221,7 @@ def _decide(
 ) -> Decision:
     from ledger.classification import recommended_action
     from ledger.handlers.ledger_upsert import RowOptions, ledger_result, plan_ledger_upsert
+    from ledger.handlers.planned_link import link_planned
     from projections.goal_runs import (
         allocate_stems,
         build_run_record,
@@ -228,7 +231,7 @@ def _decide(
     )
     from projections.rollout import benchmark_run_event, rollout_payload_fields
 
-    records = built.records
+    records = link_planned(built.records, reads.goal_records(goal_id))
     action = recommended_action(
         options.recommended_action, records[0], adapter_default=built.adapter_recommended_action
     )

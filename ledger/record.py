@@ -579,6 +579,8 @@ LAUNCH_PREVIEW_SPEC: dict[str, Kind] = {
     "allowed_environment_hosts": LIST(32, 200),
     "agent_kwargs": KEYED(TEXT_OR_NUM(200), key_limit=120, cap=64),
     "forbidden_flags_absent": BOOL,
+    "agent_setup_profile": T120,
+    "mounts": LIST_OF({"source": T200, "target": T200, "read_only": BOOL}, 16),
 }
 
 PREFLIGHT_SPEC: dict[str, Kind] = {

@@ -19,7 +19,13 @@ import orjson
 
 from ledger.chain import GENESIS_HASH, canonical_json, event_hash
 from ledger.errors import ConcurrencyError, InputError
-from ledger.events import AppendResult, NewEvent, StoredEvent, upcast
+from ledger.events import (
+    CURRENT_SCHEMA_VERSION,
+    AppendResult,
+    NewEvent,
+    StoredEvent,
+    upcast,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -139,7 +145,7 @@ def _stored(
     metadata: dict[str, Any] | None = None,
 ) -> StoredEvent:
     if payload is None:
-        payload = upcast(row["event_type"], row["schema_version"], orjson.loads(row["payload"]))
+        payload = _decode_payload(row)
     return StoredEvent(
         position=row["position"],
         event_id=row["event_id"],
@@ -155,6 +161,33 @@ def _stored(
         prev_hash=row["prev_hash"],
         hash=row["hash"],
     )
+
+
+def _decode_payload(row: dict[str, Any]) -> dict[str, Any]:
+    payload = orjson.loads(row["payload"])
+    if row["event_type"] in CURRENT_SCHEMA_VERSION:
+        payload = upcast(row["event_type"], row["schema_version"], payload)
+    return payload
+
+
+def _stored_decoder() -> Callable[[dict[str, Any]], StoredEvent]:
+    """``_stored`` for a sequential read, parsing each command's metadata once.
+
+    Every event one command appends carries the same metadata text, and replay never looks
+    at it, so parsing it per event was a third of the decode cost. Events of one command
+    share the parsed dict, exactly as the events ``UnitOfWork.append`` returns do.
+    """
+    last_text: str | None = None
+    last_metadata: dict[str, Any] = {}
+
+    def decode(row: dict[str, Any]) -> StoredEvent:
+        nonlocal last_text, last_metadata
+        text = row["metadata"]
+        if text != last_text:
+            last_text, last_metadata = text, orjson.loads(text)
+        return _stored(row, payload=_decode_payload(row), metadata=last_metadata)
+
+    return decode
 
 
 class EventStore:
@@ -207,6 +240,7 @@ class EventStore:
         conn: Connection | None = None,
     ) -> Iterator[StoredEvent]:
         """Events in position order, fetched in keyset batches so memory stays bounded."""
+        decode = _stored_decoder()
         for rows in self.read_rows(
             from_position=from_position,
             to_position=to_position,
@@ -217,7 +251,7 @@ class EventStore:
             conn=conn,
         ):
             for row in rows:
-                yield _stored(row)
+                yield decode(row)
 
     def read_rows(
         self,
@@ -246,9 +280,11 @@ class EventStore:
             if stream is not None:
                 query = query.where(t.c.stream == stream)
             if types:
-                query = query.where(t.c.event_type.in_(types))
+                query = query.where(_type_filter(t.c.event_type, types))
             with _connection(self.engine, conn) as c:
-                rows = [dict(r._mapping) for r in c.execute(query)]
+                result = c.execute(query)
+                names = list(result.keys())
+                rows = [dict(zip(names, r, strict=True)) for r in result]
             if not rows:
                 return
             yield rows
@@ -339,6 +375,16 @@ class EventStore:
             select(t).where(t.c.correlation_id == correlation).order_by(t.c.position)
         )
         return [_stored(dict(r._mapping)) for r in rows]
+
+
+def _type_filter(column: Any, types: list[str]) -> Any:
+    """One type walks its (event_type, position) index in order. Several types must not use
+    that index: SQLite then gathers every later event of those types and sorts them for each
+    keyset batch, which made replay quadratic; ``|| ''`` keeps the scan on the position key.
+    """
+    if len(types) == 1:
+        return column == types[0]
+    return column.concat("").in_(types)
 
 
 def _check_row(

@@ -256,8 +256,11 @@ def render_append_markdown(payload: Mapping[str, Any]) -> str:
     for run in _payload_runs(payload):
         lines += ["", "## Benchmark Run", ""]
         lines += [_bullet(key, run.get(key)) for key in _RUN_KEYS if run.get(key) is not None]
-        lines.append(_progress_line(run))
-        lines.append(_metrics_line(run))
+        lines += _planned_lines(run)
+        if isinstance(run.get("progress"), Mapping):
+            lines.append(_progress_line(run))
+        if isinstance(run.get("metrics"), Mapping):
+            lines.append(_metrics_line(run))
     if payload.get("error"):
         lines += ["", _bullet("error", payload["error"])]
     return "\n".join(lines) + "\n"
@@ -287,6 +290,19 @@ def _payload_runs(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         return [run for run in runs if isinstance(run, Mapping)]
     run = payload.get("benchmark_run")
     return [run] if isinstance(run, Mapping) else []
+
+
+def _planned_lines(run: Mapping[str, Any]) -> list[str]:
+    """A planned run's point is its launch command and whether anything blocks it."""
+    lines = []
+    preflight = run.get("preflight") if isinstance(run.get("preflight"), Mapping) else {}
+    if preflight:
+        lines.append(_bullet("ready", preflight.get("ready")))
+        lines.append(_bullet("first_blocker", preflight.get("first_blocker")))
+    preview = run.get("launch_preview") if isinstance(run.get("launch_preview"), Mapping) else {}
+    if preview.get("command"):
+        lines.append(f"- launch command: `{preview['command']}`")
+    return lines
 
 
 def _progress_line(run: Mapping[str, Any]) -> str:

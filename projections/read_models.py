@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ledger import events as ev
-from ledger.chain import canonical_json
 from projections import schema
+
+# Ledger-row text a replay holds back before writing (latest row per key): 30,000 rows of
+# ~2 KB fit, and the buffer costs about 85 MB of memory at most.
+REPLAY_BUFFER_BYTES = 64 * 1024 * 1024
 
 if TYPE_CHECKING:
     from sqlalchemy import Table
@@ -55,58 +60,94 @@ class LedgerRowsProjection:
     tables = (schema.ledgers, schema.ledger_rows)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
-        ledgers: dict[str, dict[str, Any]] = {}
-        rows: list[dict[str, Any]] = []
+        buffer = LedgerRowsBuffer()
+        buffer.apply(conn, events)
+        buffer.flush(conn)
+
+    def replayer(self) -> LedgerRowsBuffer:
+        """A replay sink that writes each ledger row once per flush instead of once per event.
+
+        A busy ledger rewrites the same few thousand runs over and over; replay keeps only
+        the latest row per key until ``REPLAY_BUFFER_BYTES`` of row text is pending.
+        """
+        return LedgerRowsBuffer(max_bytes=REPLAY_BUFFER_BYTES)
+
+
+class LedgerRowsBuffer:
+    """The ledger rows and ledgers decided since the last flush, latest per key.
+
+    Every change this projection makes is an upsert by key (nothing is ever deleted), so
+    writing only the latest row per key leaves the tables exactly as writing every row in
+    position order would. ``known`` ledgers are read back through this buffer, never behind it.
+    """
+
+    def __init__(self, max_bytes: int = 0) -> None:
+        self.max_bytes = max_bytes
+        self.ledgers: dict[str, dict[str, Any]] = {}
+        self.rows: dict[tuple[str, str], dict[str, Any]] = {}
+        self.pending_bytes = 0
+
+    def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
+        ledgers, rows = self.ledgers, self.rows
         for event in events:
             payload = event.payload
             ledger_id = payload["ledger_id"]
-            ledgers[ledger_id] = self._ledger_row(conn, ledgers.get(ledger_id), event)
+            ledgers[ledger_id] = _ledger_row(conn, ledgers.get(ledger_id), event)
             for row in _rows_of(payload):
-                rows.append(
-                    {
-                        "ledger_id": ledger_id,
-                        "run_id": row["run_id"],
-                        "benchmark_id": row.get("benchmark_id") or "",
-                        "case_id": row.get("case_id") or "",
-                        "recorded_at": row.get("recorded_at") or "",
-                        "archived": 1 if row.get("archive_state") == "archived" else 0,
-                        "row": canonical_json(row),
-                        "position": event.position,
-                    }
-                )
-        _upsert(conn, schema.ledgers, list(ledgers.values()))
-        _upsert(conn, schema.ledger_rows, rows)
+                text = _canonical(row)
+                key = (ledger_id, row["run_id"])
+                replaced = rows.get(key)
+                if replaced is not None:
+                    self.pending_bytes -= len(replaced["row"])
+                self.pending_bytes += len(text)
+                rows[key] = {
+                    "ledger_id": ledger_id,
+                    "run_id": key[1],
+                    "benchmark_id": row.get("benchmark_id") or "",
+                    "case_id": row.get("case_id") or "",
+                    "recorded_at": row.get("recorded_at") or "",
+                    "archived": 1 if row.get("archive_state") == "archived" else 0,
+                    "row": text,
+                    "position": event.position,
+                }
+        if self.pending_bytes >= self.max_bytes:
+            self.flush(conn)
 
-    @staticmethod
-    def _ledger_row(
-        conn: Connection, known: dict[str, Any] | None, event: StoredEvent
-    ) -> dict[str, Any]:
-        from sqlalchemy import select
+    def flush(self, conn: Connection) -> None:
+        """Write what is pending; the ledgers stay cached, they are what the table now holds."""
+        _upsert(conn, schema.ledgers, list(self.ledgers.values()))
+        _upsert(conn, schema.ledger_rows, list(self.rows.values()))
+        self.rows = {}
+        self.pending_bytes = 0
 
-        payload = event.payload
-        if known is None:
-            found = conn.execute(
-                select(schema.ledgers).where(schema.ledgers.c.ledger_id == payload["ledger_id"])
-            ).first()
-            known = dict(found._mapping) if found else None
-        updated_at = payload.get("updated_at") or event.recorded_at
-        if known is None:
-            return {
-                "ledger_id": payload["ledger_id"],
-                "ledger_path": payload.get("ledger_path") or payload["ledger_id"],
-                "update_policy": _maybe_json(payload.get("update_policy")),
-                "created_at": updated_at,
-                "updated_at": updated_at,
-                "position": event.position,
-            }
-        known = dict(known)
-        known["updated_at"] = updated_at
-        known["position"] = event.position
-        if payload.get("update_policy") and not known.get("update_policy"):
-            known["update_policy"] = _maybe_json(payload["update_policy"])
-        if payload.get("ledger_path"):
-            known["ledger_path"] = payload["ledger_path"]
-        return known
+
+def _ledger_row(conn: Connection, known: dict[str, Any] | None, event: StoredEvent) -> dict[str, Any]:
+    from sqlalchemy import select
+
+    payload = event.payload
+    if known is None:
+        found = conn.execute(
+            select(schema.ledgers).where(schema.ledgers.c.ledger_id == payload["ledger_id"])
+        ).first()
+        known = dict(found._mapping) if found else None
+    updated_at = payload.get("updated_at") or event.recorded_at
+    if known is None:
+        return {
+            "ledger_id": payload["ledger_id"],
+            "ledger_path": payload.get("ledger_path") or payload["ledger_id"],
+            "update_policy": _maybe_json(payload.get("update_policy")),
+            "created_at": updated_at,
+            "updated_at": updated_at,
+            "position": event.position,
+        }
+    known = dict(known)
+    known["updated_at"] = updated_at
+    known["position"] = event.position
+    if payload.get("update_policy") and not known.get("update_policy"):
+        known["update_policy"] = _maybe_json(payload["update_policy"])
+    if payload.get("ledger_path"):
+        known["ledger_path"] = payload["ledger_path"]
+    return known
 
 
 def _rows_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -116,7 +157,15 @@ def _rows_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _maybe_json(value: Any) -> str | None:
-    return canonical_json(value) if value else None
+    return _canonical(value) if value else None
+
+
+def _canonical(value: Any) -> str:
+    """``canonical_json`` without its NaN walk: every payload a projection sees was already
+    serialised by ``canonical_json`` on append (or parsed from that text on replay), so a
+    non-finite float cannot be in it, and rows full of nulls no longer pay for the walk.
+    """
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 class GoalRunsProjection:
@@ -136,7 +185,7 @@ class GoalRunsProjection:
                     "stem": e.payload["stem"],
                     "run_key": e.payload.get("run_key"),
                     "generated_at": e.payload.get("generated_at") or e.recorded_at,
-                    "record": canonical_json(e.payload["record"]),
+                    "record": _canonical(e.payload["record"]),
                     "position": e.position,
                 }
                 for e in events
@@ -163,7 +212,7 @@ class RolloutProjection:
                     "event_id": record.get("event_id") or e.event_id,
                     "event_kind": record.get("event_kind") or record.get("kind") or "",
                     "status": record.get("status") or "",
-                    "record": canonical_json(record),
+                    "record": _canonical(record),
                     "position": e.position,
                 }
             )
@@ -184,7 +233,7 @@ class GlobalRegistryProjection:
             [
                 {
                     "registry_id": e.payload.get("registry_id") or "global",
-                    "document": canonical_json(e.payload["document"]),
+                    "document": _canonical(e.payload["document"]),
                     "position": e.position,
                 }
                 for e in events

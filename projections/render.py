@@ -25,9 +25,27 @@ def _export_event(exports: list[dict[str, str]]) -> NewEvent:
 
 
 def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
-    if exports:
+    if not exports:
+        return
+    with opened.store.engine.connect() as conn:
+        unchanged = _already_published(conn, exports)
+    if not unchanged:
         reach("before_export_event")
         opened.store.append([_export_event(exports)], metadata={"reason": "render"})
+
+
+def _already_published(conn: Any, exports: list[dict[str, str]]) -> bool:
+    """Every file byte-identical to its last recorded export: re-rendering after a rerun of a
+    command that had already completed then appends nothing, as idempotency promises."""
+    from sqlalchemy import select
+
+    from projections.schema import exports as published
+
+    query = select(published.c.path, published.c.sha256).where(
+        published.c.path.in_([f["path"] for f in exports])
+    )
+    recorded = {path: sha for path, sha in conn.execute(query)}
+    return all(recorded.get(f["path"]) == f["sha256"] for f in exports)
 
 
 @contextmanager
@@ -38,7 +56,7 @@ def _render_lock(opened: Any) -> Iterator[Any]:
 
 
 def _finish(uow: Any, exports: list[dict[str, str]]) -> None:
-    if exports:
+    if exports and not _already_published(uow.conn, exports):
         reach("before_export_event")
         uow.append([_export_event(exports)])
 

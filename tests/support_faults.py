@@ -69,18 +69,41 @@ def child_env(fault: str | None = None) -> dict[str, str]:
     return env
 
 
+def ingest_args(job: Path) -> list[str]:
+    """The ingest under test, after the ``--db`` and ``--format`` root options."""
+    return [
+        "--runtime-root",
+        RUNTIME_ROOT,
+        "benchmark",
+        "run",
+        "terminal-bench",
+        "--goal-id",
+        GOAL,
+        "--harbor-job-dir",
+        str(job),
+        "--update-run-ledger",
+        "--run-ledger-path",
+        LEDGER,
+        "--execute",
+        "--no-global-sync",
+    ]
+
+
 def ingest_argv(db: str, job: Path) -> list[str]:
-    return [*CLI, "--db", db, "--runtime-root", RUNTIME_ROOT, "--format", "json",
-            "benchmark", "run", "terminal-bench", "--goal-id", GOAL, "--harbor-job-dir",
-            str(job), "--update-run-ledger", "--run-ledger-path", LEDGER, "--execute",
-            "--no-global-sync"]
+    return [*CLI, "--db", db, "--format", "json", *ingest_args(job)]
 
 
-def spawn_ingest(db: str, workdir: Path, job: Path, *, fault: str | None = None
-                 ) -> subprocess.Popen:
+def spawn_ingest(
+    db: str, workdir: Path, job: Path, *, fault: str | None = None
+) -> subprocess.Popen:
     workdir.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(ingest_argv(db, job), cwd=workdir, env=child_env(fault),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        ingest_argv(db, job),
+        cwd=workdir,
+        env=child_env(fault),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, dict[str, Any] | None, str]:
@@ -90,16 +113,44 @@ def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, dict[str,
     return proc.returncode, payload, err.decode(errors="replace")
 
 
-def ingest(db: str, workdir: Path, job: Path, *, fault: str | None = None
-           ) -> tuple[int, dict[str, Any] | None, str]:
+def ingest(
+    db: str, workdir: Path, job: Path, *, fault: str | None = None
+) -> tuple[int, dict[str, Any] | None, str]:
     return finish(spawn_ingest(db, workdir, job, fault=fault))
 
 
 def cli(db: str, *args: str, cwd: Path | None = None) -> tuple[int, dict[str, Any] | None, str]:
-    proc = subprocess.run([*CLI, "--db", db, "--format", "json", *args], cwd=cwd,
-                          env=child_env(), capture_output=True, timeout=120)
+    proc = subprocess.run(
+        [*CLI, "--db", db, "--format", "json", *args],
+        cwd=cwd,
+        env=child_env(),
+        capture_output=True,
+        timeout=120,
+    )
     payload = json.loads(proc.stdout) if proc.stdout.strip() else None
     return proc.returncode, payload, proc.stderr.decode(errors="replace")
+
+
+def cli_in_process(db: str, *args: str, cwd: Path) -> tuple[int, dict[str, Any] | None, str]:
+    """The same command through click's runner: no interpreter start-up, for the steps that
+    are set-up or read-back rather than the thing under test."""
+    from contextlib import chdir
+
+    from click.testing import CliRunner
+
+    from commands.cli import cli as root
+
+    cwd.mkdir(parents=True, exist_ok=True)
+    with chdir(cwd):
+        result = CliRunner().invoke(root, ["--db", db, "--format", "json", *args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    payload = json.loads(result.stdout) if result.stdout.strip() else None
+    return result.exit_code, payload, result.stderr
+
+
+def ingest_in_process(db: str, workdir: Path, job: Path) -> tuple[int, dict[str, Any] | None, str]:
+    return cli_in_process(db, *ingest_args(job), cwd=workdir)
 
 
 # --- the store ------------------------------------------------------------------------------
@@ -148,22 +199,23 @@ def ledger_ids(db: str) -> list[str]:
         opened.close()
 
 
-def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, list[dict[str, Any]]]:
-    """The ledger JSON as a render from the store now would write it, and the read-model rows."""
+def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, bytes, list[dict[str, Any]]]:
+    """Ledger JSON and Markdown as a render from the store now writes them, and the rows of
+    the ``rm_ledger_rows`` read model."""
     from sqlalchemy import select
 
     from commands.runtime import open_store
     from projections.ledger_files import ledger_document
-    from projections.ledger_v0 import dump_json
+    from projections.ledger_v0 import dump_json, render_markdown
     from projections.schema import ledger_rows
 
     opened = open_store(db)
     try:
         with opened.store.engine.connect() as conn:
             doc = ledger_document(conn, ledger_id)
-            rows = [json.loads(r[0]) for r in conn.execute(
-                select(ledger_rows.c.row).where(ledger_rows.c.ledger_id == ledger_id))]
-        return dump_json(doc), rows
+            query = select(ledger_rows.c.row).where(ledger_rows.c.ledger_id == ledger_id)
+            rows = [json.loads(r[0]) for r in conn.execute(query)]
+        return dump_json(doc), render_markdown(doc).encode("utf-8"), rows
     finally:
         opened.close()
 
@@ -226,6 +278,8 @@ def snapshot(workdir: Path) -> dict[str, Any]:
     contents = Counter(
         (normalise(rel, workdir), normalise(data.decode(), workdir)) for rel, data in files.items()
     )
-    return {"ledger_rows": ledger_rows(ledger) if ledger else None,
-            "ledger_rest": {k: v for k, v in (ledger or {}).items() if k != "benchmarks"},
-            "files": contents}
+    return {
+        "ledger_rows": ledger_rows(ledger) if ledger else None,
+        "ledger_rest": {k: v for k, v in (ledger or {}).items() if k != "benchmarks"},
+        "files": contents,
+    }

@@ -128,6 +128,9 @@ def event_counts(db: str) -> dict[str, int]:
          "--format", "json"],
         db=db,
     )  # fmt: skip
+    never_created = ("no benchledger store here yet", 'relation "events_v" does not exist')
+    if call.code == 1 and any(text in call.stderr for text in never_created):
+        return {}  # nothing was ever written: no SQLite file, no PostgreSQL tables
     assert call.code == 0, call.result.output
     return {row[0]: row[1] for row in call.payload["rows"]}
 
@@ -257,9 +260,7 @@ def finish_job(job_dir: Path, reward: float = 1.0) -> list[str]:
     """Let a running/interrupted job finish: every trial without a result gets one, written the
     way Harbor writes it (a finished sibling's result with this trial's identity), and the job
     result gets ``finished_at`` and final counters. Returns the trials that were finished."""
-    trial_dirs = sorted(
-        p for p in job_dir.iterdir() if p.is_dir() and (p / "config.json").exists()
-    )
+    trial_dirs = sorted(p for p in job_dir.iterdir() if p.is_dir() and (p / "config.json").exists())
     template = next(_read(p / "result.json") for p in trial_dirs if (p / "result.json").exists())
     finished = []
     for trial in trial_dirs:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,18 +19,20 @@ import pytest
 
 from tests.support_faults import (
     EXPORT_WRITTEN,
+    FAULT_ENV,
     GOAL,
     LEDGER,
     RUNTIME_ROOT,
     assert_files_whole,
-    cli,
+    child_env,
+    cli_in_process,
     command_groups,
     finish,
     harbor_copy,
     ingest,
+    ingest_in_process,
     job_dir,
     job_records,
-    published_files,
     snapshot,
     spawn_ingest,
     store_state,
@@ -93,16 +96,17 @@ def _plant_leftover_temp_files(work: Path) -> list[Path]:
     """What a kill inside ``atomic_write`` leaves: dot-named, torn, never to be read as output."""
     runs = work / RUNTIME_ROOT / "goals" / GOAL / "runs"
     ledger = work / LEDGER
-    planted = [runs / ".2026-01-01T00-00-00Z.json.99999.tmp", ledger.with_name(
-        f".{ledger.name}.99999.tmp")]
+    planted = [
+        runs / ".2026-01-01T00-00-00Z.json.99999.tmp",
+        ledger.with_name(f".{ledger.name}.99999.tmp"),
+    ]
     for path in planted:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b'{"torn": ')
     return planted
 
 
-def _rerun_completes(db_url: str, work: Path, harbor: Path, clean: dict,
-                     committed: bool) -> None:
+def _rerun_completes(db_url: str, work: Path, harbor: Path, clean: dict, committed: bool) -> None:
     planted = _plant_leftover_temp_files(work)
     code, payload, err = ingest(db_url, work, job_dir(harbor, TARGET))
     assert code == 0, err[-2000:]
@@ -114,7 +118,7 @@ def _rerun_completes(db_url: str, work: Path, harbor: Path, clean: dict,
     assert snapshot(work) == clean["snapshot"]
     index = (work / RUNTIME_ROOT / "goals" / GOAL / "runs" / "index.jsonl").read_text()
     assert ".tmp" not in index
-    code, verdict, err = cli(db_url, "verify", "--files")
+    code, verdict, err = cli_in_process(db_url, "verify", "--files", cwd=work)
     assert code == 0, verdict or err
     files = verdict["verify"]["files"]
     assert files and all(f["status"] == "match" for f in files)
@@ -124,7 +128,7 @@ def _rerun_completes(db_url: str, work: Path, harbor: Path, clean: dict,
 @pytest.mark.parametrize(("point", "committed"), POINTS, ids=[p for p, _ in POINTS])
 def test_kill_at_named_point_then_rerun(db_url, tmp_path, harbor, clean, point, committed):
     work = tmp_path / "work"
-    code, _, err = ingest(db_url, work, job_dir(harbor, PRIOR))
+    code, _, err = ingest_in_process(db_url, work, job_dir(harbor, PRIOR))
     assert code == 0, err[-2000:]
     code, payload, err = ingest(db_url, work, job_dir(harbor, TARGET), fault=point)
     assert code == -signal.SIGKILL, f"fault point {point} was never reached: {err[-2000:]}"
@@ -134,16 +138,16 @@ def test_kill_at_named_point_then_rerun(db_url, tmp_path, harbor, clean, point, 
     # the killed command never got as far as recording an export of its own files
     assert type_counts(events)[EXPORT_WRITTEN] == 1
     assert_files_whole(work)
-    if point.startswith("mid_render"):
-        assert set(published_files(work)) != set(clean["snapshot"]["files"])
+    if point.startswith("mid_render"):  # the render really was cut short
+        assert snapshot(work) != clean["snapshot"]
     _rerun_completes(db_url, work, harbor, clean, committed)
 
 
-@pytest.mark.parametrize("delay", [0.25, 0.5])
+@pytest.mark.parametrize("delay", [0.3, 0.6])
 def test_kill_at_an_arbitrary_moment_then_rerun(db_url, tmp_path, harbor, clean, delay):
     """No named point: wherever the kill lands (import, read, commit, render), the same holds."""
     work = tmp_path / "work"
-    code, _, err = ingest(db_url, work, job_dir(harbor, PRIOR))
+    code, _, err = ingest_in_process(db_url, work, job_dir(harbor, PRIOR))
     assert code == 0, err[-2000:]
     proc = spawn_ingest(db_url, work, job_dir(harbor, TARGET))
     time.sleep(delay)
@@ -157,3 +161,19 @@ def test_kill_at_an_arbitrary_moment_then_rerun(db_url, tmp_path, harbor, clean,
     committed = _assert_all_or_nothing(events, clean)
     assert_files_whole(work)
     _rerun_completes(db_url, work, harbor, clean, committed)
+
+
+def test_fault_hook_arms_only_the_named_occurrence():
+    """``name@n`` dies at the n-th reach and not before; other names never fire."""
+    script = (
+        "from ledger.faults import reach\n"
+        "for i in range(1, 4):\n"
+        "    reach('other'); reach('p'); print(i, flush=True)\n"
+    )
+    env = child_env("p@2")
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert proc.stdout.split() == [b"1"]
+    env.pop(FAULT_ENV)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.split() == [b"1", b"2", b"3"]

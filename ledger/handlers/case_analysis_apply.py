@@ -81,4 +81,3 @@ def plan_case_analysis_accept(
     digest = hashlib.sha256(canonical_json(semantic).encode("utf-8")).hexdigest()
     event = NewEvent(f"case_analysis/{key}", CASE_ANALYSIS_ACCEPTED, payload)
     return AcceptPlan(event=event, idempotency_key=f"case_analysis_accepted:{digest}")
-

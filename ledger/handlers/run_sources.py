@@ -131,11 +131,14 @@ def _filter_tasks(ingest: SourceIngest, tasks: Any) -> SourceIngest:
 
 
 def build_benchflow(opts: Mapping[str, Any], progress: Progress | None = None) -> BuiltSource:
+    """Every `--include-task-name` goes to the adapter, so its spec messages name them all."""
     from ledger.sources import benchflow
 
     policy = _benchflow_policy(opts.get("selection_policy"))
     tasks = list(opts.get("include_task_name") or ())
     common = {
+        "task": tasks or None,
+        "policy": policy,
         "benchmark_id": opts.get("dataset"),
         "route": opts.get("skillsbench_route"),
         "arm_id": opts.get("arm_id"),
@@ -143,17 +146,10 @@ def build_benchflow(opts: Mapping[str, Any], progress: Progress | None = None) -
         "strict": not opts.get("keep_corrupt"),
     }
     if opts.get("skillsbench_result_json"):
-        ingest = benchflow.read_benchflow_result(
-            Path(opts["skillsbench_result_json"]), task=tasks[0] if tasks else None, **common
-        )
+        ingest = benchflow.read_benchflow_result(Path(opts["skillsbench_result_json"]), **common)
     else:
-        ingest = benchflow.read_benchflow_root(
-            Path(opts["skillsbench_result_root"]),
-            task=tasks[0] if len(tasks) == 1 else None,
-            policy=policy,
-            **common,
-        )
-        ingest = _filter_tasks(ingest, tasks if len(tasks) > 1 else None)
+        ingest = benchflow.read_benchflow_root(Path(opts["skillsbench_result_root"]), **common)
+    selection = _benchflow_selection(ingest)
     semantic = {
         "source": "benchflow",
         "policy": policy,
@@ -162,13 +158,51 @@ def build_benchflow(opts: Mapping[str, Any], progress: Progress | None = None) -
         "route": opts.get("skillsbench_route"),
         "model": opts.get("model"),
         "strict": common["strict"],
-    }
-    selection = ingest.provenance.get("selection_summary") or {
-        "policy": ingest.provenance.get("selection_policy")
+        # The pick also depends on file mtimes, which the content digest does not cover: the
+        # same bytes touched into another order must not be mistaken for the recorded input.
+        "picks": [p.get("selected_relative_path") for p in selection["records"]],
     }
     return _built(
-        ingest, opts, semantic=semantic, skillsbench_result_ingested=True, selection=selection
+        ingest,
+        opts,
+        semantic=semantic,
+        skillsbench_result_ingested=True,
+        discovery=_benchflow_discovery(ingest),
+        selection=selection,
     )
+
+
+def _benchflow_discovery(ingest: SourceIngest) -> dict[str, Any]:
+    """What the scan saw, for the payload: counts only, paths relative to the ingest root."""
+    provenance = ingest.provenance
+    return {
+        "schema_version": "skillsbench_result_discovery_v0",
+        "status": "found",
+        "source_kind": provenance.get("kind"),
+        "candidate_count": len(provenance.get("candidates") or ()),
+        "ignored_reviewer_count": provenance.get("ignored_reviewer_count", 0),
+        "ignored_nested_count": provenance.get("ignored_nested_count", 0),
+        "unattributed_attempt_count": provenance.get("unattributed_attempt_count", 0),
+        "record_count": len(ingest.records),
+    }
+
+
+def _benchflow_selection(ingest: SourceIngest) -> dict[str, Any]:
+    """One line per record: which rollout (or how many attempts) stands for each task."""
+    policy = ingest.provenance.get("selection_policy")
+    picks = []
+    for record in ingest.records:
+        selection = record.get("selection") or {}
+        pick = {
+            "case_id": record.get("case_id"),
+            "run_key": record.get("run_key"),
+            "candidate_count": selection.get("candidate_count"),
+        }
+        if selection.get("selected_relative_path"):
+            pick["selected_relative_path"] = selection["selected_relative_path"]
+        picks.append(pick)
+    first = (ingest.records[0].get("selection") or {}) if ingest.records else {}
+    return {"policy": policy, "tie_breaker": first.get("tie_breaker"), "records": picks}
 
 
 def _benchflow_policy(value: str | None) -> str:

@@ -501,6 +501,7 @@ def read_benchflow_result(
     result_json: Path,
     *,
     task: str | Sequence[str] | None = None,
+    policy: str = "benchflow",
     benchmark_id: str | None = None,
     route: str | None = None,
     arm_id: str | None = None,
@@ -510,13 +511,15 @@ def read_benchflow_result(
     """One explicitly named rollout (`--skillsbench-result-json`); a directory acts as a root.
 
     Paths are recorded relative to the jobs directory (two levels above the rollout), so the
-    same rollout gets the same `run_key` and run group whichever flag named it.
+    same rollout gets the same `run_key` and run group whichever flag named it. `policy` only
+    matters for a directory, which is read exactly like `--skillsbench-result-root`.
     """
     path = Path(result_json)
     if path.is_dir():
         return read_benchflow_root(
             path,
             task=task,
+            policy=policy,
             benchmark_id=benchmark_id,
             route=route,
             arm_id=arm_id,

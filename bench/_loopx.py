@@ -1,0 +1,102 @@
+"""Shared helpers for the benchmarks that compare with (or feed) loopx 0.4.8.
+
+loopx lives in its own scratch venv, ``bench/.venv-loopx`` (git-ignored by being a dot-dir the
+project never ships), created on first use with the ordinary ``pip install loopx==0.4.8``.
+Nothing here is imported by the product.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+LOOPX_VERSION = "0.4.8"
+BENCH_DIR = Path(__file__).resolve().parent
+VENV = BENCH_DIR / ".venv-loopx"
+
+
+@dataclass(frozen=True)
+class Loopx:
+    python: Path
+    exe: Path
+
+    def argv(self, *args: str) -> list[str]:
+        return [str(self.exe), *args]
+
+
+def ensure_loopx(venv: Path = VENV) -> Loopx:
+    """The loopx venv, created and installed when missing (pip output shown on failure)."""
+    python = venv / "bin" / "python"
+    exe = venv / "bin" / "loopx"
+    if not exe.exists():
+        if not python.exists():
+            base = getattr(sys, "_base_executable", None) or sys.executable
+            subprocess.run([base, "-m", "venv", str(venv)], check=True)
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", f"loopx=={LOOPX_VERSION}"],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0 or not exe.exists():
+            raise SystemExit(f"pip install loopx=={LOOPX_VERSION} failed:\n{done.stderr[-2000:]}")
+    return Loopx(python, exe)
+
+
+def benchledger_exe() -> str:
+    """The installed ``benchledger`` beside this interpreter, else the one on PATH."""
+    beside = Path(sys.executable).with_name("benchledger")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("benchledger")
+    if not found:
+        raise SystemExit("benchledger is not installed (pip install -e . in the project venv)")
+    return found
+
+
+def shared_dir() -> Path:
+    """shared/ beside the repository (as in CI), or $BENCHLEDGER_SHARED."""
+    env = os.environ.get("BENCHLEDGER_SHARED")
+    path = Path(env) if env else BENCH_DIR.parents[1] / "shared"
+    if not path.is_dir():
+        raise SystemExit(f"shared fixtures not found at {path}; set BENCHLEDGER_SHARED")
+    return path
+
+
+@dataclass(frozen=True)
+class Measured:
+    returncode: int
+    seconds: float
+    max_rss_mib: float
+    stdout: bytes
+    stderr: bytes
+
+
+def measure(argv: list[str], *, cwd: Path, stdin: bytes | None = None) -> Measured:
+    """Wall time and the peak RSS of exactly this child (``wait4``, not all children)."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+        )
+        if stdin is not None:
+            assert proc.stdin is not None
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        rss_kib = usage.ru_maxrss  # kilobytes on Linux
+        return Measured(proc.returncode, seconds, rss_kib / 1024, out.read(), err.read())

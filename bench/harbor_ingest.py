@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Harbor ingest cost at scale: wall time and peak RSS of one `benchmark run terminal-bench
+--harbor-job-dir` on generated Harbor 0.25 jobs of 10 / 100 / 1,000 / 3,000 trials.
+
+Jobs are made by cloning the trials of a real fixture job (03: passes, clean fails, an agent
+timeout and a verifier timeout) under new task names, trial names and ids; every file keeps
+Harbor's own format (job and trial config/lock/result, reward files, trajectories, artifacts),
+so the adapter reads exactly what it would read from Harbor. Each measurement is a new process
+on a fresh store (default embedded SQLite in a fresh directory), like a user's shell.
+
+With --with-loopx, loopx 0.4.8 (installed into bench/.venv-loopx on first use) ingests the same
+directories with its own command, and the ratio benchledger/loopx is printed. loopx files a
+whole job as one case; benchledger writes one record and one ledger row per task.
+
+Usage: python bench/harbor_ingest.py [--sizes 10,100,1000,3000] [--runs 3] [--with-loopx]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import string
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TEMPLATE_JOB = Path("fixtures/harbor/tb2-pilot-20260502/jobs/2026-05-02__14-03-19")
+LOOPX_VENV = REPO / "bench" / ".venv-loopx"
+LOOPX_VERSION = "0.4.8"
+
+# Runs one command in a child of its own, so RUSAGE_CHILDREN is that command's peak alone.
+MEASURE = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+with open(sys.argv[1], "wb") as out:
+    code = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT).returncode
+wall = time.perf_counter() - start
+peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"code": code, "wall": wall, "peak_kib": peak_kib}))
+"""
+
+
+def shared_dir() -> Path:
+    found = os.environ.get("BENCHLEDGER_SHARED") or REPO.parent / "shared"
+    path = Path(found)
+    if not (path / TEMPLATE_JOB).is_dir():
+        sys.exit(f"fixture job not found under {path}; set BENCHLEDGER_SHARED")
+    return path
+
+
+# --------------------------------------------------------------------------- job generator
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _write(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=4, ensure_ascii=False), encoding="utf-8")
+
+
+def _trial_dirs(job: Path) -> list[Path]:
+    return sorted(p for p in job.iterdir() if p.is_dir() and (p / "result.json").exists())
+
+
+def _suffix(rng: random.Random) -> str:
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(7))
+
+
+def _clone_trial(src: Path, dest_job: Path, task: str, job_id: str, rng: random.Random) -> dict:
+    """Copy one trial under a new task/trial name and id; returns its new result."""
+    name = f"{task[:32].rstrip('-_')}__{_suffix(rng)}"
+    dest = dest_job / name
+    shutil.copytree(src, dest)
+    result = _read(dest / "result.json")
+    result.update(
+        id=str(uuid.UUID(int=rng.getrandbits(128))),
+        task_name=task,
+        trial_name=name,
+        trial_uri=f"file:///srv/bench/bench/jobs/{dest_job.name}/{name}",
+    )
+    if isinstance(result.get("task_id"), dict):
+        result["task_id"]["path"] = task
+    result["config"].update(trial_name=name, job_id=job_id)
+    result["config"]["task"]["path"] = task
+    _write(dest / "result.json", result)
+    config = _read(dest / "config.json")
+    config.update(trial_name=name, job_id=job_id)
+    config["task"]["path"] = task
+    _write(dest / "config.json", config)
+    lock = _read(dest / "lock.json")
+    lock["task"].update(name=task, path=task)
+    _write(dest / "lock.json", lock)
+    return result
+
+
+def generate_job(template: Path, dest_root: Path, n_trials: int) -> Path:
+    """A finished Harbor job of ``n_trials`` single-attempt tasks cloned from ``template``."""
+    rng = random.Random(n_trials)
+    job = dest_root / "bench" / "jobs" / f"bench-{n_trials}"
+    job.mkdir(parents=True)
+    job_id = str(uuid.UUID(int=rng.getrandbits(128)))
+    sources = _trial_dirs(template)
+    base_lock = {t["task"]["name"]: t for t in _read(template / "lock.json")["trials"]}
+    results, lock_trials = [], []
+    for i in range(n_trials):
+        src = sources[i % len(sources)]
+        base_task = _read(src / "result.json")["task_name"]
+        task = f"{base_task}-{i:05d}"
+        results.append(_clone_trial(src, job, task, job_id, rng))
+        planned = json.loads(json.dumps(base_lock[base_task]))
+        planned["task"].update(name=task, path=task)
+        lock_trials.append(planned)
+    config = _read(template / "config.json")
+    config["job_name"] = job.name
+    config["datasets"][0]["task_names"] = [r["task_name"] for r in results]
+    _write(job / "config.json", config)
+    lock = _read(template / "lock.json")
+    lock["trials"] = lock_trials
+    _write(job / "lock.json", lock)
+    _write(job / "result.json", _job_result(_read(template / "result.json"), job_id, results))
+    shutil.copy(template / "job.log", job / "job.log")
+    return job
+
+
+def _job_result(template: dict, job_id: str, results: list[dict]) -> dict:
+    """Job stats the way Harbor computes them (Mean counts a trial without rewards as 0)."""
+    rewards = [(r.get("verifier_result") or {}).get("rewards") or {} for r in results]
+    errored = [r for r in results if r.get("exception_info")]
+    key = next(iter(template["stats"]["evals"]))
+    reward_stats: dict[str, dict[str, list[str]]] = {}
+    exception_stats: dict[str, list[str]] = {}
+    for result, reward in zip(results, rewards, strict=True):
+        for k, v in reward.items():
+            reward_stats.setdefault(k, {}).setdefault(str(v), []).append(result["trial_name"])
+        if result.get("exception_info"):
+            kind = result["exception_info"]["exception_type"]
+            exception_stats.setdefault(kind, []).append(result["trial_name"])
+    stats = dict(template["stats"])
+    stats.update(
+        n_completed_trials=len(results) - len(errored),
+        n_errored_trials=len(errored),
+        n_running_trials=0,
+        n_pending_trials=0,
+        n_cancelled_trials=0,
+        n_retries=0,
+        evals={
+            key: {
+                "n_trials": sum(1 for r in rewards if r),
+                "n_errors": len(errored),
+                "metrics": [{"mean": sum(r.get("reward", 0.0) for r in rewards) / len(results)}],
+                "pass_at_k": {},
+                "reward_stats": reward_stats,
+                "exception_stats": exception_stats,
+            }
+        },
+    )
+    return {**template, "id": job_id, "n_total_trials": len(results), "stats": stats}
+
+
+# --------------------------------------------------------------------------- measurement
+
+
+@dataclass
+class Sample:
+    wall: float
+    peak_mib: float
+
+
+def measure(argv: list[str], cwd: Path) -> Sample:
+    env = {**os.environ, "HOME": str(cwd)}  # neither tool may touch the real home
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(cwd / "stdout.txt"), *argv],
+        cwd=cwd, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    report = json.loads(out.stdout)
+    if report["code"] != 0:
+        tail = (cwd / "stdout.txt").read_text(errors="replace")[-400:]
+        raise SystemExit(f"{argv[0]} exited {report['code']}: {tail}")
+    return Sample(report["wall"], report["peak_kib"] / 1024)
+
+
+def median_of(runs: int, argv_for: Callable[[], list[str]]) -> Sample:
+    samples = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            samples.append(measure(argv_for(), Path(tmp)))
+    return Sample(
+        statistics.median(s.wall for s in samples), statistics.median(s.peak_mib for s in samples)
+    )
+
+
+def benchledger_argv(exe: str, job: Path) -> list[str]:
+    return [
+        exe, "--runtime-root", "rt", "--format", "json",
+        "benchmark", "run", "terminal-bench", "--goal-id", "g", "--harbor-job-dir", str(job),
+        "--update-run-ledger", "--no-global-sync", "--execute",
+    ]  # fmt: skip
+
+
+def loopx_argv(exe: str, job: Path) -> list[str]:
+    # loopx's global options (--runtime-root, --format) go before the command (`loopx --help`).
+    return [
+        exe, "--runtime-root", "rt", "--format", "json",
+        "benchmark", "run", "terminal-bench", "--goal-id", "g", "--harbor-job-dir", str(job),
+        "--execute", "--no-global-sync",
+    ]  # fmt: skip
+
+
+def ensure_loopx() -> str:
+    exe = LOOPX_VENV / "bin" / "loopx"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(LOOPX_VENV)], check=True)
+        subprocess.run(
+            [str(LOOPX_VENV / "bin" / "pip"), "install", "-q", f"loopx=={LOOPX_VERSION}"],
+            check=True,
+        )
+    return str(exe)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10,100,1000,3000", help="trial counts, comma-separated")
+    parser.add_argument("--runs", type=int, default=3, help="runs per size (median reported)")
+    parser.add_argument(
+        "--with-loopx", action="store_true", help=f"also time loopx {LOOPX_VERSION}"
+    )
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    exe = shutil.which("benchledger") or str(Path(sys.executable).with_name("benchledger"))
+    loopx = ensure_loopx() if args.with_loopx else None
+    if loopx is None and (LOOPX_VENV / "bin" / "loopx").exists():
+        loopx = str(LOOPX_VENV / "bin" / "loopx")
+    template = shared_dir() / TEMPLATE_JOB
+    header = f"{'trials':>7} {'benchledger s':>14} {'peak MiB':>9}"
+    if loopx:
+        header += f" {'loopx s':>9} {'peak MiB':>9} {'ratio':>6}"
+    print(f"Harbor ingest, median of {args.runs} runs, fresh store each run")
+    print(header)
+    with tempfile.TemporaryDirectory() as jobs_root:
+        for n in sizes:
+            job = generate_job(template, Path(jobs_root) / str(n), n)
+            ours = median_of(args.runs, lambda job=job: benchledger_argv(exe, job))
+            line = f"{n:>7} {ours.wall:>14.2f} {ours.peak_mib:>9.1f}"
+            if loopx:
+                theirs = median_of(args.runs, lambda job=job: loopx_argv(loopx, job))
+                ratio = ours.wall / theirs.wall
+                line += f" {theirs.wall:>9.2f} {theirs.peak_mib:>9.1f} {ratio:>6.2f}"
+            print(line, flush=True)
+            shutil.rmtree(job.parents[2], ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
