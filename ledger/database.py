@@ -9,6 +9,8 @@ are imported inside functions: ``benchledger --help`` must not pay for them.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +26,7 @@ STORE_FILE = "ledger.db"
 # The Alembic head this code expects; tests/test_migrations.py keeps it equal to the scripts.
 SCHEMA_HEAD = "0001_initial"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+MIGRATION_LOCK_KEY = 0x62656E6D  # "benm": held while a new store is migrated
 
 
 @dataclass(frozen=True)
@@ -147,12 +150,47 @@ def ensure_schema(engine: Engine, location: StoreLocation, *, auto_upgrade: bool
     if revision == SCHEMA_HEAD:
         return
     if revision is None and auto_upgrade:
-        run_upgrade(engine)
-        return
+        with _migration_lock(engine, location):
+            # another process may have created the schema while this one waited
+            if current_revision(engine) is None:
+                run_upgrade(engine)
+            revision = current_revision(engine)
+        if revision == SCHEMA_HEAD:
+            return
     raise SchemaOutOfDateError(
         f"database schema is at revision {revision or 'none'}, this benchledger needs "
         f"{SCHEMA_HEAD}: run `{upgrade_command_hint(location)}`"
     )
+
+
+@contextmanager
+def _migration_lock(engine: Engine, location: StoreLocation) -> Iterator[None]:
+    """Serialise first-use migrations of processes that start on a new store at once."""
+    if not location.is_sqlite:
+        from sqlalchemy import text
+
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK_KEY})
+                conn.commit()
+        return
+    import fcntl
+
+    path = location.url.removeprefix("sqlite:///")
+    lock_path = Path(path + ".migrate.lock") if path and path != ":memory:" else None
+    if lock_path is None:
+        yield
+        return
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def alembic_config(engine: Engine):  # noqa: ANN201 - alembic is imported lazily
