@@ -36,21 +36,6 @@ TOKEN_KEYS = (
 SKIP_REASON = "benchmark_run_not_terminal_for_public_ledger"
 CORRUPT_RESULT = "BenchFlow result.json is not a readable JSON object: "
 CORRUPT_TIMING = "BenchFlow timing.json is not a readable JSON object: "
-# The `benchmark run` parser still offers loopx's retired route names (commands/
-# benchmark_commands.py SKILLSBENCH_ROUTES) instead of the eight routes of benchflow.md §7.1.
-PARSER_ROUTES = {"codex-cli-goal-baseline", "codex-app-server-goal-baseline"}
-ROUTE_PARAMS = [
-    pytest.param(
-        name,
-        marks=()
-        if name in PARSER_ROUTES
-        else pytest.mark.xfail(
-            strict=True,
-            reason="benchmark_commands.SKILLSBENCH_ROUTES lacks this benchflow.md §7.1 route",
-        ),
-    )
-    for name in ROUTES
-]
 
 
 @pytest.fixture(scope="module")
@@ -598,7 +583,7 @@ def test_dry_run_writes_nothing(bench: Bench, tree: Path) -> None:
 # Route skeletons: planned, never a failed attempt, never a ledger row
 
 
-@pytest.mark.parametrize("route", ROUTE_PARAMS)
+@pytest.mark.parametrize("route", list(ROUTES))
 def test_route_skeleton_is_planned_and_skipped_by_the_ledger(bench: Bench, route: str) -> None:
     spec = ROUTES[route]
     payload = bench.ingest("--skillsbench-route", route)
