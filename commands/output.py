@@ -39,7 +39,13 @@ def resolve_format(ctx: click.Context, local: str | None) -> str:
 
 
 def dumps(payload: Any) -> str:
-    return json.dumps(payload, indent=2, ensure_ascii=False, default=str)
+    """Pretty JSON (indent 2, non-ASCII kept); orjson when it prints the same bytes as json."""
+    from ledger.jsonfmt import json_like_stdlib
+
+    try:
+        return json_like_stdlib(payload).decode("utf-8", "surrogatepass").rstrip("\n")
+    except (TypeError, ValueError):
+        return json.dumps(payload, indent=2, ensure_ascii=False, default=str)
 
 
 def emit(

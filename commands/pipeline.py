@@ -249,6 +249,9 @@ def _decide(
     ]
     ledger_plan = None
     if target is not None:
+        from ledger.handlers.ledger_maintenance import require_store_ledger
+
+        require_store_ledger(reads, target)
         ledger_plan = plan_ledger_upsert(
             records,
             target=target,

@@ -19,14 +19,19 @@ def sha256_file(path: Path) -> str | None:
         return None
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write beside the target, fsync, rename: a reader sees the old or the new file, never half."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write beside the target, then rename: a reader sees the old or the new file, never half.
+
+    ``durable`` adds an fsync before the rename (power-loss safety); per-run files that the
+    store can always re-render skip it, since thousands of fsyncs dominate a large ingest.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as handle:
         handle.write(data)
         handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            os.fsync(handle.fileno())
     os.replace(tmp, path)
 
 

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 GLOBAL_REGISTRY_FILE = "registry.global.json"
 
 
-def _export(path: Path, kind: str, data: bytes) -> dict[str, str]:
-    atomic_write(path, data)
+def _export(path: Path, kind: str, data: bytes, *, durable: bool = True) -> dict[str, str]:
+    atomic_write(path, data, durable=durable)
     return {"path": str(path), "kind": kind, "sha256": hashlib.sha256(data).hexdigest()}
 
 
@@ -58,7 +58,10 @@ def render_goal_files(
             json_rel, md_rel = record_paths_rel(goal_id, stem)
             exports.append(
                 _export(
-                    runtime_root / json_rel, "run_record_json", render_record_json(record).encode()
+                    runtime_root / json_rel,
+                    "run_record_json",
+                    render_record_json(record).encode(),
+                    durable=False,
                 )
             )
             reach("mid_render")
@@ -67,6 +70,7 @@ def render_goal_files(
                     runtime_root / md_rel,
                     "run_record_markdown",
                     render_record_markdown(record, goal_id=goal_id, stem=stem).encode(),
+                    durable=False,
                 )
             )
         index_lines.append(render_index_line(index_row(record, goal_id=goal_id, stem=stem)))

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ledger.errors import InputError
+from ledger.jsonfmt import json_like_stdlib, json_line_like_stdlib
 
 SCHEMA_VERSION = "benchmark_run_v0"
 HEALTH_CHECK = "benchmark_run_v0 compact event public-safe"
@@ -170,7 +171,7 @@ def build_run_record(
 
 
 def render_record_json(record: Mapping[str, Any]) -> str:
-    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    return json_like_stdlib(dict(record)).decode("utf-8", "surrogatepass")
 
 
 # --- index.jsonl (§5.3) ------------------------------------------------------------------------
@@ -182,7 +183,7 @@ def index_row(record: Mapping[str, Any], *, goal_id: str, stem: str) -> dict[str
 
 
 def render_index_line(row: Mapping[str, Any]) -> str:
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return json_line_like_stdlib(dict(row)) + "\n"
 
 
 def read_index(lines: Iterable[str], *, exists: Callable[[str], bool]) -> dict[str, Any]:

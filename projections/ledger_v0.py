@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 
 import orjson
 
+from ledger.jsonfmt import json_like_stdlib
+
 SCHEMA_VERSION = "benchmark_run_ledger_v0"
 ARCHIVED = "archived"
 UNKNOWN_BENCHMARK = "unknown-benchmark"
@@ -498,45 +500,10 @@ def _text(value: object) -> str:
 # JSON
 # --------------------------------------------------------------------------------------------
 
-_ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-
 
 def dump_json(doc: dict) -> bytes:
-    """loopx's bytes: ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False) + "\\n"``.
-
-    orjson writes the same bytes about 20x faster, except for floats that Python prints in
-    exponent form or not at all (|x| < 1e-4, |x| >= 1e16, NaN, ±inf), ints beyond 64 bits,
-    non-string keys and lone surrogates; those documents go through ``json`` instead.
-    """
-    if not _has_divergent_float(doc):
-        try:
-            return orjson.dumps(doc, option=_ORJSON_OPTIONS)
-        except (TypeError, orjson.JSONEncodeError):
-            pass
-    text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    return text.encode("utf-8", "surrogatepass")
-
-
-def _has_divergent_float(
-    obj: dict | list, _str=str, _int=int, _bool=bool, _float=float, _dict=dict, _list=list
-) -> bool:
-    """True when orjson would print a value differently from ``json`` (or json would refuse it).
-
-    Runs on every dump, so the common types are tested first and bound as locals.
-    """
-    for value in obj.values() if type(obj) is _dict else obj:
-        kind = type(value)
-        if kind is _str or kind is _bool or kind is _int:
-            continue
-        if kind is _dict or kind is _list:
-            if _has_divergent_float(value):
-                return True
-        elif kind is _float:
-            if value != 0.0 and not 1e-4 <= abs(value) < 1e16:
-                return True
-        elif value is not None:
-            return True  # subclasses, tuples, other types: let json decide, never guess
-    return False
+    """loopx's bytes: ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False) + "\\n"``."""
+    return json_like_stdlib(doc, sort_keys=True)
 
 
 # --------------------------------------------------------------------------------------------

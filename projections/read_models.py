@@ -78,17 +78,19 @@ class LedgerRowsBuffer:
 
     Every change this projection makes is an upsert by key (nothing is ever deleted), so
     writing only the latest row per key leaves the tables exactly as writing every row in
-    position order would. ``known`` ledgers are read back through this buffer, never behind it.
+    position order would. Ledgers are read back through this buffer, never behind it.
     """
 
     def __init__(self, max_bytes: int = 0) -> None:
         self.max_bytes = max_bytes
         self.ledgers: dict[str, dict[str, Any]] = {}
-        self.rows: dict[tuple[str, str], dict[str, Any]] = {}
+        # (ledger_id, run_id) -> (benchmark_id, case_id, recorded_at, archived, row, position)
+        self.rows: dict[tuple[str, str], tuple[Any, ...]] = {}
         self.pending_bytes = 0
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         ledgers, rows = self.ledgers, self.rows
+        added = 0
         for event in events:
             payload = event.payload
             ledger_id = payload["ledger_id"]
@@ -97,39 +99,57 @@ class LedgerRowsBuffer:
                 text = _canonical(row)
                 key = (ledger_id, row["run_id"])
                 replaced = rows.get(key)
-                if replaced is not None:
-                    self.pending_bytes -= len(replaced["row"])
-                self.pending_bytes += len(text)
-                rows[key] = {
-                    "ledger_id": ledger_id,
-                    "run_id": key[1],
-                    "benchmark_id": row.get("benchmark_id") or "",
-                    "case_id": row.get("case_id") or "",
-                    "recorded_at": row.get("recorded_at") or "",
-                    "archived": 1 if row.get("archive_state") == "archived" else 0,
-                    "row": text,
-                    "position": event.position,
-                }
+                added += len(text) - (len(replaced[4]) if replaced is not None else 0)
+                rows[key] = (
+                    row.get("benchmark_id") or "",
+                    row.get("case_id") or "",
+                    row.get("recorded_at") or "",
+                    1 if row.get("archive_state") == "archived" else 0,
+                    text,
+                    event.position,
+                )
+        self.pending_bytes += added
         if self.pending_bytes >= self.max_bytes:
             self.flush(conn)
 
     def flush(self, conn: Connection) -> None:
         """Write what is pending; the ledgers stay cached, they are what the table now holds."""
         _upsert(conn, schema.ledgers, list(self.ledgers.values()))
-        _upsert(conn, schema.ledger_rows, list(self.rows.values()))
+        _upsert(
+            conn,
+            schema.ledger_rows,
+            [
+                {
+                    "ledger_id": ledger_id,
+                    "run_id": run_id,
+                    "benchmark_id": benchmark_id,
+                    "case_id": case_id,
+                    "recorded_at": recorded_at,
+                    "archived": archived,
+                    "row": text,
+                    "position": position,
+                }
+                for (ledger_id, run_id), (
+                    benchmark_id,
+                    case_id,
+                    recorded_at,
+                    archived,
+                    text,
+                    position,
+                ) in self.rows.items()
+            ],
+        )
         self.rows = {}
         self.pending_bytes = 0
 
 
-def _ledger_row(conn: Connection, known: dict[str, Any] | None, event: StoredEvent) -> dict[str, Any]:
-    from sqlalchemy import select
-
+def _ledger_row(
+    conn: Connection, known: dict[str, Any] | None, event: StoredEvent
+) -> dict[str, Any]:
+    """The ledger's own row after ``event``; ``known`` (owned by the caller) is updated."""
     payload = event.payload
     if known is None:
-        found = conn.execute(
-            select(schema.ledgers).where(schema.ledgers.c.ledger_id == payload["ledger_id"])
-        ).first()
-        known = dict(found._mapping) if found else None
+        known = _stored_ledger(conn, payload["ledger_id"])
     updated_at = payload.get("updated_at") or event.recorded_at
     if known is None:
         return {
@@ -140,7 +160,6 @@ def _ledger_row(conn: Connection, known: dict[str, Any] | None, event: StoredEve
             "updated_at": updated_at,
             "position": event.position,
         }
-    known = dict(known)
     known["updated_at"] = updated_at
     known["position"] = event.position
     if payload.get("update_policy") and not known.get("update_policy"):
@@ -148,6 +167,15 @@ def _ledger_row(conn: Connection, known: dict[str, Any] | None, event: StoredEve
     if payload.get("ledger_path"):
         known["ledger_path"] = payload["ledger_path"]
     return known
+
+
+def _stored_ledger(conn: Connection, ledger_id: str) -> dict[str, Any] | None:
+    from sqlalchemy import select
+
+    found = conn.execute(
+        select(schema.ledgers).where(schema.ledgers.c.ledger_id == ledger_id)
+    ).first()
+    return dict(found._mapping) if found else None
 
 
 def _rows_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
