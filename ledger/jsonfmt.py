@@ -9,6 +9,7 @@ types. A cheap scan sends those documents to ``json`` instead, so output never c
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -16,8 +17,21 @@ import orjson
 _INDENT = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 
 
-def json_like_stdlib(value: Any, *, sort_keys: bool = False) -> bytes:
-    if not _orjson_would_differ(value):
+_EXPONENT = re.compile(rb"[0-9][eE][-+]?[0-9]")
+
+
+def json_like_stdlib(value: Any, *, sort_keys: bool = False, from_json: bool = False) -> bytes:
+    """``from_json`` says the value was parsed from JSON (no NaN, tuples or odd types): then the
+    only possible difference is a float in exponent form, which a regex over orjson's output
+    finds far faster than a walk over a 30,000-row document."""
+    if from_json:
+        try:
+            data = orjson.dumps(value, option=_INDENT | (orjson.OPT_SORT_KEYS if sort_keys else 0))
+        except (TypeError, orjson.JSONEncodeError):
+            data = None
+        if data is not None and not _EXPONENT.search(data):
+            return data
+    elif not _orjson_would_differ(value):
         try:
             return orjson.dumps(value, option=_INDENT | (orjson.OPT_SORT_KEYS if sort_keys else 0))
         except (TypeError, orjson.JSONEncodeError):

@@ -34,7 +34,7 @@ def render_ledger_files(
 ) -> list[dict[str, str]]:
     """Write both files and return ``[{path, kind, sha256}]`` for the export event."""
     doc = ledger_document(conn, ledger_id)
-    json_bytes = dump_json(doc)
+    json_bytes = dump_json(doc, from_json=True)
     markdown_bytes = render_markdown(doc).encode("utf-8")
     atomic_write(json_path, json_bytes)
     reach("mid_render")
