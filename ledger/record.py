@@ -792,7 +792,7 @@ def _put(out: dict[str, Any], key: str, value: Any) -> None:
 
 
 def _case_identity(raw: Mapping[str, Any], drops: Drops) -> dict[str, Any]:
-    """``case_id`` = first usable of case_id, task_id, first trial's task_id, first case_ids item;
+    """``case_id`` = first usable of case_id, task_id, first trial's task_id, case_ids items;
     ``case_ids`` = case_id first, then the input list without duplicates (§4.1)."""
     raw_ids = raw.get("case_ids")
     id_items = raw_ids if isinstance(raw_ids, list) else ([] if raw_ids is None else [raw_ids])
@@ -800,7 +800,7 @@ def _case_identity(raw: Mapping[str, Any], drops: Drops) -> dict[str, Any]:
     case_id, unsafe = ctext_status(raw.get("case_id"), 120)
     if unsafe:
         drops.append("case_id")
-    for candidate in (raw.get("task_id"), first_trial.get("task_id"), *id_items[:1]):
+    for candidate in (raw.get("task_id"), first_trial.get("task_id"), *id_items):
         if case_id is None:
             case_id = ctext(candidate, 120)
     ids: list[str] = [] if case_id is None else [case_id]

@@ -33,6 +33,8 @@ def render_ledger_files(
     conn: Connection, ledger_id: str, json_path: Path, markdown_path: Path
 ) -> list[dict[str, str]]:
     """Write both files and return ``[{path, kind, sha256}]`` for the export event."""
+    if LedgerQueries(conn).ledger(ledger_id) is None:
+        return []  # nothing was ever upserted: no file to publish (and none to overwrite)
     doc = ledger_document(conn, ledger_id)
     json_bytes = dump_json(doc, from_json=True)
     markdown_bytes = render_markdown(doc).encode("utf-8")
