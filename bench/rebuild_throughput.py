@@ -254,28 +254,54 @@ def run_backend(backend: str, total: int, verify_rebuild: bool) -> None:
         _pg(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
+def run_existing(url: str, total: int, verify_rebuild: bool) -> None:
+    """``--db``: measure a store that is kept between runs (filled first if it is empty)."""
+    from commands.runtime import open_store
+
+    opened = open_store(url)
+    head = opened.store.head_position()
+    opened.close()
+    backend = "sqlite" if url.startswith("sqlite") else "postgresql"
+    _run(backend, url, total if head == 0 else 0, verify_rebuild, size=lambda: float("nan"))
+
+
 def _run(backend: str, url: str, total: int, verify_rebuild: bool, size: Any) -> None:
-    print(f"[{backend}] filling {total:,} events ...", flush=True)
-    fill_s = fill(url, total)
-    print(f"[{backend}] filled in {fill_s:.1f} s ({total / fill_s:,.0f} events/s), "
-          f"store size {size():,.0f} MB", flush=True)
+    if total:
+        print(f"[{backend}] filling {total:,} events ...", flush=True)
+        fill_s = fill(url, total)
+        print(
+            f"[{backend}] filled in {fill_s:.1f} s ({total / fill_s:,.0f} events/s), "
+            f"store size {size():,.0f} MB",
+            flush=True,
+        )
     rebuild = measure("rebuild", url)
     rate = rebuild["events"] / rebuild["seconds"]
     verdict = ""
     if backend == "sqlite":
         ok = rate >= TARGET_EVENTS_PER_S and rebuild["peak_mb"] < TARGET_PEAK_MB
-        verdict = f"  [target >= {TARGET_EVENTS_PER_S:,}/s, < {TARGET_PEAK_MB} MB: " \
-                  f"{'MET' if ok else 'MISSED'}]"
-    print(f"[{backend}] rebuild: {rebuild['events']:,} events in {rebuild['seconds']:.2f} s = "
-          f"{rate:,.0f} events/s, peak RSS {rebuild['peak_mb']:.0f} MB{verdict}", flush=True)
+        verdict = (
+            f"  [target >= {TARGET_EVENTS_PER_S:,}/s, < {TARGET_PEAK_MB} MB: "
+            f"{'MET' if ok else 'MISSED'}]"
+        )
+    print(
+        f"[{backend}] rebuild: {rebuild['events']:,} events in {rebuild['seconds']:.2f} s = "
+        f"{rate:,.0f} events/s, peak RSS {rebuild['peak_mb']:.0f} MB{verdict}",
+        flush=True,
+    )
     verify = measure("verify", url)
-    print(f"[{backend}] verify:  {verify['events']:,} events in {verify['seconds']:.2f} s = "
-          f"{verify['events'] / verify['seconds']:,.0f} events/s, peak RSS "
-          f"{verify['peak_mb']:.0f} MB, ok={verify['ok']}", flush=True)
+    print(
+        f"[{backend}] verify:  {verify['events']:,} events in {verify['seconds']:.2f} s = "
+        f"{verify['events'] / verify['seconds']:,.0f} events/s, peak RSS "
+        f"{verify['peak_mb']:.0f} MB, ok={verify['ok']}",
+        flush=True,
+    )
     if verify_rebuild:
         check = measure("verify-rebuild", url)
-        print(f"[{backend}] rebuild --verify: ok={check['ok']} in {check['seconds']:.2f} s, "
-              f"peak RSS {check['peak_mb']:.0f} MB {check['diff'][:3] or ''}", flush=True)
+        print(
+            f"[{backend}] rebuild --verify: ok={check['ok']} in {check['seconds']:.2f} s, "
+            f"peak RSS {check['peak_mb']:.0f} MB {check['diff'][:3] or ''}",
+            flush=True,
+        )
 
 
 def _file_mb(directory: Path) -> float:
@@ -285,8 +311,9 @@ def _file_mb(directory: Path) -> float:
 def _pg(sql: str) -> Any:
     import psycopg
 
-    with psycopg.connect(PG_BASE.replace("postgresql+psycopg", "postgresql"),
-                         autocommit=True) as conn:
+    with psycopg.connect(
+        PG_BASE.replace("postgresql+psycopg", "postgresql"), autocommit=True
+    ) as conn:
         cursor = conn.execute(sql)
         return cursor.fetchone() if sql.startswith("SELECT") else None
 
@@ -304,12 +331,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
-    parser.add_argument("--verify-rebuild", action="store_true",
-                        help="also run rebuild --verify (replay into scratch, compare)")
+    parser.add_argument(
+        "--verify-rebuild",
+        action="store_true",
+        help="also run rebuild --verify (replay into scratch, compare)",
+    )
+    parser.add_argument("--db", help="measure this kept store instead (filled if empty)")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
+        return
+    if args.db:
+        run_existing(args.db, args.events, args.verify_rebuild)
         return
     backends = ("sqlite", "postgresql") if args.backend == "both" else (args.backend,)
     for backend in backends:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ledger.events import StoredEvent
     from ledger.store import EventStore
 
-REPLAY_BATCH = 500
+REPLAY_BATCH = 5000
 # SQLite page cache for a rebuild (KiB): room for the read models of a large store while
 # keeping the replay process well under its 500 MB budget.
 REBUILD_CACHE_KIB = 64 * 1024
@@ -220,9 +220,9 @@ def _apply_batch(conn: Connection, events: list[StoredEvent], sinks: list[Any]) 
 
 @contextmanager
 def _bulk_settings(conn: Connection) -> Iterator[None]:
-    """A bigger SQLite page cache for the one long rebuild transaction, restored afterwards
-    because the connection goes back to the pool: the default 2 MB made every flush into a
-    large ledger-row table re-read its pages."""
+    """A bigger SQLite page cache for the one long rebuild transaction, so flushes into a
+    large read model find its pages in memory instead of re-reading them from the OS (the
+    default is 2 MB); restored afterwards because the connection goes back to the pool."""
     if conn.dialect.name != "sqlite":
         yield
         return

@@ -31,7 +31,28 @@ def _upsert(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
         return
     keys = [c.name for c in table.primary_key.columns]
     deduped = {tuple(r[k] for k in keys): r for r in rows}
-    if conn.dialect.name == "postgresql":
+    sql, order = _upsert_statement(conn, table, keys)
+    if order is None:
+        conn.exec_driver_sql(sql, list(deduped.values()))
+    else:
+        conn.exec_driver_sql(sql, [tuple(r[name] for name in order) for r in deduped.values()])
+
+
+# (dialect, paramstyle, table) -> (SQL, parameter order when positional). Compiled once: a
+# replay runs the same few upserts thousands of times, and SQLAlchemy's per-row parameter
+# processing cost as much as SQLite's own insert.
+_UPSERT_SQL: dict[tuple[str, str, str], tuple[str, tuple[str, ...] | None]] = {}
+
+
+def _upsert_statement(
+    conn: Connection, table: Table, keys: list[str]
+) -> tuple[str, tuple[str, ...] | None]:
+    dialect = conn.dialect
+    cache_key = (dialect.name, dialect.paramstyle, table.name)
+    found = _UPSERT_SQL.get(cache_key)
+    if found is not None:
+        return found
+    if dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     else:
         from sqlalchemy.dialects.sqlite import insert
@@ -40,7 +61,10 @@ def _upsert(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
         index_elements=keys,
         set_={c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys},
     )
-    conn.execute(stmt, list(deduped.values()))
+    compiled = stmt.compile(dialect=dialect, column_keys=[c.name for c in table.columns])
+    order = tuple(compiled.positiontup) if compiled.positional else None
+    found = _UPSERT_SQL[cache_key] = (str(compiled), order)
+    return found
 
 
 class LedgerRowsProjection:
@@ -81,7 +105,7 @@ class LedgerRowsBuffer:
     position order would. Ledgers are read back through this buffer, never behind it.
     """
 
-    def __init__(self, max_bytes: int = 0) -> None:
+    def __init__(self, max_bytes: int | None = None) -> None:
         self.max_bytes = max_bytes
         self.ledgers: dict[str, dict[str, Any]] = {}
         # (ledger_id, run_id) -> (benchmark_id, case_id, recorded_at, archived, row, position)
@@ -109,7 +133,7 @@ class LedgerRowsBuffer:
                     event.position,
                 )
         self.pending_bytes += added
-        if self.pending_bytes >= self.max_bytes:
+        if self.max_bytes is not None and self.pending_bytes >= self.max_bytes:
             self.flush(conn)
 
     def flush(self, conn: Connection) -> None:
