@@ -22,7 +22,7 @@ LOCAL_PATHS = [
     "/srv/bench/jobs",  # (new) host mount points fail too
     "/mnt/data/run",
     "/Users/x",
-    "/Users/alice/work/run.json",
+    "/Users/alice/proj/run.json",
     "/Volumes/data/jobs",
     "/var/folders/ab/T/tmp1",
     "/tmp/x",
