@@ -160,9 +160,9 @@ class ProjectionEngine:
                 event_types=sorted(handled), conn=read_conn, batch_size=REPLAY_BATCH
             ):
                 _apply_batch(conn, batch, sinks)
+                if progress and (replayed + len(batch)) // REPLAY_BATCH > replayed // REPLAY_BATCH:
+                    progress(replayed + len(batch))  # once per REPLAY_BATCH events replayed
                 replayed += len(batch)
-                if progress and len(batch) == REPLAY_BATCH:
-                    progress(replayed)
             for sink in sinks:
                 flush = getattr(sink, "flush", None)
                 if flush is not None:

@@ -138,6 +138,9 @@ def test_read_by_several_types_is_in_position_order_across_batches(db_url):
         list(s.store.read(event_types=wanted, from_position=10, limit=5, batch_size=2))
         == [e for e in expected if e.position >= 10][:5]
     )
+    assert list(s.store.read(event_types=wanted, to_position=20, batch_size=3)) == [
+        e for e in expected if e.position <= 20
+    ]
     batches = list(s.store.read_batches(event_types=[RUN_APPENDED], batch_size=5))
     assert [len(b) for b in batches] == [5, 5, 3]
     s.close()
