@@ -112,7 +112,6 @@ def run_pipeline(
 ) -> dict[str, Any]:
     """Validate, build, decide, append in one transaction, render; return the payload."""
     from commands.runtime import open_store
-    from projections.goal_runs import error_payload
 
     context, goal_id = prepare(db, registry, runtime_root, options.goal_id, metadata)
     dry_run = not options.execute
@@ -124,40 +123,38 @@ def run_pipeline(
         built = build()
         opened = open_store(db)
     except BenchledgerError as err:
-        _attach_payload(
-            err,
-            error_payload(
-                dry_run=dry_run,
-                registry=context.registry_label,
-                runtime_root=str(context.runtime_root),
-                goal_id=goal_id,
-                classification=options.classification or "",
-                error=err.message,
-            ),
-        )
+        _attach_payload(err, context, goal_id, dry_run, options.classification or "")
         raise
     try:
         return _run(opened, context, goal_id, options, built, metadata)
     except BenchledgerError as err:
-        _attach_payload(
-            err,
-            error_payload(
-                dry_run=dry_run,
-                registry=context.registry_label,
-                runtime_root=str(context.runtime_root),
-                goal_id=goal_id,
-                classification=built.classification,
-                error=err.message,
-            ),
-        )
+        _attach_payload(err, context, goal_id, dry_run, built.classification)
         raise
     finally:
         opened.close()
 
 
-def _attach_payload(err: BenchledgerError, payload: dict[str, Any]) -> None:
-    """Give the error the command's own envelope so ``--format json`` prints it."""
-    err.details.setdefault("payload", payload)
+def _attach_payload(
+    err: BenchledgerError,
+    context: CommandContext,
+    goal_id: str,
+    dry_run: bool,
+    classification: str,
+) -> None:
+    """Give the error the command's own envelope (§6.2) so ``--format json`` prints it."""
+    from projections.goal_runs import error_payload
+
+    err.details.setdefault(
+        "payload",
+        error_payload(
+            dry_run=dry_run,
+            registry=context.registry_label,
+            runtime_root=str(context.runtime_root),
+            goal_id=goal_id,
+            classification=classification,
+            error=err.message,
+        ),
+    )
 
 
 def _run(

@@ -49,6 +49,8 @@ EVENT_COLUMNS = (
     "prev_hash",
     "hash",
 )
+# Everything but the hash itself goes into the hash (see ``ledger.chain.event_hash``).
+HASHED_COLUMNS = tuple(c for c in EVENT_COLUMNS if c != "hash")
 
 Listener = Callable[["Connection", list[StoredEvent]], None]
 
@@ -524,23 +526,7 @@ def _check_row(
             f"position {row['position']}: prev_hash does not match the "
             "previous event's hash (events reordered or removed)"
         )
-    fields = {
-        k: row[k]
-        for k in (
-            "prev_hash",
-            "position",
-            "event_id",
-            "stream",
-            "stream_version",
-            "event_type",
-            "schema_version",
-            "payload",
-            "metadata",
-            "correlation_id",
-            "recorded_at",
-            "idempotency_key",
-        )
-    }
+    fields = {k: row[k] for k in HASHED_COLUMNS}
     if event_hash(**fields) != row["hash"]:
         return row["position"], (
             f"position {row['position']}: content does not match its hash (edited)"
