@@ -272,7 +272,7 @@ def _decide(
                     "goal_id": goal_id,
                     "run_key": record.get("run_key"),
                     "record": record,
-                    "provenance": built.provenance,
+                    "provenance": built.provenance_for(record),
                     "content_digest": built.content_digest,
                     "warnings": built.warnings,
                 },

@@ -352,6 +352,37 @@ def test_run_ids_do_not_depend_on_cwd_or_path_spelling(
     assert again.payload["already_recorded"] is True  # the idempotency key ignores cwd/spelling
 
 
+def test_each_run_built_event_names_only_its_own_trial_files(
+    shared_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
+) -> None:
+    """Provenance per record: job-level files plus that record's trial directories, so a large
+    job's events do not each repeat the digest of every file (and still name what they used)."""
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    job = jobs["16_two_agents_one_job"]
+    job_dir = copy_job(shared_dir, manifest, job, tmp_path)
+    assert ingest(job_dir, db=db, runtime_root=tmp_path / "rt").code == 0
+    call = cli(
+        ["sql", "SELECT payload FROM events_v WHERE event_type = 'run_built'", "--format", "json"],
+        db=db,
+    )
+    events = [json.loads(row[0]) for row in call.payload["rows"]]
+    assert len(events) >= 2
+    seen: set[str] = set()
+    for event in events:
+        files = event["provenance"]["files"]
+        trial_dirs = {rel.split("/", 1)[0] for rel in files if "/" in rel}
+        named = {trial["trial_name"] for trial in event["record"]["trials"]}
+        assert trial_dirs == named, event["record"]["run_key"]
+        assert {"config.json", "lock.json", "result.json"} <= set(files)
+        assert event["provenance"]["source_file_count"] > len(files)
+        seen |= set(files)
+    every_file = {
+        str(p.relative_to(job_dir)) for p in job_dir.rglob("*.json")
+        if p.parent == job_dir or p.name == "result.json" and p.parent.parent == job_dir
+    }  # fmt: skip
+    assert every_file <= seen
+
+
 # --------------------------------------------------------------------------- whole set
 
 

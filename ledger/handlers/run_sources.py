@@ -10,12 +10,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ledger.chain import canonical_json
 from ledger.errors import InputError
-from ledger.sources.base import SourceIngest
+from ledger.sources.base import RecordProvenance, SourceIngest
 
 Progress = Callable[[int, int], None]
 
@@ -34,6 +35,15 @@ class BuiltSource:
     discovery: dict[str, Any] | None = None
     selection: dict[str, Any] | None = None
     semantic_options: dict[str, Any] = field(default_factory=dict)
+    record_dirs: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def provenance_for(self, record: dict[str, Any]) -> dict[str, Any]:
+        """What one record's ``run_built`` event carries (its own files, not the whole job's)."""
+        return self._record_provenance(record.get("run_key"))
+
+    @cached_property
+    def _record_provenance(self) -> RecordProvenance:
+        return RecordProvenance(self.provenance, self.record_dirs)
 
 
 def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -93,6 +103,7 @@ def _built(
         discovery=discovery,
         selection=selection,
         semantic_options=semantic,
+        record_dirs=ingest.record_dirs,
     )
 
 
@@ -127,7 +138,7 @@ def _filter_tasks(ingest: SourceIngest, tasks: Any) -> SourceIngest:
     kept = [r for r in ingest.records if r.get("case_id") in wanted]
     if not kept:
         raise InputError(f"no records for --include-task-name {', '.join(sorted(wanted))}")
-    return SourceIngest(kept, ingest.provenance, ingest.warnings)
+    return SourceIngest(kept, ingest.provenance, ingest.warnings, ingest.record_dirs)
 
 
 def build_benchflow(opts: Mapping[str, Any], progress: Progress | None = None) -> BuiltSource:

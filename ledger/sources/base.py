@@ -18,6 +18,9 @@ class SourceIngest:
     records: list[dict[str, Any]]
     provenance: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    # run_key -> the top-level directories (trial dirs) whose files fed that record, so each
+    # run_built event names its own inputs instead of repeating every file of a 3,000-trial job
+    record_dirs: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def content_digest(self) -> str:
@@ -30,6 +33,36 @@ class SourceIngest:
             h.update(str(files[rel]).encode())
             h.update(b"\n")
         return h.hexdigest()
+
+
+class RecordProvenance:
+    """Each record's provenance: the source-level files plus the files of its own directories.
+
+    A 3,000-trial Harbor job reads 3,000 files; repeating all their digests in each of its 89
+    ``run_built`` events made the events 30 MB. Files are grouped by directory once, so
+    slicing per record costs only that record's files. Records a source did not map to
+    directories (BenchFlow, planned runs) keep the whole provenance.
+    """
+
+    def __init__(self, provenance: dict[str, Any], record_dirs: dict[str, frozenset[str]]):
+        self.provenance = provenance
+        self.record_dirs = record_dirs
+        files = provenance.get("files") or {}
+        self.file_count = len(files)
+        self.by_dir: dict[str, dict[str, str]] = {}
+        for rel, digest in files.items():
+            top = rel.split("/", 1)[0] if "/" in rel else ""
+            self.by_dir.setdefault(top, {})[rel] = digest
+
+    def __call__(self, run_key: str | None) -> dict[str, Any]:
+        dirs = self.record_dirs.get(run_key) if run_key else None
+        if dirs is None:
+            return self.provenance
+        own = dict(self.by_dir.get("", {}))
+        for name in dirs:
+            own.update(self.by_dir.get(name, {}))
+        files = dict(sorted(own.items()))
+        return {**self.provenance, "files": files, "source_file_count": self.file_count}
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -281,7 +281,7 @@ class _Attempt:
     match_agent: str | None  # what lock.json calls it: config name, else import path
     model: str | None
     trial_name: str | None = None
-    has_dir: bool = False
+    dir_name: str | None = None  # the trial directory, relative to the job; None when planned
     result: _Json = field(default_factory=lambda: _Json("missing"))
     config: dict[str, Any] = field(default_factory=dict)
     config_source: str | None = None
@@ -386,7 +386,7 @@ def _read_trial(reader: _Reader, name: str, entries: set[str]) -> _Attempt:
         match_agent=cfg_name or cfg_import or _text(agent_info.get("name")),
         model=_text(cfg_agent.get("model_name")) or _model_from_info(agent_info),
         trial_name=_text(res.get("trial_name")) or name,
-        has_dir=True,
+        dir_name=name,
         result=result,
         config=config,
         config_source=config_source,
@@ -535,7 +535,7 @@ def _job_status(
 
 
 def _attempt_status(attempt: _Attempt, job_status: str) -> str:
-    if not attempt.has_dir:
+    if attempt.dir_name is None:
         return (
             "pending" if job_status in ("running", "not_started", "cancelled") else "result_missing"
         )
@@ -858,7 +858,7 @@ def _accounting(
         "process_started": job.has_lock,
         "runner_accepted_args": job.has_config,
         "job_root_materialized": job.result.ok or job.has_trial_dirs,
-        "trial_started": any(a.has_dir for a in attempts),
+        "trial_started": any(a.dir_name is not None for a in attempts),
         "worker_started": any(
             _dict(a.res.get("agent_execution")).get("started_at")
             or isinstance(a.res.get("agent_result"), dict)
@@ -1013,6 +1013,13 @@ def _mode(agent: str | None, kwargs: dict[str, Any]) -> str:
     return "bare_codex_cli" if agent == "codex" else "harbor_observed"
 
 
+def _run_key(key: tuple, job: _Job) -> str:
+    """Harbor's own identity for a run: job name + (benchmark, task, agent, model)."""
+    benchmark_id, task, agent, model = key
+    model_part = slug(model) if model else "-"
+    return ":".join(["harbor", job.name, benchmark_id, task, slug(agent or "unknown"), model_part])
+
+
 def _build_record(
     key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: _Options
 ) -> dict[str, Any]:
@@ -1048,16 +1055,7 @@ def _build_record(
         "mode": _mode(agent, kwargs),
         "case_id": task,
         "case_ids": [task],
-        "run_key": ":".join(
-            [
-                "harbor",
-                job.name,
-                benchmark_id,
-                task,
-                slug(agent or "unknown"),
-                slug(model) if model else "-",
-            ]
-        ),
+        "run_key": _run_key(key, job),
         "run_status": run_status,
         "arm_id": arm_id,
         "arm_role": opts.arm_role,
@@ -1128,7 +1126,7 @@ def _attempt_order(attempt: _Attempt) -> tuple:
     """By trial start (UTC), then trial name; undated trials after dated ones; pending last."""
     started = attempt.started
     return (
-        not attempt.has_dir,
+        attempt.dir_name is None,
         started is None,
         started or 0.0,
         attempt.trial_name or "",
@@ -1315,6 +1313,10 @@ def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> Sourc
     job.runner_base, job.warnings = _runner_job_base(job), _job_warnings(job)
     records = [_build_record(k, v, planned_by_group.get(k), job, opts) for k, v in groups.items()]
     records.sort(key=lambda r: (r["benchmark_id"], r["case_id"], r.get("arm_id", "")))
+    record_dirs = {
+        _run_key(k, job): frozenset(a.dir_name for a in v if a.dir_name is not None)
+        for k, v in groups.items()
+    }
     provenance = {
         "kind": "harbor_job",
         "adapter_version": ADAPTER_VERSION,
@@ -1327,7 +1329,9 @@ def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> Sourc
         "files": dict(sorted(reader.files.items())),
         "harbor_job_stats": _job_stats_provenance(job_result) if job_result.ok else None,
     }
-    return SourceIngest(records=records, provenance=provenance, warnings=warnings)
+    return SourceIngest(
+        records=records, provenance=provenance, warnings=warnings, record_dirs=record_dirs
+    )
 
 
 def _file_warnings(
