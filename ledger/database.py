@@ -24,7 +24,7 @@ ENV_URL = "BENCHLEDGER_DATABASE_URL"
 STORE_DIR = ".benchledger"
 STORE_FILE = "ledger.db"
 # The Alembic head this code expects; tests/test_migrations.py keeps it equal to the scripts.
-SCHEMA_HEAD = "0001_initial"
+SCHEMA_HEAD = "0002_ledger_render_cache"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATION_LOCK_KEY = 0x62656E6D  # "benm": held while a new store is migrated
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     from ledger.store import EventStore
@@ -32,6 +34,40 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         handle.flush()
         if durable:
             os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class HashingWriter:
+    """A file handle that also hashes what passes through, for the ``export_written`` digest
+    of a file too large to hold in memory twice."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self._digest = hashlib.sha256()
+
+    def write(self, data: bytes) -> None:
+        self._digest.update(data)
+        self._handle.write(data)
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
+@contextmanager
+def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter]:
+    """``atomic_write`` for data written in pieces: the target is replaced only when the
+    block finishes; on an exception the temp file is removed and the target left as it was."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb", buffering=1024 * 1024) as handle:
+            yield HashingWriter(handle)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
 
 

@@ -16,6 +16,7 @@ import gc
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import orjson
@@ -117,17 +118,24 @@ def _row_text(row: dict) -> str:
         return json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def bucket_of(row: dict) -> tuple[str, str]:
+    """The benchmark and case node a row is placed under (§6.4 defaults for missing ids)."""
+    return (
+        str(row.get("benchmark_id") or UNKNOWN_BENCHMARK),
+        str(row.get("case_id") or UNKNOWN_CASE),
+    )
+
+
 def _bucket(rows: Iterable[dict]) -> dict[str, dict[str, list[dict]]]:
     buckets: dict[str, dict[str, list[dict]]] = {}
     for row in rows:
-        bid = row.get("benchmark_id") or UNKNOWN_BENCHMARK
-        cid = row.get("case_id") or UNKNOWN_CASE
-        buckets.setdefault(str(bid), {}).setdefault(str(cid), []).append(row)
+        bid, cid = bucket_of(row)
+        buckets.setdefault(bid, {}).setdefault(cid, []).append(row)
     return buckets
 
 
 def _benchmark_node(bid: str, cases: dict[str, list[dict]]) -> dict:
-    nodes = {cid: _case_node(cid, cases[cid]) for cid in sorted(cases)}
+    nodes = {cid: case_node(cid, cases[cid]) for cid in sorted(cases)}
     active_runs = sum(n["active_run_count"] for n in nodes.values())
     archived_runs = sum(n["archived_run_count"] for n in nodes.values())
     return {
@@ -141,7 +149,8 @@ def _benchmark_node(bid: str, cases: dict[str, list[dict]]) -> dict:
     }
 
 
-def _case_node(cid: str, runs: list[dict]) -> dict:
+def case_node(cid: str, runs: list[dict]) -> dict:
+    """A case's node: its runs sorted in place (§6.3), counts and ``latest_decision``."""
     runs.sort(key=run_sort_key)
     active = [r for r in runs if r.get("archive_state") != ARCHIVED]
     archived = len(runs) - len(active)
@@ -540,16 +549,69 @@ def render_markdown(doc: dict) -> str:
     """
     with _gc_paused():
         cases, archived = _scan(doc)
-        lines = ["# Benchmark Run Ledger", "", _INTRO, ""]
-        lines += _header_bullets(doc, cases, archived)
-        lines += ["", "## Case Decisions", ""] + _decision_table(cases)
-        backlog = _backlog_table(cases)
-        if backlog:
-            lines += ["", "## Repair Backlog", ""] + backlog
-        if archived:
-            lines += ["", "## Archived Run Summary", ""] + _archived_table(archived)
-        lines += ["", "## Runs", ""] + _runs_table(cases)
-        return "\n".join(lines) + "\n"
+        decisions = [
+            case_decision_line(bid, cid, _dict(cnode.get("latest_decision")), len(active), n)
+            for bid, cid, cnode, active, n in cases
+        ]
+        backlog = [
+            (rank, repair_class, bid, cid, arm, line)
+            for bid, cid, _node, active, _archived in cases
+            for rank, repair_class, arm, line in case_backlog_entries(bid, cid, active)
+        ]
+        runs = [run_line(bid, cid, row) for bid, cid, _node, active, _n in cases for row in active]
+        return assemble_markdown(
+            MarkdownParts(
+                schema_version=doc.get("schema_version", SCHEMA_VERSION),
+                updated_at=doc.get("updated_at", ""),
+                active_case_count=len(cases),
+                active_run_count=len(runs),
+                archived=archived,
+                decision_lines=decisions,
+                backlog=backlog,
+                run_lines=runs,
+            )
+        )
+
+
+@dataclass
+class MarkdownParts:
+    """Everything the Markdown shows, already cut into lines: the full render derives it from
+    a document, the incremental one (``ledger_stream``) from lines cached per case and run.
+
+    ``backlog`` holds ``(rank, repair_class, benchmark, case, arm, line)`` in case order; it is
+    sorted here, stably, so ties keep that order as the full render always did.
+    """
+
+    schema_version: object
+    updated_at: object
+    active_case_count: int
+    active_run_count: int
+    archived: list[tuple[str, int, int]]
+    decision_lines: list[str]
+    backlog: list[tuple[int, str, str, str, str, str]]
+    run_lines: list[str]
+
+
+def assemble_markdown(parts: MarkdownParts) -> str:
+    """§8 layout: header bullets, case decisions, repair backlog, archived summary, runs."""
+    lines = ["# Benchmark Run Ledger", "", _INTRO, ""]
+    values = (
+        ("schema_version", parts.schema_version),
+        ("updated_at", parts.updated_at),
+        ("active_case_count", parts.active_case_count),
+        ("active_run_count", parts.active_run_count),
+        ("archived_run_count", sum(a[2] for a in parts.archived)),
+    )
+    lines += [f"- {key}: `{_cell(value)}`" for key, value in values]
+    lines += ["", "## Case Decisions", "", _DECISION_HEADER, _rule(6), *parts.decision_lines]
+    if parts.backlog:
+        entries = sorted(parts.backlog, key=lambda e: e[:5])
+        lines += ["", "## Repair Backlog", "", _BACKLOG_HEADER, _rule(8)]
+        lines += [e[5] for e in entries]
+    if parts.archived:
+        lines += ["", "## Archived Run Summary", ""] + _archived_table(parts.archived)
+    lines += ["", "## Runs", "", _RUNS_HEADER, _rule(9), *parts.run_lines]
+    return "\n".join(lines) + "\n"
 
 
 def _scan(doc: dict) -> tuple[list, list]:
@@ -577,36 +639,20 @@ def _scan(doc: dict) -> tuple[list, list]:
     return cases, archived_summary
 
 
-def _header_bullets(doc: dict, cases: list, archived: list) -> list[str]:
-    values = (
-        ("schema_version", doc.get("schema_version", SCHEMA_VERSION)),
-        ("updated_at", doc.get("updated_at", "")),
-        ("active_case_count", len(cases)),
-        ("active_run_count", sum(len(c[3]) for c in cases)),
-        ("archived_run_count", sum(a[2] for a in archived)),
+_DECISION_HEADER = "| Benchmark | Case | Decision | Product Pair | Case Routing | Runs |"
+
+
+def case_decision_line(bid: str, cid: str, decision: dict, active: int, archived: int) -> str:
+    """The case's line in the Case Decisions table (only cases with active runs have one)."""
+    runs = f"{active} active / {archived} archived" if archived else str(active)
+    return _row(
+        _code(bid),
+        _code(cid),
+        _code(decision.get("decision")),
+        _product_pair_cell(decision),
+        _routing_cell(decision),
+        _code(runs),
     )
-    return [f"- {key}: `{_cell(value)}`" for key, value in values]
-
-
-def _decision_table(cases: list) -> list[str]:
-    lines = [
-        _row("Benchmark", "Case", "Decision", "Product Pair", "Case Routing", "Runs"),
-        _rule(6),
-    ]
-    for bid, cid, cnode, active, archived in cases:
-        decision = _dict(cnode.get("latest_decision"))
-        runs = f"{len(active)} active / {archived} archived" if archived else str(len(active))
-        lines.append(
-            _row(
-                _code(bid),
-                _code(cid),
-                _code(decision.get("decision")),
-                _product_pair_cell(decision),
-                _routing_cell(decision),
-                _code(runs),
-            )
-        )
-    return lines
 
 
 def _product_pair_cell(decision: dict) -> str:
@@ -624,55 +670,35 @@ def _routing_cell(decision: dict) -> str:
     return _code(kind) if kind else "-"
 
 
-def _backlog_table(cases: list) -> list[str]:
+_BACKLOG_HEADER = (
+    "| Priority | Benchmark | Case | Arm | Repair Class | Failure | Repair Profile | Next Action |"
+)
+
+
+def case_backlog_entries(bid: str, cid: str, active: list[dict]) -> list[tuple[int, str, str, str]]:
+    """The case's Repair Backlog entries as ``(rank, repair_class, arm, line)``, in row order:
+    rows with a priority and class, only the latest row of each arm."""
+    latest_by_arm = {r.get("arm_id"): r for r in active if r.get("arm_id")}
     entries = []
-    for bid, cid, _node, active, _archived in cases:
-        latest_by_arm = {r.get("arm_id"): r for r in active if r.get("arm_id")}
-        for row in active:
-            arm = row.get("arm_id")
-            if not (row.get("repair_priority") and row.get("repair_class")):
-                continue
-            if arm and latest_by_arm.get(arm) is not row:
-                continue
-            entries.append((bid, cid, row))
-    if not entries:
-        return []
-    entries.sort(
-        key=lambda e: (
-            _PRIORITY_RANK.get(e[2].get("repair_priority"), 3),
-            _cell(e[2].get("repair_class")),
-            e[0],
-            e[1],
-            _cell(e[2].get("arm_id")),
+    for row in active:
+        arm = row.get("arm_id")
+        if not (row.get("repair_priority") and row.get("repair_class")):
+            continue
+        if arm and latest_by_arm.get(arm) is not row:
+            continue
+        line = _row(
+            _code(row.get("repair_priority")),
+            _code(bid),
+            _code(cid),
+            _code(arm),
+            _code(row.get("repair_class")),
+            _code(row.get("failure_class")),
+            _profile_summary(row),
+            _cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL),
         )
-    )
-    lines = [
-        _row(
-            "Priority",
-            "Benchmark",
-            "Case",
-            "Arm",
-            "Repair Class",
-            "Failure",
-            "Repair Profile",
-            "Next Action",
-        ),
-        _rule(8),
-    ]
-    for bid, cid, row in entries:
-        lines.append(
-            _row(
-                _code(row.get("repair_priority")),
-                _code(bid),
-                _code(cid),
-                _code(row.get("arm_id")),
-                _code(row.get("repair_class")),
-                _code(row.get("failure_class")),
-                _profile_summary(row),
-                _cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL),
-            )
-        )
-    return lines
+        rank = _PRIORITY_RANK.get(row.get("repair_priority"), 3)
+        entries.append((rank, _cell(row.get("repair_class")), _cell(arm), line))
+    return entries
 
 
 def _profile_summary(row: dict) -> str:
@@ -710,38 +736,26 @@ def _archived_table(archived: list) -> list[str]:
     return lines
 
 
-def _runs_table(cases: list) -> list[str]:
-    """The largest table: one line per active run, so it avoids per-cell helper calls."""
-    lines = [
-        _row(
-            "Benchmark",
-            "Case",
-            "Arm",
-            "Attempt",
-            "Score",
-            "First Success Round",
-            "Round Rewards",
-            "Failure",
-            "Artifact",
-        ),
-        _rule(9),
-    ]
-    append = lines.append
-    for bid, cid, _node, active, _archived in cases:
-        prefix = f"| {_code(bid)} | {_code(cid)} | `"
-        for row in active:
-            get = row.get
-            arm = get("arm_id")
-            first = get("first_success_round")
-            failure = get("failure_class") or "none"
-            rewards = get("round_rewards")
-            append(
-                f"{prefix}{arm if type(arm) is str else _cell(arm)}` | `{_attempt(row)}` | "
-                f"`{_score_text(row)}` | `{'' if first is None else _cell(first)}` | "
-                f"`{_round_rewards(rewards) if rewards else ''}` | "
-                f"`{failure if type(failure) is str else _cell(failure)}` | `{_artifact(row)}` |"
-            )
-    return lines
+_RUNS_HEADER = (
+    "| Benchmark | Case | Arm | Attempt | Score | First Success Round | Round Rewards | Failure "
+    "| Artifact |"
+)
+
+
+def run_line(bid: str, cid: str, row: dict) -> str:
+    """An active run's line in the Runs table, the largest table: no per-cell helper calls."""
+    get = row.get
+    arm = get("arm_id")
+    first = get("first_success_round")
+    failure = get("failure_class") or "none"
+    rewards = get("round_rewards")
+    return (
+        f"| {_code(bid)} | {_code(cid)} | `"
+        f"{arm if type(arm) is str else _cell(arm)}` | `{_attempt(row)}` | "
+        f"`{_score_text(row)}` | `{'' if first is None else _cell(first)}` | "
+        f"`{_round_rewards(rewards) if rewards else ''}` | "
+        f"`{failure if type(failure) is str else _cell(failure)}` | `{_artifact(row)}` |"
+    )
 
 
 def _attempt(row: dict) -> str:

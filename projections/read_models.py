@@ -13,6 +13,8 @@ import orjson
 
 from ledger import events as ev
 from projections import schema
+from projections.ledger_cases import rebuild_ledger_cases, refresh_cases, stored_buckets
+from projections.ledger_fragments import prefix_of_key, run_columns
 
 # Ledger-row text a replay holds back before writing (latest row per key): 30,000 rows of
 # ~2 KB fit, and the buffer costs about 85 MB of memory at most.
@@ -36,6 +38,9 @@ def _upsert(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
         conn.exec_driver_sql(sql, list(deduped.values()))
     else:
         conn.exec_driver_sql(sql, [tuple(r[name] for name in order) for r in deduped.values()])
+
+
+upsert_rows = _upsert  # for the per-case read model (projections/ledger_cases.py)
 
 
 # (dialect, paramstyle, table) -> (SQL, parameter order when positional). Compiled once: a
@@ -81,7 +86,7 @@ class LedgerRowsProjection:
             ev.LEDGER_IMPORTED,
         }
     )
-    tables = (schema.ledgers, schema.ledger_rows)
+    tables = (schema.ledgers, schema.ledger_rows, schema.ledger_cases)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         buffer = LedgerRowsBuffer()
@@ -134,37 +139,57 @@ class LedgerRowsBuffer:
                 )
         self.pending_bytes += added
         if self.max_bytes is not None and self.pending_bytes >= self.max_bytes:
-            self.flush(conn)
+            self._write(conn)
 
     def flush(self, conn: Connection) -> None:
-        """Write what is pending; the ledgers stay cached, they are what the table now holds."""
+        """Write what is pending, then re-decide the cases it touched (``rm_ledger_cases``).
+
+        Live (one command's events): the cases the rows were in and the cases they are in now.
+        Replay (``max_bytes`` set, flushed once at the end): every case of every ledger seen,
+        from one scan each, since the rows were written over several partial writes.
+        """
+        if self.max_bytes is not None:
+            self._write(conn)
+            for ledger_id in self.ledgers:
+                rebuild_ledger_cases(conn, ledger_id)
+            return
+        touched = stored_buckets(conn, self.rows)
+        touched.update(self._write(conn))
+        refresh_cases(conn, touched)
+
+    def _write(self, conn: Connection) -> set[tuple[str, bytes]]:
+        """Write what is pending (the ledgers stay cached, they are what the table now holds);
+        returns the cases the written rows are in."""
         _upsert(conn, schema.ledgers, list(self.ledgers.values()))
-        _upsert(
-            conn,
-            schema.ledger_rows,
-            [
-                {
-                    "ledger_id": ledger_id,
-                    "run_id": run_id,
-                    "benchmark_id": benchmark_id,
-                    "case_id": case_id,
-                    "recorded_at": recorded_at,
-                    "archived": archived,
-                    "row": text,
-                    "position": position,
-                }
-                for (ledger_id, run_id), (
-                    benchmark_id,
-                    case_id,
-                    recorded_at,
-                    archived,
-                    text,
-                    position,
-                ) in self.rows.items()
-            ],
-        )
+        written = [
+            {
+                "ledger_id": ledger_id,
+                "run_id": run_id,
+                "benchmark_id": benchmark_id,
+                "case_id": case_id,
+                "recorded_at": recorded_at,
+                "archived": archived,
+                "row": text,
+                "position": position,
+                **run_columns(text),
+            }
+            for (ledger_id, run_id), (
+                benchmark_id,
+                case_id,
+                recorded_at,
+                archived,
+                text,
+                position,
+            ) in self.rows.items()
+        ]
+        _upsert(conn, schema.ledger_rows, written)
         self.rows = {}
         self.pending_bytes = 0
+        return {
+            (r["ledger_id"], prefix_of_key(r["render_key"]))
+            for r in written
+            if r["render_key"] is not None
+        }
 
 
 def _ledger_row(

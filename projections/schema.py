@@ -7,7 +7,7 @@ to the few columns queries filter on, so rendering never re-derives anything.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Index, Integer, String, Table, Text
+from sqlalchemy import BigInteger, Column, Index, Integer, LargeBinary, String, Table, Text
 
 from ledger.schema import metadata
 
@@ -35,12 +35,34 @@ ledger_rows = Table(
     Column("archived", Integer, nullable=False),
     Column("row", Text, nullable=False),
     Column("position", _Position, nullable=False),
+    # Rendered pieces (projections/ledger_fragments.py), so a render streams stored bytes in
+    # render_key order instead of re-dumping the ledger. NULL render_key: ids holding NUL.
+    Column("render_key", LargeBinary, nullable=True),
+    Column("json_fragment", LargeBinary, nullable=True),
+    Column("markdown_line", Text, nullable=True),
 )
 Index(
     "ix_rm_ledger_rows_case",
     ledger_rows.c.ledger_id,
     ledger_rows.c.benchmark_id,
     ledger_rows.c.case_id,
+)
+Index("ix_rm_ledger_rows_render", ledger_rows.c.ledger_id, ledger_rows.c.render_key)
+
+# One row per case node of a ledger (keys as the document names them): its counts, its JSON
+# up to its runs and its Markdown lines, refreshed for the cases an event touched.
+ledger_cases = Table(
+    "rm_ledger_cases",
+    metadata,
+    Column("ledger_id", String(300), primary_key=True),
+    Column("benchmark_id", String(200), primary_key=True),
+    Column("case_id", String(300), primary_key=True),
+    Column("active_run_count", Integer, nullable=False),
+    Column("archived_run_count", Integer, nullable=False),
+    Column("json_head", LargeBinary, nullable=False),
+    Column("decision_line", Text, nullable=True),
+    Column("backlog", Text, nullable=True),
+    Column("position", _Position, nullable=False),
 )
 
 goal_runs = Table(

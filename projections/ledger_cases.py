@@ -1,0 +1,125 @@
+"""The per-case read model (``rm_ledger_cases``): refreshed for exactly the cases a write
+touched, so an upsert into a 30,000-row ledger re-decides one case, not 6,000.
+
+A case is identified by its render-key prefix (``ledger_fragments.bucket_prefix``); its rows
+are the range of ``rm_ledger_rows.render_key`` starting with that prefix, served by
+``ix_rm_ledger_rows_render``. Rows are only ever upserted, but an upsert may move a run to
+another case, so a write refreshes both the cases its rows left and the cases they joined; a
+case left without rows is deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+import orjson
+from sqlalchemy import select
+
+from projections import schema
+from projections.ledger_fragments import bucket_of_prefix, case_columns, prefix_of_key
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
+# Beyond this many touched cases in one ledger, one ordered scan of the whole ledger is
+# cheaper than a range query per case (an import, a large merge, the end of a replay).
+FULL_REFRESH_CASES = 200
+_LOOKUP_CHUNK = 500
+
+Bucket = tuple[str, bytes]  # (ledger_id, case prefix)
+
+
+def stored_buckets(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[Bucket]:
+    """The cases the given ``(ledger_id, run_id)`` rows are in now, read before they are
+    rewritten so a run that moves still refreshes the case it leaves."""
+    rows = schema.ledger_rows
+    by_ledger: dict[str, list[str]] = {}
+    for ledger_id, run_id in keys:
+        by_ledger.setdefault(ledger_id, []).append(run_id)
+    found: set[Bucket] = set()
+    for ledger_id, run_ids in by_ledger.items():
+        for start in range(0, len(run_ids), _LOOKUP_CHUNK):
+            query = select(rows.c.render_key).where(
+                rows.c.ledger_id == ledger_id,
+                rows.c.run_id.in_(run_ids[start : start + _LOOKUP_CHUNK]),
+            )
+            for (key,) in conn.execute(query):
+                if key is not None:
+                    found.add((ledger_id, prefix_of_key(bytes(key))))
+    return found
+
+
+def refresh_cases(conn: Connection, buckets: Iterable[Bucket]) -> None:
+    """Re-decide each touched case from its stored rows (after they were written)."""
+    by_ledger: dict[str, set[bytes]] = {}
+    for ledger_id, prefix in buckets:
+        by_ledger.setdefault(ledger_id, set()).add(prefix)
+    for ledger_id, prefixes in by_ledger.items():
+        if len(prefixes) > FULL_REFRESH_CASES:
+            rebuild_ledger_cases(conn, ledger_id)
+            continue
+        rows = schema.ledger_rows
+        updated, emptied = [], []
+        for prefix in sorted(prefixes):
+            query = select(rows.c.row, rows.c.position).where(
+                rows.c.ledger_id == ledger_id,
+                rows.c.render_key >= prefix,
+                rows.c.render_key < prefix[:-1] + b"\x01",
+            )
+            found = conn.execute(query).all()
+            if found:
+                updated.append(_case_row(ledger_id, prefix, found))
+            else:
+                emptied.append(prefix)
+        _write(conn, ledger_id, updated, emptied)
+
+
+def rebuild_ledger_cases(conn: Connection, ledger_id: str) -> None:
+    """Every case of one ledger from one scan in render-key order (one case in memory at a
+    time; the decided cases are small)."""
+    conn.execute(schema.ledger_cases.delete().where(schema.ledger_cases.c.ledger_id == ledger_id))
+    _write(conn, ledger_id, list(_all_cases(conn, ledger_id)), [])
+
+
+def _all_cases(conn: Connection, ledger_id: str) -> Iterator[dict]:
+    rows = schema.ledger_rows
+    query = (
+        select(rows.c.render_key, rows.c.row, rows.c.position)
+        .where(rows.c.ledger_id == ledger_id, rows.c.render_key.is_not(None))
+        .order_by(rows.c.render_key)
+        .execution_options(yield_per=1000)
+    )
+    prefix, group = None, []
+    for key, text, position in conn.execute(query):
+        this = prefix_of_key(bytes(key))
+        if this != prefix:
+            if group:
+                yield _case_row(ledger_id, prefix, group)
+            prefix, group = this, []
+        group.append((text, position))
+    if group:
+        yield _case_row(ledger_id, prefix, group)
+
+
+def _case_row(ledger_id: str, prefix: bytes, found: list) -> dict:
+    bid, cid = bucket_of_prefix(prefix)
+    return {
+        "ledger_id": ledger_id,
+        **case_columns(bid, cid, [orjson.loads(text) for text, _position in found]),
+        "position": max(position for _text, position in found),
+    }
+
+
+def _write(conn: Connection, ledger_id: str, updated: list[dict], emptied: list[bytes]) -> None:
+    from projections.read_models import upsert_rows
+
+    cases = schema.ledger_cases
+    for prefix in emptied:
+        bid, cid = bucket_of_prefix(prefix)
+        conn.execute(
+            cases.delete().where(
+                cases.c.ledger_id == ledger_id, cases.c.benchmark_id == bid, cases.c.case_id == cid
+            )
+        )
+    upsert_rows(conn, cases, updated)

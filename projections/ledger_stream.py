@@ -1,0 +1,215 @@
+"""The incremental ledger render: the JSON streamed from pieces the read model keeps per case
+and per run (``ledger_fragments``), the Markdown assembled from their cached lines.
+
+No row is parsed, decided or dumped here: a render reads ``rm_ledger_cases`` (one small row
+per case) and streams ``rm_ledger_rows.json_fragment`` in ``render_key`` order straight into
+the file, hashing as it goes, so time and memory are dominated by copying ~3 KB per run.
+
+The cache checks itself while streaming: every case's rows must arrive under its prefix in
+its counted number, and no row may lack its pieces. Anything else (ids holding NUL, rows
+from before the cache existed, a bug) raises ``StaleCache`` before the file is replaced, and
+the caller renders in full; the two renders write the same bytes (tests/test_ledger_stream.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from sqlalchemy import select
+
+from projections import schema
+from projections.files import HashingWriter, atomic_stream
+from projections.ledger_fragments import CASE_TAIL, bucket_prefix, nested_json
+from projections.ledger_v0 import SCHEMA_VERSION, MarkdownParts, assemble_markdown
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
+_CHUNK = 1024 * 1024
+_STREAM_ROWS = 2000
+
+
+class StaleCache(Exception):
+    """The cached pieces do not add up to the ledger's rows; render it in full."""
+
+
+@dataclass(frozen=True)
+class _Case:
+    prefix: bytes
+    benchmark_id: str
+    case_id: str
+    active: int
+    archived: int
+    head: bytes
+    decision_line: str | None
+    backlog: str | None
+
+
+def stream_ledger_json(
+    conn: Connection, ledger_id: str, meta: dict[str, Any], json_path: Path
+) -> tuple[str, bytes] | None:
+    """Write the ledger JSON from the cache; returns its sha256 and the Markdown bytes, or
+    None (nothing written) when the cache cannot render this ledger."""
+    cases = _cases(conn, ledger_id)
+    if not cases:
+        return None
+    try:
+        with atomic_stream(json_path) as out:
+            run_lines = _write_json(conn, ledger_id, meta, cases, out)
+            markdown = _markdown(meta, cases, run_lines).encode("utf-8")
+    except StaleCache:
+        return None
+    return out.hexdigest(), markdown
+
+
+def _cases(conn: Connection, ledger_id: str) -> list[_Case] | None:
+    """The ledger's cases in document order (benchmark, then case: code-point order, which is
+    also the byte order of their render-key prefixes)."""
+    t = schema.ledger_cases
+    query = select(
+        t.c.benchmark_id,
+        t.c.case_id,
+        t.c.active_run_count,
+        t.c.archived_run_count,
+        t.c.json_head,
+        t.c.decision_line,
+        t.c.backlog,
+    ).where(t.c.ledger_id == ledger_id)
+    cases = []
+    for bid, cid, active, archived, head, line, backlog in conn.execute(query):
+        prefix = bucket_prefix(bid, cid)
+        if prefix is None:
+            return None
+        cases.append(_Case(prefix, bid, cid, active, archived, bytes(head), line, backlog))
+    cases.sort(key=lambda c: c.prefix)
+    if [(c.benchmark_id, c.case_id) for c in cases] != sorted(
+        (c.benchmark_id, c.case_id) for c in cases
+    ):
+        return None
+    return cases
+
+
+class _Buffered:
+    """Pieces joined into ~1 MB writes (one hash update and one write call per chunk)."""
+
+    def __init__(self, out: HashingWriter) -> None:
+        self.out, self.parts, self.size = out, [], 0
+
+    def __call__(self, data: bytes) -> None:
+        self.parts.append(data)
+        self.size += len(data)
+        if self.size >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        self.out.write(b"".join(self.parts))
+        self.parts, self.size = [], 0
+
+
+def _write_json(
+    conn: Connection, ledger_id: str, meta: dict[str, Any], cases: list[_Case], out: HashingWriter
+) -> list[str]:
+    """The document ``dump_json(build_document(...))`` writes, piece by piece; returns the
+    Runs-table lines of the active runs in document order."""
+    rows = schema.ledger_rows
+    result = conn.execute(
+        select(rows.c.render_key, rows.c.json_fragment, rows.c.markdown_line)
+        .where(rows.c.ledger_id == ledger_id)
+        .order_by(rows.c.render_key)
+        .execution_options(yield_per=_STREAM_ROWS)
+    )
+    write = _Buffered(out)
+    run_lines: list[str] = []
+    try:
+        stream = iter(result)
+        write(b'{\n  "benchmarks": {\n')
+        for index, (bid, bcases) in enumerate(_by_benchmark(cases)):
+            active = sum(c.active for c in bcases)
+            archived = sum(c.archived for c in bcases)
+            key = nested_json(bid, 0)
+            write(
+                (b",\n" if index else b"")
+                + b"    " + key + b": {\n"
+                + b'      "active_case_count": %d,\n' % sum(1 for c in bcases if c.active)
+                + b'      "active_run_count": %d,\n' % active
+                + b'      "archived_run_count": %d,\n' % archived
+                + b'      "benchmark_id": ' + key + b",\n"
+                + b'      "case_count": %d,\n' % len(bcases)
+                + b'      "cases": {\n'
+            )  # fmt: skip
+            for position, case in enumerate(bcases):
+                if position:
+                    write(b",\n")
+                write(case.head)
+                _write_runs(stream, case, write, run_lines)
+                write(CASE_TAIL)
+            write(b'\n      },\n      "run_count": %d\n    }' % (active + archived))
+        if next(stream, None) is not None:
+            raise StaleCache("rows outside every cached case")
+        write(b'\n  },\n  "schema_version": ' + nested_json(SCHEMA_VERSION, 0) + b",\n")
+        policy = meta.get("update_policy")
+        if policy is not None:
+            write(b'  "update_policy": ' + nested_json(policy, 2) + b",\n")
+        write(b'  "updated_at": ' + nested_json(meta.get("updated_at") or "", 2) + b"\n}\n")
+        write.flush()
+    finally:
+        result.close()
+    return run_lines
+
+
+def _write_runs(stream: Any, case: _Case, write: _Buffered, run_lines: list[str]) -> None:
+    active = 0
+    for index in range(case.active + case.archived):
+        found = next(stream, None)
+        if found is None:
+            raise StaleCache("fewer rows than the cached counts")
+        key, fragment, line = found
+        if key is None or fragment is None or not bytes(key).startswith(case.prefix):
+            raise StaleCache("a row outside its cached case or without its pieces")
+        if index:
+            write(b",\n")
+        write(bytes(fragment))
+        if line is not None:
+            run_lines.append(line)
+            active += 1
+    if active != case.active:
+        raise StaleCache("active rows differ from the cached count")
+
+
+def _by_benchmark(cases: list[_Case]) -> list[tuple[str, list[_Case]]]:
+    grouped: list[tuple[str, list[_Case]]] = []
+    for case in cases:
+        if not grouped or grouped[-1][0] != case.benchmark_id:
+            grouped.append((case.benchmark_id, []))
+        grouped[-1][1].append(case)
+    return grouped
+
+
+def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[str]) -> str:
+    active_cases = [c for c in cases if c.active]
+    if any(c.decision_line is None or c.backlog is None for c in active_cases):
+        raise StaleCache("an active case without its Markdown lines")
+    archived = []
+    for bid, bcases in _by_benchmark(cases):
+        runs = sum(c.archived for c in bcases)
+        if runs:
+            archived.append((bid, sum(1 for c in bcases if c.archived), runs))
+    return assemble_markdown(
+        MarkdownParts(
+            schema_version=SCHEMA_VERSION,
+            updated_at=meta.get("updated_at") or "",
+            active_case_count=len(active_cases),
+            active_run_count=len(run_lines),
+            archived=archived,
+            decision_lines=[c.decision_line for c in active_cases],
+            backlog=[
+                (rank, repair_class, c.benchmark_id, c.case_id, arm, line)
+                for c in active_cases
+                for rank, repair_class, arm, line in orjson.loads(c.backlog)
+            ],
+            run_lines=run_lines,
+        )
+    )
