@@ -18,7 +18,14 @@ from math import comb
 from typing import Any
 
 from ledger.errors import InputError
-from ledger.safety import clist_status, ctext, ctext_status, finite_number, nummap_status
+from ledger.safety import (
+    INT64,
+    clist_status,
+    ctext,
+    ctext_status,
+    finite_number,
+    nummap_status,
+)
 
 RECORD_SCHEMA_VERSION = "benchmark_run_v0"
 HARBOR_WRAPPER_SCHEMA = "harbor_job_result_reducer_v0"
@@ -91,7 +98,9 @@ def BOOL(value: Any, drops: Drops, path: str) -> bool | None:
 
 
 def INT(value: Any, drops: Drops, path: str) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value in INT64:
+        return value
+    return None
 
 
 def NNINT(value: Any, drops: Drops, path: str) -> int | None:

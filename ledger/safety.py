@@ -192,12 +192,17 @@ def clist(value: Any, n: int, limit: int = 160) -> list[str]:
     return clist_status(value, n, limit)[0]
 
 
+# Integers a store column and the JSON encoder can hold; a 400-digit literal is as unusable as
+# NaN (stdlib-parsed BenchFlow files can carry one), so it is dropped the same way.
+INT64 = range(-(2**63), 2**63)
+
+
 def finite_number(value: Any) -> int | float | None:
-    """A JSON number that is not a bool and not NaN/±Infinity, else None."""
+    """A JSON number that is not a bool, not NaN/±Infinity and not beyond 64 bits, else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return value if value in INT64 else None
     if isinstance(value, float) and math.isfinite(value):
         return value
     return None

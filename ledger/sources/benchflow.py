@@ -27,7 +27,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ledger.errors import InputError, SourceError
+from ledger.safety import finite_number
 from ledger.sources.base import SourceIngest, sha256_bytes
 from ledger.sources.skillsbench_routes import (
     get_route,
@@ -240,10 +243,11 @@ def _below_trial_dir(directory: Path, root: Path, trial_dirs: set[Path]) -> bool
 
 
 def _scan_result(path: Path, rel: str, scan: Scan, *, strict: bool) -> None:
-    raw = path.read_bytes()
-    scan.files[rel] = sha256_bytes(raw)
+    raw = _read_bytes(path)
+    if raw is not None:
+        scan.files[rel] = sha256_bytes(raw)
     data = _parse_object(raw)
-    mtime = path.stat().st_mtime
+    mtime = _stat_mtime(path)
     if data is None:
         if strict:
             raise SourceError(f"BenchFlow result.json is not a readable JSON object: {rel}")
@@ -263,7 +267,7 @@ def _scan_result(path: Path, rel: str, scan: Scan, *, strict: bool) -> None:
 
 
 def _readable_candidate(
-    path: Path, rel: str, data: dict[str, Any], mtime: float, digest: str
+    path: Path, rel: str, data: dict[str, Any], mtime: float | None, digest: str
 ) -> Candidate:
     task = _text(data.get("task_name"))
     if task is None:
@@ -286,9 +290,9 @@ def _readable_candidate(
 def _missing_candidate(rollout: Path, root: Path, task: str) -> Candidate:
     """A rollout that died before BenchFlow's final atomic write of `result.json` (new)."""
     stamps = [
-        (rollout / name).stat().st_mtime
+        stamp
         for name in ("timing.json", "prompts.json")
-        if (rollout / name).is_file()
+        if (rollout / name).is_file() and (stamp := _stat_mtime(rollout / name)) is not None
     ]
     return Candidate(
         relative_path=_rel(rollout / "result.json", root),
@@ -550,10 +554,11 @@ def read_benchflow_result(
 
 def _explicit_candidate(path: Path, ctx: _Context) -> Candidate:
     rel = _rel(path, ctx.base)
-    raw = path.read_bytes()
-    ctx.files[rel] = sha256_bytes(raw)
+    raw = _read_bytes(path)
+    if raw is not None:
+        ctx.files[rel] = sha256_bytes(raw)
     data = _parse_object(raw)
-    mtime = path.stat().st_mtime
+    mtime = _stat_mtime(path)
     if data is None:
         match = _ROLLOUT_DIR.match(path.parent.name)
         if ctx.strict or match is None:
@@ -652,8 +657,8 @@ def _job_summary(candidate: Candidate, ctx: _Context) -> dict[str, Any] | None:
     if job_dir not in ctx.summaries:
         path = job_dir / "summary.json"
         summary = None
-        if path.is_file():
-            raw = path.read_bytes()
+        raw = _read_bytes(path) if path.is_file() else None
+        if raw is not None:
             ctx.files[_rel(path, ctx.base)] = sha256_bytes(raw)
             summary = _parse_object(raw)
         ctx.summaries[job_dir] = summary
@@ -780,8 +785,9 @@ def _read_timing_json(candidate: Candidate, ctx: _Context, warnings: list[str]) 
     if not path.is_file():
         return {}
     rel = _rel(path, ctx.base)
-    raw = path.read_bytes()
-    ctx.files[rel] = sha256_bytes(raw)
+    raw = _read_bytes(path)
+    if raw is not None:
+        ctx.files[rel] = sha256_bytes(raw)
     parsed = _parse_object(raw)
     if parsed is None:
         if ctx.strict:
@@ -1294,20 +1300,66 @@ def slug(value: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", value.lower()).strip("-")[:60]
 
 
-def _parse_object(raw: bytes) -> dict[str, Any] | None:
-    """A JSON object or None: torn writes, bad UTF-8 and non-objects are all 'unreadable'."""
-    try:
-        value = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+def _parse_object(raw: bytes | None) -> dict[str, Any] | None:
+    """A JSON object or None: torn writes, bad UTF-8, nesting too deep for the parser, text
+    that cannot be written back as UTF-8 (lone surrogates) and non-objects are all
+    'unreadable', like a file that could not be read at all (None).
+
+    orjson first (strict and fast); the stdlib only for what Python's own json writer emits
+    and orjson refuses (NaN, Infinity, huge numbers), which the number helpers then drop."""
+    if raw is None:
         return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return None
+        if _has_unencodable_text(value):
+            return None
     return value if isinstance(value, dict) else None
 
 
-def _number(value: Any) -> float | None:
-    """Finite int/float only; booleans and NaN/Infinity are not numbers here."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def _has_unencodable_text(value: Any) -> bool:
+    """True when a key or string holds a lone surrogate (valid JSON escape, not UTF-8)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None when it vanished (or became unreadable) after it was listed:
+    a tree that changes under the walk is damaged input, not a crash."""
+    try:
+        return path.read_bytes()
+    except OSError:
         return None
-    return value if math.isfinite(value) else None
+
+
+def _stat_mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _number(value: Any) -> float | None:
+    """Finite int/float only; booleans, NaN/Infinity and integers beyond 64 bits (which
+    ``math.isfinite`` cannot even convert) are not numbers here."""
+    return finite_number(value)
 
 
 def _nummap(blob: Any) -> dict[str, float]:
@@ -1330,7 +1382,7 @@ def _sum_maps(maps: Iterable[dict[str, float]]) -> dict[str, float]:
 
 def _count(*values: Any) -> int | None:
     for value in values:
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63:
             return value
     return None
 
