@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,19 +40,53 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
 
 
 class HashingWriter:
-    """A file handle that also hashes what passes through, for the ``export_written`` digest
-    of a file too large to hold in memory twice."""
+    """Hashes and writes chunks on a background thread while the caller produces the next
+    ones: sha256, ``write`` and ``fsync`` all release the GIL, so streaming a 90 MB ledger
+    out of the database overlaps with hashing and writing it instead of waiting for both.
 
-    def __init__(self, handle: BinaryIO) -> None:
+    At most ``_PENDING`` chunks are queued (bounded memory). An error on the thread is kept,
+    the rest of the stream is discarded, and ``finish`` raises it.
+    """
+
+    _PENDING = 8
+
+    def __init__(self, handle: BinaryIO, *, durable: bool) -> None:
         self._handle = handle
+        self._durable = durable
         self._digest = hashlib.sha256()
+        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=self._PENDING)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="atomic-stream", daemon=True)
+        self._thread.start()
 
     def write(self, data: bytes) -> None:
-        self._digest.update(data)
-        self._handle.write(data)
+        self._queue.put(data)
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
+
+    def finish(self) -> None:
+        """Wait until every chunk is hashed, written and (when durable) on disk."""
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        while (chunk := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._digest.update(chunk)
+                    self._handle.write(chunk)
+                except BaseException as exc:  # noqa: BLE001 - re-raised by finish()
+                    self._error = exc
+        if self._error is None:
+            try:
+                self._handle.flush()
+                if self._durable:
+                    os.fsync(self._handle.fileno())
+            except BaseException as exc:  # noqa: BLE001 - re-raised by finish()
+                self._error = exc
 
 
 @contextmanager
@@ -60,11 +96,12 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb", buffering=1024 * 1024) as handle:
-            yield HashingWriter(handle)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
+        with open(tmp, "wb") as handle:
+            writer = HashingWriter(handle, durable=durable)
+            try:
+                yield writer
+            finally:
+                writer.finish()
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -13,7 +13,9 @@ the caller renders in full; the two renders write the same bytes (tests/test_led
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -160,23 +162,22 @@ def _write_json(
     return run_lines
 
 
-def _write_runs(stream: Any, case: _Case, write: _Buffered, run_lines: list[str]) -> None:
-    active = 0
-    for index in range(case.active + case.archived):
-        found = next(stream, None)
-        if found is None:
-            raise StaleCache("fewer rows than the cached counts")
-        key, fragment, line = found
-        if key is None or fragment is None or not bytes(key).startswith(case.prefix):
-            raise StaleCache("a row outside its cached case or without its pieces")
-        if index:
-            write(b",\n")
-        write(bytes(fragment))
-        if line is not None:
-            run_lines.append(line)
-            active += 1
-    if active != case.active:
+def _write_runs(stream: Iterator, case: _Case, write: _Buffered, run_lines: list[str]) -> None:
+    """The case's rows, in one piece: the next ``active + archived`` rows of the stream must
+    all be this case's and carry their pieces."""
+    count = case.active + case.archived
+    rows = list(islice(stream, count))
+    prefix = case.prefix
+    if len(rows) != count or not all(
+        key is not None and fragment is not None and bytes(key).startswith(prefix)
+        for key, fragment, _line in rows
+    ):
+        raise StaleCache("a case's rows differ from its cached counts or pieces")
+    lines = [line for _key, _fragment, line in rows if line is not None]
+    if len(lines) != case.active:
         raise StaleCache("active rows differ from the cached count")
+    run_lines += lines
+    write(b",\n".join([bytes(fragment) for _key, fragment, _line in rows]))
 
 
 def _by_benchmark(cases: list[_Case]) -> list[tuple[str, list[_Case]]]:
