@@ -55,9 +55,20 @@ def emit(
     markdown: Callable[[dict[str, Any]], str] | None = None,
 ) -> None:
     if fmt == "json":
-        click.echo(dumps(payload))
+        click.echo(printable(dumps(payload)))
         return
-    click.echo(markdown(payload) if markdown else bullets(title, payload))
+    click.echo(printable(markdown(payload) if markdown else bullets(title, payload)))
+
+
+def printable(text: str) -> str:
+    """``text`` without lone surrogates, which a UTF-8 stream refuses to write.
+
+    They come from arguments that were not valid UTF-8 (a file name with a stray byte, which
+    Python keeps as surrogate escapes); echoing one back must not turn into a crash.
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def bullets(title: str, payload: dict[str, Any]) -> str:
@@ -80,12 +91,12 @@ def fail(
     payload: dict[str, Any] | None = None,
 ) -> None:
     """One line on stderr (and the JSON error object on stdout), then exit."""
-    first_line = " ".join(str(message).split()) or "unknown error"
+    first_line = printable(" ".join(str(message).split()) or "unknown error")
     click.echo(f"error: {first_line}", err=True)
     if fmt == "json":
         body = dict(payload or {"ok": False})
         body.setdefault("ok", False)
         body["error"] = first_line
         body.setdefault("error_code", code)
-        click.echo(dumps(body))
+        click.echo(printable(dumps(body)))
     sys.exit(exit_code)

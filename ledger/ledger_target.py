@@ -71,7 +71,10 @@ def resolve_ledger_target(
     json_path = Path(os.path.abspath(cwd / Path(given).expanduser()))
     if json_path.exists() and json_path.is_dir():
         raise InputError(f"--run-ledger-path is a directory: {run_ledger_path}")
-    real = json_path.resolve()
+    try:
+        real = json_path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        raise InputError(f"--run-ledger-path cannot be resolved: {given}") from None
     project = project_dir.resolve()
     if ledger_id:
         key = validate_ledger_id(ledger_id)

@@ -32,6 +32,9 @@ def load_ledger_document(data: bytes, name: str) -> dict[str, Any]:
         raise InputError("benchmark run ledger must be a JSON object")
     if document.get("schema_version") != LEDGER_SCHEMA:
         raise InputError(f"benchmark run ledger must use schema_version={LEDGER_SCHEMA}")
+    if not isinstance(document.get("benchmarks", {}), dict):
+        # Without it there is no row to import; an empty ledger would misreport the file.
+        raise InputError("benchmark run ledger benchmarks must be a JSON object")
     return document
 
 
