@@ -14,6 +14,8 @@ from pathlib import Path
 from ledger.errors import InputError
 
 DEFAULT_LEDGER_FILE = "benchmark-run-ledger.json"
+# The ``ledger/<id>`` stream column holds 300 characters.
+LEDGER_ID_MAX = 250
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,10 @@ def validate_ledger_id(ledger_id: str) -> str:
         or any(p in ("", ".", "..") for p in parts)
         or any(ord(c) < 32 for c in text)
     ):
-        raise InputError(f"--ledger-id is not a safe relative name: {ledger_id!r}")
+        # The value is not echoed: a refused id may be an absolute path or a pasted secret.
+        raise InputError("--ledger-id is not a safe relative name")
+    if len(text) > LEDGER_ID_MAX:
+        raise InputError(f"--ledger-id is too long (at most {LEDGER_ID_MAX} characters)")
     return text
 
 
@@ -82,6 +87,8 @@ def resolve_ledger_target(
         key = real.relative_to(project).as_posix()
     else:
         key = real.as_posix()
+    if len(key) > LEDGER_ID_MAX:
+        raise InputError("--run-ledger-path is too long to name a ledger; pass a --ledger-id")
     display = run_ledger_path or DEFAULT_LEDGER_FILE
     md = markdown_path_for(json_path)
     return LedgerTarget(key, json_path, md, display, str(markdown_path_for(Path(display))))

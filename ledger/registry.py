@@ -142,6 +142,9 @@ def find_goal(registry: Mapping[str, Any], goal_id: str) -> dict[str, Any] | Non
 # --- goal id (§4) ------------------------------------------------------------------------------
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+# A directory name (255 bytes on common filesystems) with room to spare, and short enough for
+# the ``goal/<id>`` stream column (300).
+GOAL_ID_MAX_BYTES = 200
 
 
 def validate_goal_id(raw: str | None) -> str:
@@ -163,6 +166,10 @@ def validate_goal_id(raw: str | None) -> str:
         raise InputError("goal id must be a single path segment")
     if PurePosixPath(goal_id).name != goal_id or PureWindowsPath(goal_id).name != goal_id:
         raise InputError("goal id must not include path traversal")
+    if len(goal_id.encode("utf-8", "surrogatepass")) > GOAL_ID_MAX_BYTES:
+        # (new) checked before anything is written: a longer name fails only when the goal's
+        # directory is created, after the events were committed.
+        raise InputError(f"goal id is too long (at most {GOAL_ID_MAX_BYTES} bytes)")
     if not public_safe(goal_id):
         raise InputError("goal id is not public-safe")
     return goal_id
