@@ -17,7 +17,15 @@ import orjson
 from sqlalchemy import select
 
 from projections import schema
-from projections.ledger_fragments import bucket_of_prefix, case_columns, prefix_of_key
+from projections.ledger_fragments import (
+    bucket_of_prefix,
+    bucket_prefix,
+    case_columns,
+    prefix_of_key,
+    run_columns,
+    run_columns_of,
+)
+from projections.ledger_v0 import bucket_of
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -26,8 +34,68 @@ if TYPE_CHECKING:
 # cheaper than a range query per case (an import, a large merge, the end of a replay).
 FULL_REFRESH_CASES = 200
 _LOOKUP_CHUNK = 500
+# Rows (with their ~3 KB JSON fragment) held before an upsert: bounds a replay's memory.
+_WRITE_BATCH = 1000
 
 Bucket = tuple[str, bytes]  # (ledger_id, case prefix)
+
+
+def write_rows(conn: Connection, items: list[dict], *, decide_cases: bool = False) -> set[Bucket]:
+    """Upsert ledger rows (``rm_ledger_rows`` columns but the rendered ones) with their
+    rendered pieces, in bounded batches; returns the cases the rows are in.
+
+    ``decide_cases``: the rows are every row their ledgers have (a replay that never wrote
+    before), so each case is decided from the same parsed rows, case by case, instead of
+    parsing every row a second time from the table.
+    """
+    from projections.read_models import upsert_rows
+
+    touched: set[Bucket] = set()
+    if not decide_cases:
+        for start in range(0, len(items), _WRITE_BATCH):
+            batch = [
+                {**item, **run_columns(item["row"])} for item in items[start : start + _WRITE_BATCH]
+            ]
+            upsert_rows(conn, schema.ledger_rows, batch)
+            touched.update(_buckets_of(batch))
+        return touched
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for item in items:
+        bucket = bucket_of({"benchmark_id": item["benchmark_id"], "case_id": item["case_id"]})
+        groups.setdefault((item["ledger_id"], *bucket), []).append(item)
+    rows_batch: list[dict] = []
+    cases_batch: list[dict] = []
+    undecided: set[str] = set()
+    for (ledger_id, bid, cid), group in groups.items():
+        parsed = [orjson.loads(item["row"]) for item in group]
+        rows_batch += [
+            {**item, **run_columns_of(row)} for item, row in zip(group, parsed, strict=True)
+        ]
+        prefix = bucket_prefix(bid, cid)
+        if prefix is not None and all(bucket_of(row) == (bid, cid) for row in parsed):
+            case = case_columns(bid, cid, parsed)
+            positions = (item["position"] for item in group)
+            cases_batch.append({"ledger_id": ledger_id, **case, "position": max(positions)})
+        else:
+            undecided.add(ledger_id)
+        if len(rows_batch) >= _WRITE_BATCH:
+            upsert_rows(conn, schema.ledger_rows, rows_batch)
+            touched.update(_buckets_of(rows_batch))
+            rows_batch = []
+    upsert_rows(conn, schema.ledger_rows, rows_batch)
+    touched.update(_buckets_of(rows_batch))
+    upsert_rows(conn, schema.ledger_cases, cases_batch)
+    for ledger_id in sorted(undecided):
+        rebuild_ledger_cases(conn, ledger_id)
+    return touched
+
+
+def _buckets_of(rows: list[dict]) -> set[Bucket]:
+    return {
+        (r["ledger_id"], prefix_of_key(r["render_key"]))
+        for r in rows
+        if r["render_key"] is not None
+    }
 
 
 def stored_buckets(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[Bucket]:

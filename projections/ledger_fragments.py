@@ -90,7 +90,11 @@ def render_key(row: dict) -> bytes | None:
 def run_columns(text: str) -> dict[str, Any]:
     """The rendered pieces of one stored row (``row`` column text): its render key, its JSON
     fragment (leading indent included) and its Markdown Runs line (None when archived)."""
-    row = orjson.loads(text)
+    return run_columns_of(orjson.loads(text))
+
+
+def run_columns_of(row: dict) -> dict[str, Any]:
+    """``run_columns`` of a row already parsed from its stored text."""
     bid, cid = bucket_of(row)
     return {
         "render_key": render_key(row),
