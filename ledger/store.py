@@ -51,6 +51,18 @@ EVENT_COLUMNS = (
 )
 # Everything but the hash itself goes into the hash (see ``ledger.chain.event_hash``).
 HASHED_COLUMNS = tuple(c for c in EVENT_COLUMNS if c != "hash")
+# What replay reads (``read_replay_rows``): the envelope fields a read model is built from.
+# Metadata, ids and hashes are a third of every row's bytes and most of its Python objects,
+# and no read model looks at them.
+REPLAY_COLUMNS = (
+    "position",
+    "event_id",
+    "stream",
+    "event_type",
+    "schema_version",
+    "payload",
+    "recorded_at",
+)
 
 Listener = Callable[["Connection", list[StoredEvent]], None]
 
@@ -347,6 +359,47 @@ class EventStore:
         ):
             yield [dict(zip(EVENT_COLUMNS, row, strict=True)) for row in rows]
 
+    def read_replay_rows(
+        self,
+        *,
+        event_types: Iterable[str] | None = None,
+        batch_size: int = READ_BATCH,
+        conn: Connection | None = None,
+        sparse: tuple[str, Sequence[int]] | None = None,
+    ) -> Iterator[tuple[Sequence[Any], int]]:
+        """Raw row tuples in ``REPLAY_COLUMNS`` order (payload still text), in position order,
+        each batch with the number of events it left out (see ``sparse``).
+
+        The replay read path: a rebuild decodes each payload once and never builds a
+        ``StoredEvent``, so it fetches only the columns read models use. ``sparse`` is
+        ``(event_type, positions)``: of that type only the events at those (sorted)
+        positions are read, because its projection showed the others cannot change its
+        result; they are never fetched nor parsed.
+        """
+        if sparse is None:
+            for rows in self._row_batches(
+                1, None, None, event_types, None, batch_size, conn, columns=REPLAY_COLUMNS
+            ):
+                yield rows, 0
+            return
+        sparse_type, wanted = sparse
+        dense = sorted(set(event_types or ()) - {sparse_type})
+        with _connection(self.engine, conn) as c:
+            head = self._head(c)[0]
+            last, index = 0, 0
+            while last < head:
+                upper = min(last + batch_size, head)
+                start = index
+                while index < len(wanted) and wanted[index] <= upper:
+                    index += 1
+                kept = list(wanted[start:index])
+                query = _sparse_query(last, upper, dense, kept)
+                rows = c.execute(query).fetchall() if query is not None else []
+                total = c.execute(_count_query(last, upper, sparse_type)).scalar() or 0
+                last = upper
+                if rows or total:
+                    yield rows, total - len(kept)
+
     def _row_batches(
         self,
         from_position: int,
@@ -356,8 +409,11 @@ class EventStore:
         limit: int | None,
         batch_size: int,
         conn: Connection | None,
+        *,
+        columns: Sequence[str] = EVENT_COLUMNS,
     ) -> Iterator[Sequence[Any]]:
-        """Row tuples in ``EVENT_COLUMNS`` order, one keyset batch per query.
+        """Row tuples in ``columns`` order (``EVENT_COLUMNS`` unless told), one keyset batch
+        per query; ``position`` must come first.
 
         Filtering by several types walks fixed windows of positions instead: with an open
         ``position > last``, SQLite (and PostgreSQL before its statistics caught up)
@@ -369,13 +425,15 @@ class EventStore:
         with _connection(self.engine, conn) as c:
             if types is not None and len(types) > 1:
                 head = self._head(c)[0] if to_position is None else to_position
-                yield from self._windows(c, from_position, head, stream, types, limit, batch_size)
+                yield from self._windows(
+                    c, from_position, head, stream, types, limit, batch_size, columns
+                )
                 return
             last = from_position - 1
             remaining = limit
             while remaining is None or remaining > 0:
                 size = batch_size if remaining is None else min(batch_size, remaining)
-                query = _events_query(last, to_position, stream, types, size)
+                query = _events_query(last, to_position, stream, types, size, columns)
                 rows = c.execute(query).fetchall()
                 if not rows:
                     return
@@ -395,13 +453,15 @@ class EventStore:
         types: list[str],
         limit: int | None,
         batch_size: int,
+        columns: Sequence[str] = EVENT_COLUMNS,
     ) -> Iterator[Sequence[Any]]:
         last = from_position - 1
         remaining = limit
         while last < head and (remaining is None or remaining > 0):
             size = batch_size if remaining is None else min(batch_size, remaining)
             upper = min(last + size, head)
-            rows = conn.execute(_events_query(last, upper, stream, types, size)).fetchall()
+            query = _events_query(last, upper, stream, types, size, columns)
+            rows = conn.execute(query).fetchall()
             last = upper
             if rows:
                 yield rows
@@ -492,13 +552,19 @@ class EventStore:
 
 
 def _events_query(
-    after: int, upto: int | None, stream: str | None, types: list[str] | None, size: int
+    after: int,
+    upto: int | None,
+    stream: str | None,
+    types: list[str] | None,
+    size: int,
+    columns: Sequence[str] = EVENT_COLUMNS,
 ) -> Any:
     from sqlalchemy import select
 
     from ledger.schema import events as t
 
-    query = select(t).where(t.c.position > after).order_by(t.c.position).limit(size)
+    selected = (t,) if columns is EVENT_COLUMNS else tuple(t.c[name] for name in columns)
+    query = select(*selected).where(t.c.position > after).order_by(t.c.position).limit(size)
     if upto is not None:
         query = query.where(t.c.position <= upto)
     if stream is not None:
@@ -510,6 +576,45 @@ def _events_query(
         # and need a sort: the window is scanned along the position key instead.
         query = query.where(t.c.event_type.concat("").in_(types))
     return query
+
+
+def _sparse_query(after: int, upto: int, dense: list[str], kept: list[int]) -> Any:
+    """One window of ``read_replay_rows(sparse=...)``: every event of the ``dense`` types and
+    the ``kept`` positions in ``(after, upto]``, in position order; None when there is nothing
+    to ask for. The dense types go through their (event_type, position) index and the kept
+    positions through the primary key, so the events left out are not even read: the window
+    bounds what the type index returns, which an open range did not (see ``_row_batches``).
+    """
+    from sqlalchemy import select, union_all
+
+    from ledger.schema import events as t
+
+    columns = [t.c[name] for name in REPLAY_COLUMNS]
+    parts = []
+    if dense:
+        parts.append(
+            select(*columns).where(
+                t.c.event_type.in_(dense), t.c.position > after, t.c.position <= upto
+            )
+        )
+    if kept:
+        parts.append(select(*columns).where(t.c.position.in_(kept)))
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0].order_by(t.c.position)
+    return union_all(*parts).order_by(t.c.position)
+
+
+def _count_query(after: int, upto: int, event_type: str) -> Any:
+    """How many events of one type a window holds (its (event_type, position) index)."""
+    from sqlalchemy import func, select
+
+    from ledger.schema import events as t
+
+    return select(func.count()).where(
+        t.c.event_type == event_type, t.c.position > after, t.c.position <= upto
+    )
 
 
 def _check_row(

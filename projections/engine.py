@@ -6,6 +6,10 @@ store's listener, so read models commit with the events that changed them (read-
 ``rebuild`` truncates and replays in position order in fixed-size batches, so memory does not
 grow with the store; ``verify_rebuild`` replays into a scratch SQLite database and compares
 every row with the live read models.
+
+Replay reads only the envelope columns read models use and decodes each payload once into a
+``ReplayEvent`` (no ``StoredEvent``, no metadata), when every chosen projection says its
+``apply`` reads nothing else (``light_replay = True``); otherwise it replays full events.
 """
 
 from __future__ import annotations
@@ -18,7 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
+
 from ledger.errors import InputError
+from ledger.events import CURRENT_SCHEMA_VERSION, upcast
 
 if TYPE_CHECKING:
     from sqlalchemy import Table
@@ -34,7 +41,11 @@ REBUILD_CACHE_KIB = 64 * 1024
 
 
 class Projection(Protocol):
-    """A read model: the events it reads, the tables it owns, how an event changes them."""
+    """A read model: the events it reads, the tables it owns, how an event changes them.
+
+    A projection may also set ``light_replay = True`` (its ``apply`` and replayer read only
+    ``ReplayEvent``'s fields) and offer ``replayer()`` (a buffered sink for replay).
+    """
 
     name: str
     handles: frozenset[str]
@@ -43,6 +54,64 @@ class Projection(Protocol):
     def tables(self) -> Sequence[Table]: ...
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None: ...
+
+
+class ReplayEvent:
+    """What replay hands a light projection: the envelope fields read models are built from,
+    the decoded payload, and its stored text (canonical JSON, what the chain hashed), so a
+    sink may keep the text and decode it again later instead of holding the parsed dict.
+
+    Attribute names match ``StoredEvent``, so a projection's ``apply`` takes either.
+    """
+
+    __slots__ = (
+        "position",
+        "event_id",
+        "stream",
+        "event_type",
+        "schema_version",
+        "payload",
+        "recorded_at",
+        "payload_text",
+    )
+
+    def __init__(
+        self,
+        position: int,
+        event_id: str,
+        stream: str,
+        event_type: str,
+        schema_version: int,
+        payload: dict[str, Any],
+        recorded_at: str,
+        payload_text: str,
+    ) -> None:
+        self.position = position
+        self.event_id = event_id
+        self.stream = stream
+        self.event_type = event_type
+        self.schema_version = schema_version
+        self.payload = payload
+        self.recorded_at = recorded_at
+        self.payload_text = payload_text
+
+
+def _light_events(rows: Sequence[Sequence[Any]]) -> list[ReplayEvent]:
+    """``REPLAY_COLUMNS`` row tuples to ``ReplayEvent``s, one payload decode each."""
+    loads = orjson.loads
+    upcasted = CURRENT_SCHEMA_VERSION
+    out: list[ReplayEvent] = []
+    append = out.append
+    for position, event_id, stream, event_type, schema_version, text, recorded_at in rows:
+        body = loads(text)
+        if event_type in upcasted:
+            body = upcast(event_type, schema_version, body)
+        append(
+            ReplayEvent(
+                position, event_id, stream, event_type, schema_version, body, recorded_at, text
+            )
+        )
+    return out
 
 
 @dataclass
@@ -156,18 +225,59 @@ class ProjectionEngine:
         sinks = [_replay_sink(p) for p in chosen]
         replayed = 0
         with _collector_paused():
-            for batch in store.read_batches(
-                event_types=sorted(handled), conn=read_conn, batch_size=REPLAY_BATCH
-            ):
+            for batch, skipped in _replay_batches(store, chosen, sinks, sorted(handled), read_conn):
                 _apply_batch(conn, batch, sinks)
-                if progress and (replayed + len(batch)) // REPLAY_BATCH > replayed // REPLAY_BATCH:
-                    progress(replayed + len(batch))  # once per REPLAY_BATCH events replayed
-                replayed += len(batch)
+                done = replayed + len(batch) + skipped
+                if progress and done // REPLAY_BATCH > replayed // REPLAY_BATCH:
+                    progress(done)  # once per REPLAY_BATCH events replayed
+                replayed = done
             for sink in sinks:
                 flush = getattr(sink, "flush", None)
                 if flush is not None:
                     flush(conn)
         return replayed
+
+
+def _replay_batches(
+    store: EventStore,
+    chosen: list[Projection],
+    sinks: list[Any],
+    types: list[str],
+    read_conn: Connection,
+) -> Iterator[tuple[list[Any], int]]:
+    """Batches of ``ReplayEvent``s when every chosen projection replays light events, else
+    of ``StoredEvent``s (``REPLAY_BATCH`` events, or a window of positions, each), with how
+    many events of the batch's span were left out because no sink needs them."""
+    if all(getattr(p, "light_replay", False) for p in chosen):
+        sparse = _sparse_plan(sinks, read_conn)
+        for rows, skipped in store.read_replay_rows(
+            event_types=types, conn=read_conn, batch_size=REPLAY_BATCH, sparse=sparse
+        ):
+            yield _light_events(rows), skipped
+        return
+    for batch in store.read_batches(event_types=types, conn=read_conn, batch_size=REPLAY_BATCH):
+        yield batch, 0
+
+
+def _sparse_plan(sinks: list[Any], read_conn: Connection) -> tuple[str, Sequence[int]] | None:
+    """The one event type a sink needs only some events of, and their positions.
+
+    A replayer may offer ``sparse_replay(conn)`` -> ``(event_type, sorted positions)`` or
+    None: it promises that replaying only those events of that type (and every event of its
+    other types) leaves its tables exactly as a full replay does. Honoured only when no
+    other sink reads that type, and for one sink (the ledger rows: the upserts a later one
+    supersedes).
+    """
+    for sink in sinks:
+        offer = getattr(getattr(sink, "target", None), "sparse_replay", None)
+        if offer is None:
+            continue
+        plan = offer(read_conn)
+        if plan is None:
+            continue
+        if sum(plan[0] in other.handles for other in sinks) == 1:
+            return plan
+    return None
 
 
 @contextmanager

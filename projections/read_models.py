@@ -12,13 +12,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger import events as ev
+from ledger.events import CURRENT_SCHEMA_VERSION, upcast
 from projections import schema
-from projections.ledger_cases import (
-    rebuild_ledger_cases,
-    refresh_cases,
-    stored_buckets,
-    write_rows,
-)
+from projections.ledger_cases import rebuild_ledger_cases, refresh_cases, stored_buckets
+from projections.ledger_fragments import prefix_of_key, run_columns
 
 # Ledger-row text a replay holds back before writing (latest row per key): 30,000 rows of
 # ~2 KB fit, and the buffer costs about 85 MB of memory at most.
@@ -80,6 +77,7 @@ class LedgerRowsProjection:
     """Ledger rows by (ledger, run_id), plus one row per ledger with its path and policy."""
 
     name = "ledger_rows"
+    light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset(
         {
             ev.LEDGER_CREATED,
@@ -119,44 +117,87 @@ class LedgerRowsBuffer:
         self.ledgers: dict[str, dict[str, Any]] = {}
         # (ledger_id, run_id) -> (benchmark_id, case_id, recorded_at, archived, row, position)
         self.rows: dict[tuple[str, str], tuple[Any, ...]] = {}
+        # Replay only: (ledger_id, run_id) -> (payload text, event_type, schema_version,
+        # position) of the latest single-row event for the key. Its row is dumped when it is
+        # written, so the upserts a later one supersedes are never re-serialised (a busy
+        # ledger rewrites each run dozens of times). A key is in ``rows`` or here, not both.
+        self.deferred: dict[tuple[str, str], tuple[str, str, int, int]] = {}
         self.pending_bytes = 0
-        self.written = False  # rows already written by a partial flush of this replay
 
-    def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
-        ledgers, rows = self.ledgers, self.rows
+    def apply(self, conn: Connection, events: list[Any]) -> None:
+        """Take ``StoredEvent``s, or ``ReplayEvent``s (whose payload text a replay buffer
+        keeps instead of the row's canonical text, see ``deferred``)."""
+        ledgers, rows, deferred = self.ledgers, self.rows, self.deferred
+        defer = self.max_bytes is not None
         added = 0
         for event in events:
             payload = event.payload
             ledger_id = payload["ledger_id"]
             ledgers[ledger_id] = _ledger_row(conn, ledgers.get(ledger_id), event)
+            text = getattr(event, "payload_text", None) if defer else None
+            if text is not None and "row" in payload:
+                key = (ledger_id, payload["row"]["run_id"])
+                added += len(text) - self._pending_size(key)
+                rows.pop(key, None)
+                deferred[key] = (text, event.event_type, event.schema_version, event.position)
+                continue
             for row in _rows_of(payload):
-                text = _canonical(row)
+                entry = _row_entry(row, event.position)
                 key = (ledger_id, row["run_id"])
-                replaced = rows.get(key)
-                added += len(text) - (len(replaced[4]) if replaced is not None else 0)
-                rows[key] = (
-                    row.get("benchmark_id") or "",
-                    row.get("case_id") or "",
-                    row.get("recorded_at") or "",
-                    1 if row.get("archive_state") == "archived" else 0,
-                    text,
-                    event.position,
-                )
+                added += len(entry[4]) - self._pending_size(key)
+                deferred.pop(key, None)
+                rows[key] = entry
         self.pending_bytes += added
         if self.max_bytes is not None and self.pending_bytes >= self.max_bytes:
             self._write(conn)
+
+    def sparse_replay(self, conn: Connection) -> tuple[str, list[int]] | None:
+        """The ``ledger_upserted`` events a full replay needs (see ``engine._sparse_plan``).
+
+        An upsert that a later upsert of the same (ledger, run id) supersedes changes the
+        row only for the later one to overwrite it, so it is skipped unless the ledger's own
+        row needs it: the first upsert of each ledger (``created_at``), its first one with a
+        non-empty ``update_policy`` and its last one with a non-empty ``ledger_path`` (its
+        last upsert, which sets ``updated_at`` and ``position``, is the last of its run).
+        The other ledger events carry several rows and are all replayed; replaying this
+        subset in position order therefore ends with the same tables. The keys are read by
+        SQLite's JSON functions without the rows leaving the database. None (replay
+        everything) on other backends, or when stored upserts are upcast on read (the stored
+        text is then not the payload replay sees).
+        """
+        if conn.dialect.name != "sqlite" or ev.LEDGER_UPSERTED in CURRENT_SCHEMA_VERSION:
+            return None
+        from sqlalchemy.exc import DBAPIError
+
+        try:
+            found = conn.exec_driver_sql(_SQLITE_KEPT_UPSERTS, (ev.LEDGER_UPSERTED,)).all()
+        except DBAPIError:  # a payload SQLite cannot parse: the full replay reports it
+            return None
+        return ev.LEDGER_UPSERTED, [position for (position,) in found]
+
+    def _pending_size(self, key: tuple[str, str]) -> int:
+        """Bytes of text held for ``key`` (0 when nothing is pending for it)."""
+        held = self.deferred.get(key)
+        if held is not None:
+            return len(held[0])
+        entry = self.rows.get(key)
+        return len(entry[4]) if entry is not None else 0
+
+    def _materialize(self) -> None:
+        """Turn the deferred payloads (the latest per key) into rows ready to write."""
+        rows = self.rows
+        for key, (text, event_type, schema_version, position) in self.deferred.items():
+            rows[key] = _row_entry(_decoded(event_type, schema_version, text)["row"], position)
+        self.deferred = {}
 
     def flush(self, conn: Connection) -> None:
         """Write what is pending, then re-decide the cases it touched (``rm_ledger_cases``).
 
         Live (one command's events): the cases the rows were in and the cases they are in now.
         Replay (``max_bytes`` set, flushed once at the end): every case of every ledger seen,
-        decided from the pending rows when they are all there is, else from one scan each.
+        from one scan each, since the rows were written over several partial writes.
         """
         if self.max_bytes is not None:
-            if not self.written:
-                self._write(conn, decide_cases=True)
-                return
             self._write(conn)
             for ledger_id in self.ledgers:
                 rebuild_ledger_cases(conn, ledger_id)
@@ -165,11 +206,12 @@ class LedgerRowsBuffer:
         touched.update(self._write(conn))
         refresh_cases(conn, touched)
 
-    def _write(self, conn: Connection, *, decide_cases: bool = False) -> set[tuple[str, bytes]]:
+    def _write(self, conn: Connection) -> set[tuple[str, bytes]]:
         """Write what is pending (the ledgers stay cached, they are what the table now holds);
         returns the cases the written rows are in."""
+        self._materialize()
         _upsert(conn, schema.ledgers, list(self.ledgers.values()))
-        items = [
+        written = [
             {
                 "ledger_id": ledger_id,
                 "run_id": run_id,
@@ -179,6 +221,7 @@ class LedgerRowsBuffer:
                 "archived": archived,
                 "row": text,
                 "position": position,
+                **run_columns(text),
             }
             for (ledger_id, run_id), (
                 benchmark_id,
@@ -189,10 +232,80 @@ class LedgerRowsBuffer:
                 position,
             ) in self.rows.items()
         ]
+        _upsert(conn, schema.ledger_rows, written)
         self.rows = {}
         self.pending_bytes = 0
-        self.written = self.written or bool(items)
-        return write_rows(conn, items, decide_cases=decide_cases)
+        return {
+            (r["ledger_id"], prefix_of_key(r["render_key"]))
+            for r in written
+            if r["render_key"] is not None
+        }
+
+
+def _sql_truthy(value: str) -> str:
+    """SQL: a ``json_extract`` result that is certainly truthy in Python (a non-empty
+    string or container, a non-zero number, true). ``'{}'``/``'[]'`` text is an empty
+    container or a string of two characters: ``_SQLITE_KEPT_UPSERTS`` keeps those events."""
+    return (
+        f"({value} IS NOT NULL AND {value} <> '' AND {value} <> 0"
+        f" AND {value} NOT IN ('{{}}', '[]'))"
+    )
+
+
+def _sql_plain_text(value: str) -> str:
+    """SQL: a ``json_extract`` result that is certainly a JSON string (objects and arrays
+    come back as text too, starting with a bracket; a string that does is not trusted)."""
+    return f"(typeof({value}) = 'text' AND substr({value}, 1, 1) NOT IN ('{{', '['))"
+
+
+# The upserts ``LedgerRowsBuffer.sparse_replay`` keeps, in position order. SQLite caches the
+# parsed payload between the JSON calls on one row, so each event is parsed once. A key only
+# counts when ledger id and run id are certainly strings; any other event is its own group
+# (the integer position never equals a text run id), so it is kept and replayed as it is.
+_SQLITE_KEPT_UPSERTS = f"""
+WITH v AS MATERIALIZED (
+  SELECT position AS p,
+         json_extract(payload, '$.ledger_id') AS lid,
+         json_extract(payload, '$.row.run_id') AS rid,
+         json_extract(payload, '$.ledger_path') AS pv,
+         json_extract(payload, '$.update_policy') AS qv
+  FROM events WHERE event_type = ?),
+keys AS MATERIALIZED (
+  SELECT lid, min(p) AS first_p, max(p) AS last_p,
+         min(CASE WHEN {_sql_truthy("qv")} THEN p END) AS policy_p,
+         max(CASE WHEN {_sql_truthy("pv")} THEN p END) AS path_p
+  FROM v
+  GROUP BY lid,
+           CASE WHEN {_sql_plain_text("lid")} AND {_sql_plain_text("rid")} THEN rid ELSE p END),
+ledgers AS MATERIALIZED (
+  SELECT min(first_p) AS a, min(policy_p) AS c, max(path_p) AS d
+  FROM keys GROUP BY lid)
+SELECT last_p FROM keys
+UNION SELECT a FROM ledgers
+UNION SELECT c FROM ledgers WHERE c IS NOT NULL UNION SELECT d FROM ledgers WHERE d IS NOT NULL
+UNION SELECT p FROM v WHERE pv IN ('{{}}', '[]') OR qv IN ('{{}}', '[]')
+ORDER BY 1
+"""
+
+
+def _row_entry(row: dict[str, Any], position: int) -> tuple[Any, ...]:
+    """A ``LedgerRowsBuffer.rows`` value: the filter columns, the canonical row, position."""
+    return (
+        row.get("benchmark_id") or "",
+        row.get("case_id") or "",
+        row.get("recorded_at") or "",
+        1 if row.get("archive_state") == "archived" else 0,
+        _canonical(row),
+        position,
+    )
+
+
+def _decoded(event_type: str, schema_version: int, text: str) -> dict[str, Any]:
+    """A stored payload text as the current schema's dict, as ``StoredEvent`` carries it."""
+    body = orjson.loads(text)
+    if event_type in CURRENT_SCHEMA_VERSION:
+        body = upcast(event_type, schema_version, body)
+    return body
 
 
 def _ledger_row(
@@ -252,6 +365,7 @@ class GoalRunsProjection:
     """The per-goal run history (what loopx keeps as ``goals/<goal>/runs``)."""
 
     name = "goal_runs"
+    light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.RUN_APPENDED})
     tables = (schema.goal_runs,)
 
@@ -277,6 +391,7 @@ class RolloutProjection:
     """Rollout records decided when the run was appended (``rollout_event`` in the payload)."""
 
     name = "rollout_events"
+    light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.RUN_APPENDED})
     tables = (schema.rollout_events,)
 
@@ -303,6 +418,7 @@ class GlobalRegistryProjection:
     """The global registry document as the last sync left it."""
 
     name = "global_registry"
+    light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.GLOBAL_SYNCED})
     tables = (schema.global_registry,)
 
@@ -326,6 +442,7 @@ class ExportsProjection:
     """The sha256 of every file last published, so ``verify --files`` can check them."""
 
     name = "exports"
+    light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.EXPORT_WRITTEN})
     tables = (schema.exports,)
 
