@@ -74,6 +74,7 @@ class Measured:
     max_rss_mib: float
     stdout: bytes
     stderr: bytes
+    cpu_seconds: float = 0.0  # user + system time of the child: less noisy than wall on a busy host
 
 
 def measure(argv: list[str], *, cwd: Path, stdin: bytes | None = None) -> Measured:
@@ -99,4 +100,5 @@ def measure(argv: list[str], *, cwd: Path, stdin: bytes | None = None) -> Measur
         out.seek(0)
         err.seek(0)
         rss_kib = usage.ru_maxrss  # kilobytes on Linux
-        return Measured(proc.returncode, seconds, rss_kib / 1024, out.read(), err.read())
+        cpu = usage.ru_utime + usage.ru_stime
+        return Measured(proc.returncode, seconds, rss_kib / 1024, out.read(), err.read(), cpu)
