@@ -14,8 +14,12 @@ import orjson
 from ledger import events as ev
 from ledger.events import CURRENT_SCHEMA_VERSION, upcast
 from projections import schema
-from projections.ledger_cases import rebuild_ledger_cases, refresh_cases, stored_buckets
-from projections.ledger_fragments import prefix_of_key, run_columns
+from projections.ledger_cases import (
+    rebuild_ledger_cases,
+    refresh_cases,
+    stored_buckets,
+    write_rows,
+)
 
 # Ledger-row text a replay holds back before writing (latest row per key): 30,000 rows of
 # ~2 KB fit, and the buffer costs about 85 MB of memory at most.
@@ -123,6 +127,7 @@ class LedgerRowsBuffer:
         # ledger rewrites each run dozens of times). A key is in ``rows`` or here, not both.
         self.deferred: dict[tuple[str, str], tuple[str, str, int, int]] = {}
         self.pending_bytes = 0
+        self.written = False  # rows already written by a partial flush of this replay
 
     def apply(self, conn: Connection, events: list[Any]) -> None:
         """Take ``StoredEvent``s, or ``ReplayEvent``s (whose payload text a replay buffer
@@ -195,9 +200,12 @@ class LedgerRowsBuffer:
 
         Live (one command's events): the cases the rows were in and the cases they are in now.
         Replay (``max_bytes`` set, flushed once at the end): every case of every ledger seen,
-        from one scan each, since the rows were written over several partial writes.
+        decided from the pending rows when they are all there is, else from one scan each.
         """
         if self.max_bytes is not None:
+            if not self.written:
+                self._write(conn, decide_cases=True)
+                return
             self._write(conn)
             for ledger_id in self.ledgers:
                 rebuild_ledger_cases(conn, ledger_id)
@@ -206,12 +214,12 @@ class LedgerRowsBuffer:
         touched.update(self._write(conn))
         refresh_cases(conn, touched)
 
-    def _write(self, conn: Connection) -> set[tuple[str, bytes]]:
+    def _write(self, conn: Connection, *, decide_cases: bool = False) -> set[tuple[str, bytes]]:
         """Write what is pending (the ledgers stay cached, they are what the table now holds);
         returns the cases the written rows are in."""
         self._materialize()
         _upsert(conn, schema.ledgers, list(self.ledgers.values()))
-        written = [
+        items = [
             {
                 "ledger_id": ledger_id,
                 "run_id": run_id,
@@ -221,7 +229,6 @@ class LedgerRowsBuffer:
                 "archived": archived,
                 "row": text,
                 "position": position,
-                **run_columns(text),
             }
             for (ledger_id, run_id), (
                 benchmark_id,
@@ -232,14 +239,10 @@ class LedgerRowsBuffer:
                 position,
             ) in self.rows.items()
         ]
-        _upsert(conn, schema.ledger_rows, written)
         self.rows = {}
         self.pending_bytes = 0
-        return {
-            (r["ledger_id"], prefix_of_key(r["render_key"]))
-            for r in written
-            if r["render_key"] is not None
-        }
+        self.written = self.written or bool(items)
+        return write_rows(conn, items, decide_cases=decide_cases)
 
 
 def _sql_truthy(value: str) -> str:
