@@ -74,6 +74,21 @@ _SECRET_RE = re.compile(
 )
 
 
+# (new) Credentials with a fixed, well-known shape that carry no keyword the rule above needs:
+# GitHub tokens, AWS access key ids, Slack and Google API keys, PEM private keys. The formats
+# are case-sensitive, so this regex is too.
+_KNOWN_TOKEN_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?:"
+    r"gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|github_pat_[A-Za-z0-9_]{20,}"
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|AIza[0-9A-Za-z_-]{35}"
+    r")|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+)
+_KNOWN_TOKEN_HINTS = ("gh", "AKIA", "ASIA", "xox", "AIza", "PRIVATE KEY")
+
+
 def _may_hold_path(text: str) -> bool:
     """Every local-path form contains a slash or a backslash; most texts have neither."""
     return "/" in text or "\\" in text
@@ -103,6 +118,8 @@ def _may_hold_secret(text: str) -> bool:
 def is_public_safe(text: str) -> bool:
     """True when ``text`` holds no absolute local path and nothing that looks like a secret."""
     if _may_hold_path(text) and _LOCAL_PATH_RE.search(text) is not None:
+        return False
+    if any(hint in text for hint in _KNOWN_TOKEN_HINTS) and _KNOWN_TOKEN_RE.search(text):
         return False
     return not (_may_hold_secret(text) and _SECRET_RE.search(text) is not None)
 

@@ -119,6 +119,16 @@ SECRETS = [
     "secret=s3cr3t",
     "client_secret=abc",
     "api_key=<redacted>",  # only ${NAME}/$NAME references are exempt
+    # (new) well-known credential shapes that need no keyword
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "clone with gho_ABCDEFGHIJKLMNOPQRSTUV1234",
+    "github_pat_11ABCDEFG0123456789_abcdefghij",
+    "AKIAIOSFODNN7EXAMPLE",
+    "key id ASIAABCDEFGHIJKLMNOP.",
+    "xoxb-1234567890-abcdefghij",
+    "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----BEGIN PRIVATE KEY-----",
 ]
 
 NOT_SECRETS = [
@@ -152,6 +162,12 @@ NOT_SECRETS = [
     "harbor:2026-05-03__08-00-41:terminal-bench@2.0:fix-git:codex:openai-gpt-5",
     "skillsbench@1.1",
     "",
+    "ghp_short",
+    "high_throughput_mode",
+    "AKIA-profile",
+    "AKIAIOSFODNN7EXAMPLEX",  # 17 characters after the prefix: not an access key id
+    "xox-game",
+    "BEGIN PRIVATE KEY section of the docs",
 ]
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from ledger.errors import InputError, SourceError
-from ledger.safety import finite_number
+from ledger.safety import finite_number, is_public_safe
 from ledger.sources.base import SourceIngest, sha256_bytes
 from ledger.sources.skillsbench_routes import (
     get_route,
@@ -1296,7 +1296,12 @@ def _provenance(
 
 
 def slug(value: str) -> str:
-    """harbor.md §5.6: lowercase, runs outside [a-z0-9._-] become '-', trimmed, ≤ 60 chars."""
+    """harbor.md §5.6: lowercase, runs outside [a-z0-9._-] become '-', trimmed, ≤ 60 chars.
+
+    Text failing the public-safety filter becomes ``unsafe``: slugging would launder it into
+    an id that passes (``token=abc…`` -> ``token-abc…``), and ids reach the public ledger."""
+    if not is_public_safe(value):
+        return "unsafe"
     return re.sub(r"[^a-z0-9._-]+", "-", value.lower()).strip("-")[:60]
 
 

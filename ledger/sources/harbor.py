@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from ledger.errors import SourceError
+from ledger.safety import is_public_safe
 from ledger.sources.base import SourceIngest
 
 ADAPTER_VERSION = "harbor_job_adapter_v1"
@@ -229,7 +230,12 @@ def _duration(block: Any) -> float | None:
 
 
 def slug(value: str) -> str:
-    """harbor.md §5.6: lowercase, other runs -> '-', trimmed, at most 60 characters."""
+    """harbor.md §5.6: lowercase, other runs -> '-', trimmed, at most 60 characters.
+
+    Text failing the public-safety filter becomes ``unsafe``: slugging would launder it into
+    an id that passes (``token=abc…`` -> ``token-abc…``), and ids reach the public ledger."""
+    if not is_public_safe(value):
+        return "unsafe"
     return _SLUG_RE.sub("-", value.lower()).strip("-")[:60].strip("-")
 
 
