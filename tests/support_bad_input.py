@@ -33,7 +33,7 @@ from tests.conftest import SHARED_DIR
 # BENCHLEDGER_BAD_INPUT_EXAMPLES=500 turns it into a random bug hunt.
 _HUNT = int(os.environ.get("BENCHLEDGER_BAD_INPUT_EXAMPLES") or 0)
 BOUNDED = settings(
-    max_examples=_HUNT or 25,
+    max_examples=_HUNT or 20,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     derandomize=not _HUNT,

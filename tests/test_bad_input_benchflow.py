@@ -183,7 +183,6 @@ def _set(document: dict, path: tuple, value: object) -> None:
 LITERAL_TARGETS = (
     (f"{JOB}/{ROLLOUTS[1]}/timing.json", ("agent_setup",)),
     (f"{JOB}/{ROLLOUTS[1]}/result.json", ("task_name",)),
-    (f"{JOB}/{ROLLOUTS[1]}/result.json", ("rewards", "reward")),
 )
 
 

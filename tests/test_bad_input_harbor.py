@@ -225,7 +225,6 @@ def _set(document: dict, path: tuple, value: object) -> None:
 LITERAL_TARGETS = (
     (f"{TRIALS[0]}/result.json", ("verifier_result", "rewards", "reward")),
     (f"{TRIALS[0]}/result.json", ("task_name",)),
-    ("config.json", ("n_attempts",)),
 )
 
 

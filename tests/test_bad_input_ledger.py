@@ -82,7 +82,7 @@ def test_damaged_compact_run(base: Path, shape: str, stdin: bool, data: st.DataO
 @pytest.mark.parametrize("token", RAW_TOKENS, ids=lambda t: t.text[:12])
 @pytest.mark.parametrize(
     "path",
-    [("official_task_score", "value"), ("case_id",), ("progress", "n_total_trials"), ("agent",)],
+    [("official_task_score", "value"), ("case_id",), ("progress", "n_total_trials")],
     ids=lambda p: ".".join(p),
 )
 def test_literal_tokens_in_compact_run(base: Path, path: tuple, token: Raw) -> None:
