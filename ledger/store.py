@@ -366,6 +366,7 @@ class EventStore:
         batch_size: int = READ_BATCH,
         conn: Connection | None = None,
         sparse: tuple[str, Sequence[int]] | None = None,
+        upto: int | None = None,
     ) -> Iterator[tuple[Sequence[Any], int]]:
         """Raw row tuples in ``REPLAY_COLUMNS`` order (payload still text), in position order,
         each batch with the number of events it left out (see ``sparse``).
@@ -374,18 +375,19 @@ class EventStore:
         ``StoredEvent``, so it fetches only the columns read models use. ``sparse`` is
         ``(event_type, positions)``: of that type only the events at those (sorted)
         positions are read, because its projection showed the others cannot change its
-        result; they are never fetched nor parsed.
+        result; they are never fetched nor parsed. ``upto``: the last position read (the
+        head by default).
         """
         if sparse is None:
             for rows in self._row_batches(
-                1, None, None, event_types, None, batch_size, conn, columns=REPLAY_COLUMNS
+                1, upto, None, event_types, None, batch_size, conn, columns=REPLAY_COLUMNS
             ):
                 yield rows, 0
             return
         sparse_type, wanted = sparse
         dense = sorted(set(event_types or ()) - {sparse_type})
         with _connection(self.engine, conn) as c:
-            head = self._head(c)[0]
+            head = self._head(c)[0] if upto is None else upto
             last, index = 0, 0
             while last < head:
                 upper = min(last + batch_size, head)

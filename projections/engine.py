@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,13 +225,21 @@ class ProjectionEngine:
         handled = frozenset().union(*(p.handles for p in chosen)) if chosen else frozenset()
         sinks = [_replay_sink(p) for p in chosen]
         replayed = 0
-        with _collector_paused():
-            for batch, skipped in _replay_batches(store, chosen, sinks, sorted(handled), read_conn):
-                _apply_batch(conn, batch, sinks)
+
+        def feed(batches: Iterator[tuple[list[Any], int]], targets: list[Any]) -> None:
+            nonlocal replayed
+            for batch, skipped in batches:
+                _apply_batch(conn, batch, targets)
                 done = replayed + len(batch) + skipped
                 if progress and done // REPLAY_BATCH > replayed // REPLAY_BATCH:
                     progress(done)  # once per REPLAY_BATCH events replayed
                 replayed = done
+
+        with _collector_paused():
+            if not all(getattr(p, "light_replay", False) for p in chosen):
+                feed(_full_batches(store, sorted(handled), read_conn), sinks)
+            else:
+                _light_replay(store, sinks, read_conn, feed)
             for sink in sinks:
                 flush = getattr(sink, "flush", None)
                 if flush is not None:
@@ -238,46 +247,105 @@ class ProjectionEngine:
         return replayed
 
 
-def _replay_batches(
-    store: EventStore,
-    chosen: list[Projection],
-    sinks: list[Any],
-    types: list[str],
-    read_conn: Connection,
+def _full_batches(
+    store: EventStore, types: list[str], read_conn: Connection
 ) -> Iterator[tuple[list[Any], int]]:
-    """Batches of ``ReplayEvent``s when every chosen projection replays light events, else
-    of ``StoredEvent``s (``REPLAY_BATCH`` events, or a window of positions, each), with how
-    many events of the batch's span were left out because no sink needs them."""
-    if all(getattr(p, "light_replay", False) for p in chosen):
-        sparse = _sparse_plan(sinks, read_conn)
-        for rows, skipped in store.read_replay_rows(
-            event_types=types, conn=read_conn, batch_size=REPLAY_BATCH, sparse=sparse
-        ):
-            yield _light_events(rows), skipped
-        return
     for batch in store.read_batches(event_types=types, conn=read_conn, batch_size=REPLAY_BATCH):
         yield batch, 0
 
 
-def _sparse_plan(sinks: list[Any], read_conn: Connection) -> tuple[str, Sequence[int]] | None:
-    """The one event type a sink needs only some events of, and their positions.
+def _light_batches(
+    store: EventStore,
+    types: Iterable[str],
+    read_conn: Connection,
+    upto: int,
+    sparse: tuple[str, Sequence[int]] | None = None,
+) -> Iterator[tuple[list[Any], int]]:
+    for rows, skipped in store.read_replay_rows(
+        event_types=sorted(types),
+        conn=read_conn,
+        batch_size=REPLAY_BATCH,
+        sparse=sparse,
+        upto=upto,
+    ):
+        yield _light_events(rows), skipped
 
-    A replayer may offer ``sparse_replay(conn)`` -> ``(event_type, sorted positions)`` or
-    None: it promises that replaying only those events of that type (and every event of its
-    other types) leaves its tables exactly as a full replay does. Honoured only when no
-    other sink reads that type, and for one sink (the ledger rows: the upserts a later one
-    supersedes).
+
+def _light_replay(
+    store: EventStore,
+    sinks: list[Any],
+    read_conn: Connection,
+    feed: Callable[[Iterator[tuple[list[Any], int]], list[Any]], None],
+) -> None:
+    """Replay ``ReplayEvent``s; with a sparse sink, in two passes that share the work out.
+
+    A replayer may offer ``sparse_event_type``, ``sparse_supported(conn)`` and
+    ``sparse_replay(conn, upto)`` -> the sorted positions of the events of that type it
+    needs (or None): it promises that replaying only those (and every event of its other
+    types) leaves its tables exactly as a full replay does. The offer is taken when no
+    other sink reads any of its types. Its key scan then runs in SQLite on a second
+    connection and thread (the scan releases the GIL) while the other sinks replay their
+    events, and the sparse sink replays last; every sink still sees its own events in
+    position order. The scan reads only events up to the head this replay sees, so both
+    connections agree on what there is.
     """
+    head = store.head_position(read_conn)  # also fixes read_conn's snapshot
+    sparse = _sparse_sink(sinks, read_conn)
+    if sparse is None:
+        types = frozenset().union(*(s.handles for s in sinks)) if sinks else frozenset()
+        feed(_light_batches(store, types, read_conn, head), sinks)
+        return
+    others = [s for s in sinks if s is not sparse]
+    offer = sparse.target
+    with _plan_connection(store, read_conn) as plan_conn:
+        if plan_conn is read_conn:
+            future: Any = _Done(offer.sparse_replay(read_conn, head))
+        else:
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchledger-plan")
+            future = pool.submit(offer.sparse_replay, plan_conn, head)
+            pool.shutdown(wait=False)
+        try:
+            if others:
+                types = frozenset().union(*(s.handles for s in others))
+                feed(_light_batches(store, types, read_conn, head), others)
+        finally:
+            kept = future.result()
+    plan = None if kept is None else (offer.sparse_event_type, kept)
+    feed(_light_batches(store, sparse.handles, read_conn, head, plan), [sparse])
+
+
+def _sparse_sink(sinks: list[Any], read_conn: Connection) -> Any:
+    """The sink whose ``sparse_replay`` offer can be taken (see ``_light_replay``), or None."""
     for sink in sinks:
-        offer = getattr(getattr(sink, "target", None), "sparse_replay", None)
-        if offer is None:
+        target = getattr(sink, "target", None)
+        supported = getattr(target, "sparse_supported", None)
+        if supported is None or not supported(read_conn):
             continue
-        plan = offer(read_conn)
-        if plan is None:
-            continue
-        if sum(plan[0] in other.handles for other in sinks) == 1:
-            return plan
+        if all(other is sink or other.handles.isdisjoint(sink.handles) for other in sinks):
+            return sink
     return None
+
+
+@contextmanager
+def _plan_connection(store: EventStore, read_conn: Connection) -> Iterator[Connection]:
+    """A second connection for the key scan when the store is a SQLite file (a private
+    in-memory database has no second connection); else ``read_conn`` itself."""
+    database = read_conn.engine.url.database
+    if read_conn.dialect.name != "sqlite" or database in (None, "", ":memory:"):
+        yield read_conn
+        return
+    with store.engine.connect() as other:
+        yield other
+
+
+@dataclass
+class _Done:
+    """A result computed in place, with the ``result()`` of a future."""
+
+    value: Any
+
+    def result(self) -> Any:
+        return self.value
 
 
 @contextmanager

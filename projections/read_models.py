@@ -7,6 +7,7 @@ reproduces history exactly even after the rules that decided it change.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -37,12 +38,14 @@ def _upsert(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
     keys = [c.name for c in table.primary_key.columns]
-    deduped = {tuple(r[k] for k in keys): r for r in rows}
+    key_of = itemgetter(*keys)  # C-level tuples: a replay writes hundreds of thousands
+    deduped = {key_of(r): r for r in rows}
     sql, order = _upsert_statement(conn, table, keys)
     if order is None:
         conn.exec_driver_sql(sql, list(deduped.values()))
     else:
-        conn.exec_driver_sql(sql, [tuple(r[name] for name in order) for r in deduped.values()])
+        values_of = itemgetter(*order)
+        conn.exec_driver_sql(sql, [values_of(r) for r in deduped.values()])
 
 
 upsert_rows = _upsert  # for the per-case read model (projections/ledger_cases.py)
@@ -156,8 +159,16 @@ class LedgerRowsBuffer:
         if self.max_bytes is not None and self.pending_bytes >= self.max_bytes:
             self._write(conn)
 
-    def sparse_replay(self, conn: Connection) -> tuple[str, list[int]] | None:
-        """The ``ledger_upserted`` events a full replay needs (see ``engine._sparse_plan``).
+    sparse_event_type = ev.LEDGER_UPSERTED
+
+    def sparse_supported(self, conn: Connection) -> bool:
+        """Whether ``sparse_replay`` can read this store: SQLite (its JSON functions), and
+        upserts stored as replay sees them (no upcaster: the stored text is the payload)."""
+        return conn.dialect.name == "sqlite" and ev.LEDGER_UPSERTED not in CURRENT_SCHEMA_VERSION
+
+    def sparse_replay(self, conn: Connection, upto: int) -> list[int] | None:
+        """The ``ledger_upserted`` events up to ``upto`` a full replay needs, in position order
+        (see ``engine._light_replay``; a pure read, safe on another connection and thread).
 
         An upsert that a later upsert of the same (ledger, run id) supersedes changes the
         row only for the later one to overwrite it, so it is skipped unless the ledger's own
@@ -166,19 +177,16 @@ class LedgerRowsBuffer:
         last upsert, which sets ``updated_at`` and ``position``, is the last of its run).
         The other ledger events carry several rows and are all replayed; replaying this
         subset in position order therefore ends with the same tables. The keys are read by
-        SQLite's JSON functions without the rows leaving the database. None (replay
-        everything) on other backends, or when stored upserts are upcast on read (the stored
-        text is then not the payload replay sees).
+        SQLite's JSON functions without the rows leaving the database (see
+        ``sparse_supported``).
         """
-        if conn.dialect.name != "sqlite" or ev.LEDGER_UPSERTED in CURRENT_SCHEMA_VERSION:
-            return None
         from sqlalchemy.exc import DBAPIError
 
         try:
-            found = conn.exec_driver_sql(_SQLITE_KEPT_UPSERTS, (ev.LEDGER_UPSERTED,)).all()
+            found = conn.exec_driver_sql(_SQLITE_KEPT_UPSERTS, (ev.LEDGER_UPSERTED, upto)).all()
         except DBAPIError:  # a payload SQLite cannot parse: the full replay reports it
             return None
-        return ev.LEDGER_UPSERTED, [position for (position,) in found]
+        return [position for (position,) in found]
 
     def _pending_size(self, key: tuple[str, str]) -> int:
         """Bytes of text held for ``key`` (0 when nothing is pending for it)."""
@@ -245,13 +253,14 @@ class LedgerRowsBuffer:
         return write_rows(conn, items, decide_cases=decide_cases)
 
 
-def _sql_truthy(value: str) -> str:
-    """SQL: a ``json_extract`` result that is certainly truthy in Python (a non-empty
-    string or container, a non-zero number, true). ``'{}'``/``'[]'`` text is an empty
-    container or a string of two characters: ``_SQLITE_KEPT_UPSERTS`` keeps those events."""
+def _sql_flag(value: str) -> str:
+    """SQL: 1 when a ``json_extract`` result is certainly truthy in Python (a non-empty string
+    or container, a non-zero number, true), 0 when falsy, 2 for ``'{}'``/``'[]'`` text (an
+    empty container, or a two-character string: only the JSON type could tell). A simple
+    CASE evaluates ``value`` once."""
     return (
-        f"({value} IS NOT NULL AND {value} <> '' AND {value} <> 0"
-        f" AND {value} NOT IN ('{{}}', '[]'))"
+        f"CASE coalesce({value}, '') WHEN '' THEN 0 WHEN 0 THEN 0"
+        f" WHEN '{{}}' THEN 2 WHEN '[]' THEN 2 ELSE 1 END"
     )
 
 
@@ -262,31 +271,31 @@ def _sql_plain_text(value: str) -> str:
 
 
 # The upserts ``LedgerRowsBuffer.sparse_replay`` keeps, in position order. SQLite caches the
-# parsed payload between the JSON calls on one row, so each event is parsed once. A key only
-# counts when ledger id and run id are certainly strings; any other event is its own group
-# (the integer position never equals a text run id), so it is kept and replayed as it is.
+# parsed payload between the JSON calls on one row, so each event is parsed once; the inner
+# query (a co-routine: LIMIT stops it being flattened) computes each value once. A key only
+# counts when ledger id and run id are certainly strings and neither ledger_path nor
+# update_policy is ambiguous; any other event is its own group (an integer position never
+# equals a text run id), so it is kept and replayed as it is.
 _SQLITE_KEPT_UPSERTS = f"""
-WITH v AS MATERIALIZED (
-  SELECT position AS p,
-         json_extract(payload, '$.ledger_id') AS lid,
-         json_extract(payload, '$.row.run_id') AS rid,
-         json_extract(payload, '$.ledger_path') AS pv,
-         json_extract(payload, '$.update_policy') AS qv
-  FROM events WHERE event_type = ?),
-keys AS MATERIALIZED (
+WITH keys AS MATERIALIZED (
   SELECT lid, min(p) AS first_p, max(p) AS last_p,
-         min(CASE WHEN {_sql_truthy("qv")} THEN p END) AS policy_p,
-         max(CASE WHEN {_sql_truthy("pv")} THEN p END) AS path_p
-  FROM v
-  GROUP BY lid,
-           CASE WHEN {_sql_plain_text("lid")} AND {_sql_plain_text("rid")} THEN rid ELSE p END),
+         min(CASE WHEN qf = 1 THEN p END) AS policy_p,
+         max(CASE WHEN pf = 1 THEN p END) AS path_p
+  FROM (
+    SELECT position AS p,
+           json_extract(payload, '$.ledger_id') AS lid,
+           json_extract(payload, '$.row.run_id') AS rid,
+           {_sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
+           {_sql_flag("json_extract(payload, '$.update_policy')")} AS qf
+    FROM events WHERE event_type = ? AND position <= ?
+    LIMIT -1)
+  GROUP BY lid, CASE WHEN {_sql_plain_text("lid")} AND {_sql_plain_text("rid")}
+                          AND pf < 2 AND qf < 2 THEN rid ELSE p END),
 ledgers AS MATERIALIZED (
-  SELECT min(first_p) AS a, min(policy_p) AS c, max(path_p) AS d
-  FROM keys GROUP BY lid)
+  SELECT min(first_p) AS a, min(policy_p) AS c, max(path_p) AS d FROM keys GROUP BY lid)
 SELECT last_p FROM keys
 UNION SELECT a FROM ledgers
 UNION SELECT c FROM ledgers WHERE c IS NOT NULL UNION SELECT d FROM ledgers WHERE d IS NOT NULL
-UNION SELECT p FROM v WHERE pv IN ('{{}}', '[]') OR qv IN ('{{}}', '[]')
 ORDER BY 1
 """
 
