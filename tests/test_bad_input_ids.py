@@ -121,3 +121,31 @@ def test_generated_goal_ids_stay_inside_the_runtime_root(base: Path, goal_id: st
             assert [p.name for p in goals.iterdir()] == [goal_id.strip()]
         else:
             assert _all_files(ws.project.parent) == outside
+
+
+@pytest.mark.parametrize("flag", ["--goal-id", "--ledger-id"])
+def test_over_long_ids_are_refused_on_both_backends(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str
+) -> None:
+    """PostgreSQL enforces the 300-character stream column; the refusal must come first."""
+    from click.testing import CliRunner
+
+    from commands.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.json").write_bytes(INPUTS["record"])
+    args = {
+        "--goal-id": ["benchmark", "run", "terminal-bench", "--goal-id", "g" * 290, "--execute"],
+        "--ledger-id": ["benchmark", "run-ledger-upsert", "--benchmark-run-json", "run.json",
+                        "--ledger-id", "l" * 290, "--execute"],
+    }[flag]  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["--db", db_url, "--runtime-root", str(tmp_path / "rt"), *args]
+    )
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines() == [result.stderr.strip()]
+    assert "too long" in result.stderr and "internal error" not in result.stderr
+    assert not (tmp_path / "rt").exists()
+    assert not (tmp_path / "benchmark-run-ledger.json").exists()
+    events = CliRunner().invoke(cli, ["--db", db_url, "events", "list", "--format", "json"])
+    assert events.exit_code != 0 or '"count": 0' in events.stdout

@@ -185,7 +185,8 @@ def test_compact_run_plants_never_reach_public_files(base: Path, data: st.DataOb
 @pytest.mark.parametrize("plant", PLANTS, ids=lambda p: p[:12])
 def test_unsafe_model_and_agent_names_are_not_laundered_into_ids(base: Path, plant: str) -> None:
     """Regression: ``arm_id``/``run_key`` slugged the raw agent and model, so a model named
-    ``gpt-5 token=…`` became ``codex__gpt-5-token-…``, which passes the filter."""
+    ``gpt-5 token=…`` became ``codex__gpt-5-token-…``, which passes the filter. Exception
+    messages, trial names and the job name carry the plant too."""
     with workspace(base) as ws:
         job = make_writable_copy(
             SHARED_DIR / "fixtures" / "harbor" / HARBOR_JOB,
@@ -197,7 +198,17 @@ def test_unsafe_model_and_agent_names_are_not_laundered_into_ids(base: Path, pla
             agent = document.get("config", document).get("agent")
             agent["model_name"] = f"openai/gpt-5 {plant}"
             document.setdefault("agent_info", {})["name"] = f"codex {plant}"
+            if "trial_uri" in document:  # a result: an exception with a message and traceback
+                document["trial_name"] = f"{document['trial_name']} {plant}"
+                document["exception_info"] = {
+                    "exception_type": f"AgentTimeoutError {plant}",
+                    "exception_message": f"timed out writing {plant}",
+                    "exception_traceback": f'File "{plant}", line 1',
+                }
             (job / rel).write_text(json.dumps(document), encoding="utf-8")
+        config = json.loads((job / "config.json").read_text("utf-8"))
+        config["job_name"] = f"{config.get('job_name', 'job')} {plant}"
+        (job / "config.json").write_text(json.dumps(config), encoding="utf-8")
         result = ws.invoke(
             "benchmark", "run", "terminal-bench", "--goal-id", "g", "--harbor-job-dir", str(job),
             "--update-run-ledger", "--execute", "--format", "json",
