@@ -283,8 +283,8 @@ def _light_replay(
     ``sparse_replay(conn, upto)`` -> the sorted positions of the events of that type it
     needs (or None): it promises that replaying only those (and every event of its other
     types) leaves its tables exactly as a full replay does. The offer is taken when no
-    other sink reads any of its types. Its key scan then runs in SQLite on a second
-    connection and thread (the scan releases the GIL) while the other sinks replay their
+    other sink reads any of its types. Its key scan then runs in the database on a second
+    connection and thread (waiting on it releases the GIL) while the other sinks replay their
     events, and the sparse sink replays last; every sink still sees its own events in
     position order. The scan reads only events up to the head this replay sees, so both
     connections agree on what there is.
@@ -328,10 +328,11 @@ def _sparse_sink(sinks: list[Any], read_conn: Connection) -> Any:
 
 @contextmanager
 def _plan_connection(store: EventStore, read_conn: Connection) -> Iterator[Connection]:
-    """A second connection for the key scan when the store is a SQLite file (a private
-    in-memory database has no second connection); else ``read_conn`` itself."""
+    """A second connection for the key scan (on PostgreSQL a failed scan must not abort the
+    replay's transaction), except for a private in-memory SQLite database, which has none:
+    ``read_conn`` itself then."""
     database = read_conn.engine.url.database
-    if read_conn.dialect.name != "sqlite" or database in (None, "", ":memory:"):
+    if read_conn.dialect.name == "sqlite" and database in (None, "", ":memory:"):
         yield read_conn
         return
     with store.engine.connect() as other:
