@@ -202,6 +202,7 @@ def child(kind: str, url: str) -> None:
 
     opened = open_store(url)
     start = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_SELF)
     if kind == "rebuild":
         report = opened.projections.rebuild(opened.store)
         result = {"events": report.events_replayed, "head": report.head_position}
@@ -214,6 +215,10 @@ def child(kind: str, url: str) -> None:
     else:
         raise SystemExit(f"unknown measurement {kind}")
     result["seconds"] = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    # user+sys of every thread of this process: less sensitive than wall time to other load
+    # on a shared machine (a PostgreSQL server's own CPU is not in it)
+    result["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     result["self_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     opened.close()
     print(json.dumps(result))
@@ -285,21 +290,23 @@ def _run(backend: str, url: str, total: int, verify_rebuild: bool, size: Any) ->
         )
     print(
         f"[{backend}] rebuild: {rebuild['events']:,} events in {rebuild['seconds']:.2f} s = "
-        f"{rate:,.0f} events/s, peak RSS {rebuild['peak_mb']:.0f} MB{verdict}",
+        f"{rate:,.0f} events/s, CPU {rebuild['cpu_s']:.2f} s, peak RSS "
+        f"{rebuild['peak_mb']:.0f} MB{verdict}",
         flush=True,
     )
     verify = measure("verify", url)
     print(
         f"[{backend}] verify:  {verify['events']:,} events in {verify['seconds']:.2f} s = "
-        f"{verify['events'] / verify['seconds']:,.0f} events/s, peak RSS "
-        f"{verify['peak_mb']:.0f} MB, ok={verify['ok']}",
+        f"{verify['events'] / verify['seconds']:,.0f} events/s, CPU {verify['cpu_s']:.2f} s, "
+        f"peak RSS {verify['peak_mb']:.0f} MB, ok={verify['ok']}",
         flush=True,
     )
     if verify_rebuild:
         check = measure("verify-rebuild", url)
         print(
             f"[{backend}] rebuild --verify: ok={check['ok']} in {check['seconds']:.2f} s, "
-            f"peak RSS {check['peak_mb']:.0f} MB {check['diff'][:3] or ''}",
+            f"CPU {check['cpu_s']:.2f} s, peak RSS {check['peak_mb']:.0f} MB "
+            f"{check['diff'][:3] or ''}",
             flush=True,
         )
 
