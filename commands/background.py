@@ -4,8 +4,9 @@ Reading a large Harbor job is pure (files in, records out) and CPU-bound, and so
 the store's code (SQLAlchemy and the projections take about as long to import as a
 3,000-trial job takes to read). They do not depend on each other, so on a machine with a
 second core a big ingest forks once: the child reads and compacts the job, the parent imports
-meanwhile, then takes the child's result over a pipe. The child never touches the database, never writes a file and leaves with ``os._exit``,
-so nothing it inherited (click's context, pytest, atexit hooks) runs twice.
+meanwhile, then takes the child's result over a pipe. The child never touches the database,
+never writes a file and leaves with ``os._exit``, so nothing it inherited (click's context,
+pytest, atexit hooks) runs twice.
 
 Errors keep their meaning: whatever the child raised is raised again here (a
 ``BenchledgerError`` with its message and details), and a child that dies without answering

@@ -556,3 +556,25 @@ def test_records_survive_compaction(key: str, ingests: dict) -> None:
         assert compact.get("official_score") == record.get("official_score")
         assert compact["trial_count"] == record["trial_count"]
         assert compact["trials"] == record["trials"]
+
+
+def test_symlinked_trial_directories_are_named_not_read(
+    harbor_root: Path, jobs: dict[str, dict], tmp_path: Path
+) -> None:
+    """Harbor never links a trial: a link out of the job (or back into it) is not a trial."""
+    job = tmp_path / "job"
+    shutil.copytree(harbor_root / jobs["01_all_pass"]["job_dir"], job)
+    before = read_harbor_job(job)
+    outside = tmp_path / "elsewhere" / "stolen__AAAAAAA"
+    shutil.copytree(next(p for p in job.iterdir() if (p / "result.json").is_file()), outside)
+    result = json.loads((outside / "result.json").read_text(encoding="utf-8"))
+    result["task_name"] = "stolen-task"
+    (outside / "result.json").write_text(json.dumps(result), encoding="utf-8")
+    (job / "stolen__AAAAAAA").symlink_to(outside, target_is_directory=True)
+    (job / "loop__AAAAAAA").symlink_to(job, target_is_directory=True)
+    after = read_harbor_job(job)
+    assert [r["case_id"] for r in after.records] == [r["case_id"] for r in before.records]
+    assert "stolen-task" not in {r["case_id"] for r in after.records}
+    assert not any(rel.startswith(("stolen__", "loop__")) for rel in after.provenance["files"])
+    assert "loop__AAAAAAA: a symbolic link, not read as a trial" in after.warnings
+    assert "stolen__AAAAAAA: a symbolic link, not read as a trial" in after.warnings

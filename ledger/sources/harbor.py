@@ -164,6 +164,7 @@ class _Reader:
     def __init__(self, root: str) -> None:
         self.root = root
         self.files: dict[str, str] = {}
+        self.skipped_links: list[str] = []
 
     def json(self, rel: str) -> _Json:
         try:
@@ -321,11 +322,20 @@ class _Attempt:
         return rewards if isinstance(rewards, dict) else None
 
 
-def _trial_candidates(job_dir: str) -> list[str]:
-    """Immediate non-hidden subdirectories, sorted so plan matching is deterministic."""
+def _trial_candidates(job_dir: str) -> tuple[list[str], list[str]]:
+    """Immediate non-hidden subdirectories, sorted so plan matching is deterministic, and the
+    symbolic links among them: Harbor never links a trial, and a link may lead out of the job
+    (or back into it), so links are named in a warning instead of being read."""
+    names, links = [], []
     with os.scandir(job_dir) as it:
-        names = [e.name for e in it if not e.name.startswith(".") and e.is_dir()]
-    return sorted(names)
+        for entry in it:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_symlink():
+                links.append(entry.name)
+            elif entry.is_dir(follow_symlinks=False):
+                names.append(entry.name)
+    return sorted(names), sorted(links)
 
 
 _RESULT_KEYS = (
@@ -409,7 +419,7 @@ def _read_trial(reader: _Reader, name: str, entries: set[str]) -> _Attempt:
 
 
 def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
-    candidates = _trial_candidates(reader.root)
+    candidates, reader.skipped_links = _trial_candidates(reader.root)
     total = len(candidates)
     if progress:
         progress(0, total)
@@ -1287,6 +1297,7 @@ def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> Sourc
         raise SourceError(_ERR_NOT_JOB)
 
     warnings = _file_warnings(config, lock, job_result, observed)
+    warnings += [f"{name}: a symbolic link, not read as a trial" for name in reader.skipped_links]
     planned = _planned_from_lock(lock.obj) or _planned_from_config(config.obj)
     owed = _match_plan(observed, planned)
     status = _job_status(job_result, observed, owed, bool(observed))
