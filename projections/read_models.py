@@ -274,7 +274,8 @@ def _sql_plain_text(value: str) -> str:
 
 # The upserts ``LedgerRowsBuffer.sparse_replay`` keeps, in position order. SQLite caches the
 # parsed payload between the JSON calls on one row, so each event is parsed once; the inner
-# query (a co-routine: LIMIT stops it being flattened) computes each value once. A key only
+# query (a co-routine: LIMIT stops it being flattened) computes each value once, and walks
+# the table in position order (``|| ''``: a type-index lookup per row cost 15% more). A key only
 # counts when ledger id and run id are certainly strings and neither ledger_path nor
 # update_policy is ambiguous; any other event is its own group (an integer position never
 # equals a text run id), so it is kept and replayed as it is.
@@ -289,7 +290,7 @@ WITH keys AS MATERIALIZED (
            json_extract(payload, '$.row.run_id') AS rid,
            {_sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
            {_sql_flag("json_extract(payload, '$.update_policy')")} AS qf
-    FROM events WHERE event_type = ? AND position <= ?
+    FROM events WHERE event_type || '' = ? AND position <= ?
     LIMIT -1)
   GROUP BY lid, CASE WHEN {_sql_plain_text("lid")} AND {_sql_plain_text("rid")}
                           AND pf < 2 AND qf < 2 THEN rid ELSE p END),
