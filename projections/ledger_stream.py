@@ -14,6 +14,7 @@ the caller renders in full; the two renders write the same bytes (tests/test_led
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -116,17 +117,9 @@ def _write_json(
 ) -> list[str]:
     """The document ``dump_json(build_document(...))`` writes, piece by piece; returns the
     Runs-table lines of the active runs in document order."""
-    rows = schema.ledger_rows
-    result = conn.execute(
-        select(rows.c.render_key, rows.c.json_fragment, rows.c.markdown_line)
-        .where(rows.c.ledger_id == ledger_id)
-        .order_by(rows.c.render_key)
-        .execution_options(yield_per=_STREAM_ROWS)
-    )
     write = _Buffered(out)
     run_lines: list[str] = []
-    try:
-        stream = iter(result)
+    with _pieces_in_order(conn, ledger_id) as stream:
         write(b'{\n  "benchmarks": {\n')
         for index, (bid, bcases) in enumerate(_by_benchmark(cases)):
             active = sum(c.active for c in bcases)
@@ -157,9 +150,30 @@ def _write_json(
             write(b'  "update_policy": ' + nested_json(policy, 2) + b",\n")
         write(b'  "updated_at": ' + nested_json(meta.get("updated_at") or "", 2) + b"\n}\n")
         write.flush()
-    finally:
-        result.close()
     return run_lines
+
+
+@contextmanager
+def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tuple]]:
+    """``(render_key, json_fragment, markdown_line)`` of every row of the ledger, in render
+    key order, on the DBAPI cursor of the transaction's own connection: ~90 MB at 30,000
+    rows, so SQLAlchemy's per-row processing is skipped, and on PostgreSQL a server-side
+    cursor in binary format streams bytea without hex (half the time of the text format)."""
+    table = schema.ledger_rows.name
+    sql = f"SELECT render_key, json_fragment, markdown_line FROM {table} WHERE ledger_id = {{}}"
+    sql += " ORDER BY render_key"
+    raw = conn.connection.dbapi_connection
+    if conn.dialect.name == "postgresql":
+        cursor = raw.cursor(name=f"ledger_stream_{id(conn)}", binary=True)
+        cursor.itersize = _STREAM_ROWS
+        cursor.execute(sql.format("%s"), (ledger_id,))
+    else:
+        cursor = raw.cursor()
+        cursor.execute(sql.format("?"), (ledger_id,))
+    try:
+        yield iter(cursor)
+    finally:
+        cursor.close()
 
 
 def _write_runs(stream: Iterator, case: _Case, write: _Buffered, run_lines: list[str]) -> None:
