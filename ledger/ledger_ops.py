@@ -1071,7 +1071,9 @@ def drift_check(
     """
     history_limit, limit = max(int(history_limit), 0), max(int(limit), 0)
     ids = {str(row.get("run_id")) for row in ledger_rows if row.get("run_id")}
-    signatures = {drift_signature(row) for row in ledger_rows}
+    # A row without a benchmark id (the bare run-id stubs drift_view passes for untouched
+    # cases) can never share a signature with a history row, which always has one.
+    signatures = {drift_signature(row) for row in ledger_rows if row.get("benchmark_id")}
     shown_path = _display_ledger_path(ledger_path)
     counts = {"checked": 0, "terminal": 0, "matched": 0, "non_terminal": 0}
     missing: list[dict] = []
