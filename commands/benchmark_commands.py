@@ -244,7 +244,6 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
         options=options,
         build=lambda: _build(opts),
         metadata=command_metadata(_version()),
-        parallel_build=_large_harbor_job(opts.get("harbor_job_dir")),
     )
     from projections.goal_runs import render_append_markdown
 
@@ -256,23 +255,6 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     )
     if not payload.get("ok", True):
         ctx.exit(1)
-
-
-PARALLEL_READ_MIN_ENTRIES = 300  # below this, forking a reader costs more than it saves
-
-
-def _large_harbor_job(job_dir: str | None) -> bool:
-    """A job with hundreds of trial directories is read in a child while the store opens."""
-    if not job_dir:
-        return False
-    try:
-        with os.scandir(job_dir) as entries:
-            for count, _ in enumerate(entries, 1):
-                if count >= PARALLEL_READ_MIN_ENTRIES:
-                    return True
-    except OSError:
-        return False
-    return False
 
 
 def _version() -> str:

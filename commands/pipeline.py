@@ -100,14 +100,11 @@ def run_pipeline(
     options: PipelineOptions,
     build: Callable[[], BuiltSource],
     metadata: dict[str, Any],
-    parallel_build: bool = False,
 ) -> dict[str, Any]:
     """Validate, build, decide, append in one transaction, render; return the payload.
 
-    ``parallel_build``: the source is large enough that reading it in a forked child while
-    this process imports the store and projection code pays for the fork
-    (commands/background.py). The store itself is opened only once the source was read, so a
-    rejected input never creates or migrates a database.
+    The store is opened only once the source was read, so a rejected input never creates or
+    migrates a database.
     """
     from commands.runtime import open_store
 
@@ -118,7 +115,7 @@ def run_pipeline(
             from ledger.registry import require_registry_file
 
             require_registry_file(context)
-        built = _build(build, parallel=parallel_build)
+        built = build()
         opened = open_store(db)
     except BenchledgerError as err:
         _attach_payload(err, context, goal_id, dry_run, options.classification or "")
@@ -130,33 +127,6 @@ def run_pipeline(
         raise
     finally:
         opened.close()
-
-
-def _build(build: Callable[[], BuiltSource], *, parallel: bool) -> BuiltSource:
-    """The source's records, read in a forked child while this process does its imports."""
-    if not parallel:
-        return build()
-    from commands.background import start
-
-    pending = start(build, parallel=True)
-    try:
-        _preload_store_modules()
-    except BaseException:
-        pending.cancel()
-        raise
-    return pending.result()
-
-
-def _preload_store_modules() -> None:
-    """What opening the store, deciding and rendering import (SQLAlchemy above all): loading
-    it costs about as much as reading a 3,000-trial job, and has no side effects."""
-    import ledger.store  # noqa: F401
-    import projections.engine  # noqa: F401
-    import projections.goal_runs  # noqa: F401
-    import projections.queries  # noqa: F401
-    import projections.read_models  # noqa: F401
-    import projections.render  # noqa: F401
-    import projections.rollout  # noqa: F401
 
 
 def _attach_payload(

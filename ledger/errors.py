@@ -19,14 +19,6 @@ class BenchledgerError(Exception):
         self.message = message
         self.details = details or {}
 
-    def __reduce__(self):  # noqa: ANN204 - pickle protocol
-        # Keeps ``details`` when a forked reader hands its error back (commands/background.py).
-        return (_rebuild, (type(self), self.message, self.details))
-
-
-def _rebuild(cls: type[BenchledgerError], message: str, details: dict) -> BenchledgerError:
-    return cls(message, details=details)
-
 
 class UsageError(BenchledgerError):
     """Flags that do not fit together; exit 2 like click's own usage errors."""
