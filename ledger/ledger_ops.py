@@ -1055,6 +1055,18 @@ def _history_row(record: Mapping[str, Any], run: dict, now: str) -> dict | None:
     return row
 
 
+def history_rows(
+    history_records: Sequence[Mapping[str, Any]], *, history_limit: int, now: str
+) -> list[tuple[Mapping[str, Any], dict | None]]:
+    """The newest ``history_limit`` records, each with the ledger row it describes (None when
+    it holds no usable run)."""
+    out: list[tuple[Mapping[str, Any], dict | None]] = []
+    for record in history_records[: max(int(history_limit), 0)]:
+        run = resolve_benchmark_run(record)
+        out.append((record, _history_row(record, _compacted(run), now) if run else None))
+    return out
+
+
 def drift_check(
     history_records: Sequence[Mapping[str, Any]],
     ledger_rows: Sequence[Mapping[str, Any]],
@@ -1064,12 +1076,17 @@ def drift_check(
     limit: int = 20,
     now: str,
     ledger_schema_version: str = LEDGER_SCHEMA,
+    rows: Sequence[tuple[Mapping[str, Any], dict | None]] | None = None,
 ) -> dict:
     """Is every terminal run of the goal's history also in the ledger? (§12)
 
     ``history_records`` are index records newest first; the ``history_limit`` newest are read.
+    ``rows``: ``history_rows`` of them when the caller already built them (building a row
+    compacts the record, the larger part of a check's cost).
     """
     history_limit, limit = max(int(history_limit), 0), max(int(limit), 0)
+    if rows is None:
+        rows = history_rows(history_records, history_limit=history_limit, now=now)
     ids = {str(row.get("run_id")) for row in ledger_rows if row.get("run_id")}
     # A row without a benchmark id (the bare run-id stubs drift_view passes for untouched
     # cases) can never share a signature with a history row, which always has one.
@@ -1077,9 +1094,7 @@ def drift_check(
     shown_path = _display_ledger_path(ledger_path)
     counts = {"checked": 0, "terminal": 0, "matched": 0, "non_terminal": 0}
     missing: list[dict] = []
-    for record in history_records[:history_limit]:
-        run = resolve_benchmark_run(record)
-        row = _history_row(record, _compacted(run), now) if run else None
+    for record, row in rows:
         if row is None:
             continue
         counts["checked"] += 1

@@ -27,6 +27,7 @@ import orjson
 
 from ledger.errors import InputError
 from ledger.events import CURRENT_SCHEMA_VERSION, upcast
+from ledger.store import REPLAY_COLUMNS
 
 if TYPE_CHECKING:
     from sqlalchemy import Table
@@ -65,16 +66,7 @@ class ReplayEvent:
     Attribute names match ``StoredEvent``, so a projection's ``apply`` takes either.
     """
 
-    __slots__ = (
-        "position",
-        "event_id",
-        "stream",
-        "event_type",
-        "schema_version",
-        "payload",
-        "recorded_at",
-        "payload_text",
-    )
+    __slots__ = (*REPLAY_COLUMNS, "payload_text")
 
     def __init__(
         self,

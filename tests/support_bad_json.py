@@ -66,6 +66,13 @@ def paths_of(value: Any, prefix: tuple = ()) -> list[tuple]:
     return found
 
 
+def set_at(document: dict, path: tuple, value: object) -> None:
+    """Put ``value`` at ``path`` inside ``document`` (in place)."""
+    for key in path[:-1]:
+        document = document[key]
+    document[path[-1]] = value
+
+
 def _replace(value: Any, path: tuple, new: Any) -> Any:
     if not path:
         return new

@@ -27,7 +27,7 @@ from tests.support_bad_input import (
     make_writable_copy,
     workspace,
 )
-from tests.support_bad_json import RAW_TOKENS, Raw, damaged_json, dumps_with_raw
+from tests.support_bad_json import RAW_TOKENS, Raw, damaged_json, dumps_with_raw, set_at
 
 JOB = "jobs/2026-03-02__23-11-00"
 ROLLOUTS = (
@@ -173,12 +173,6 @@ def test_files_vanish_between_listing_and_reading(
         assert_honest(ws, result, before)
 
 
-def _set(document: dict, path: tuple, value: object) -> None:
-    for key in path[:-1]:
-        document = document[key]
-    document[path[-1]] = value
-
-
 # Where a literal lands matters: a number field, a text field, a nested block.
 LITERAL_TARGETS = (
     (f"{JOB}/{ROLLOUTS[1]}/timing.json", ("agent_setup",)),
@@ -195,6 +189,6 @@ def test_literal_tokens(base: Path, rel: str, path: tuple, token: Raw) -> None:
     with workspace(base) as ws:
         root = _root(ws)
         document = json.loads((root / rel).read_text("utf-8"))
-        _set(document, path, token)
+        set_at(document, path, token)
         (root / rel).write_bytes(dumps_with_raw(document))
         _check(ws, "--skillsbench-result-root", str(root))

@@ -27,7 +27,7 @@ from tests.support_bad_input import (
     make_writable_copy,
     workspace,
 )
-from tests.support_bad_json import RAW_TOKENS, Raw, damaged_json, dumps_with_raw
+from tests.support_bad_json import RAW_TOKENS, Raw, damaged_json, dumps_with_raw, set_at
 
 TRIALS = ("regex-chess__2SQ9vaA", "schemelike-metacircular-eval__MUzJBKP")
 JSON_FILES = (
@@ -216,12 +216,6 @@ def test_trial_directory_vanishes_after_listing(base: Path) -> None:
         assert_honest(ws, result, before)
 
 
-def _set(document: dict, path: tuple, value: object) -> None:
-    for key in path[:-1]:
-        document = document[key]
-    document[path[-1]] = value
-
-
 LITERAL_TARGETS = (
     (f"{TRIALS[0]}/result.json", ("verifier_result", "rewards", "reward")),
     (f"{TRIALS[0]}/result.json", ("task_name",)),
@@ -235,6 +229,6 @@ def test_literal_tokens(base: Path, rel: str, path: tuple, token: Raw) -> None:
     with workspace(base) as ws:
         job = _job(ws)
         document = json.loads((job / rel).read_text("utf-8"))
-        _set(document, path, token)
+        set_at(document, path, token)
         (job / rel).write_bytes(dumps_with_raw(document))
         _check(ws, job)

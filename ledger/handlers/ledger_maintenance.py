@@ -31,8 +31,8 @@ from ledger.ledger_ops import (
     aggregate_merge_preview,
     archive_rows,
     drift_check,
+    history_rows,
     merge_ledgers,
-    resolve_benchmark_run,
     restore_rows,
     row_sort_key,
 )
@@ -439,7 +439,8 @@ def drift_view(
     history_limit, limit = max(int(history_limit), 0), max(int(limit), 0)
     records = reads.goal_records(goal_id, history_limit) if history_limit else []
     records = [_with_history_path(goal_id, record) for record in records]
-    ledger_rows = _drift_candidates(reads, target, records, now)
+    rows = history_rows(records, history_limit=history_limit, now=now)
+    ledger_rows = _drift_candidates(reads, target, rows)
     result = drift_check(
         records,
         ledger_rows,
@@ -447,6 +448,7 @@ def drift_view(
         history_limit=history_limit,
         limit=limit,
         now=now,
+        rows=rows,
     )
     result.pop("read_boundary", None)
     return result
@@ -460,31 +462,20 @@ def _with_history_path(goal_id: str, record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _drift_candidates(
-    reads: MaintenanceReads, target: LedgerTarget, records: Sequence[dict], now: str
+    reads: MaintenanceReads, target: LedgerTarget, rows: Sequence[tuple[Any, dict | None]]
 ) -> list[dict]:
-    keys = {key for key in (_case_key(record, now) for record in records) if key}
+    """Full rows of the (benchmark, case) pairs the history lands on; bare ids for the rest."""
+    keys = {
+        (str(row.get("benchmark_id") or ""), str(row.get("case_id") or ""))
+        for _, row in rows
+        if row is not None
+    }
     full: list[dict] = []
     for benchmark_id, case_id in sorted(keys):
         full += reads.case_rows(target.ledger_id, benchmark_id, case_id)
     full_ids = {str(row.get("run_id")) for row in full}
     stubs = [{"run_id": rid} for rid in reads.run_ids(target.ledger_id) if rid not in full_ids]
     return full + stubs
-
-
-def _case_key(record: Mapping[str, Any], now: str) -> tuple[str, str] | None:
-    """The (benchmark, case) the history record's row lands on, built as the check builds it."""
-    from ledger.record import compact_run
-    from ledger.row_rules import build_row
-
-    run = resolve_benchmark_run(record)
-    if run is None:
-        return None
-    try:
-        compacted = compact_run(run)
-        row, _ = build_row(compacted if compacted else run, now=now)
-    except (InputError, TypeError, ValueError):
-        return None
-    return str(row.get("benchmark_id") or ""), str(row.get("case_id") or "")
 
 
 __all__ = [
