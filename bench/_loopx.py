@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,14 +76,35 @@ class Measured:
     cpu_seconds: float = 0.0  # user + system time of the child: less noisy than wall on a busy host
 
 
+# A small, fresh process starts the measured command and reports its wait4 usage. Linux keeps
+# the larger of the old and new peak RSS across exec, so a command forked straight from this
+# (by then much larger) benchmark process would report this process's peak, not its own.
+LAUNCHER = """
+import json, os, subprocess, sys, time
+report, argv = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+proc = subprocess.Popen(argv)
+_, status, usage = os.wait4(proc.pid, 0)
+wall = time.perf_counter() - start
+with open(report, "w") as fh:
+    json.dump({"code": os.waitstatus_to_exitcode(status), "wall": wall,
+               "maxrss_kib": usage.ru_maxrss, "cpu": usage.ru_utime + usage.ru_stime}, fh)
+"""
+
+
 def measure(argv: list[str], *, cwd: Path, stdin: bytes | None = None) -> Measured:
-    """Wall time and the peak RSS of exactly this child (``wait4``, not all children)."""
+    """Wall time, CPU time and peak RSS of exactly this command (``wait4`` in a small launcher,
+    so neither this process's own peak nor the launcher's start-up is counted)."""
+    import json
     import tempfile
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile(suffix=".json") as report,
+    ):
         proc = subprocess.Popen(
-            argv,
+            [sys.executable, "-c", LAUNCHER, report.name, *argv],
             cwd=cwd,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=out,
@@ -94,11 +114,13 @@ def measure(argv: list[str], *, cwd: Path, stdin: bytes | None = None) -> Measur
             assert proc.stdin is not None
             proc.stdin.write(stdin)
             proc.stdin.close()
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.wait()
+        usage = json.loads(Path(report.name).read_text() or "{}")
         out.seek(0)
         err.seek(0)
-        rss_kib = usage.ru_maxrss  # kilobytes on Linux
-        cpu = usage.ru_utime + usage.ru_stime
-        return Measured(proc.returncode, seconds, rss_kib / 1024, out.read(), err.read(), cpu)
+        if proc.returncode != 0 or not usage:
+            return Measured(proc.returncode or 1, 0.0, 0.0, out.read(), err.read())
+        return Measured(
+            usage["code"], usage["wall"], usage["maxrss_kib"] / 1024, out.read(), err.read(),
+            usage["cpu"],
+        )  # fmt: skip

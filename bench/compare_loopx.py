@@ -223,7 +223,7 @@ def alone(events: int) -> tuple[list[Row], list[str]]:
     lines += rebuild
     for backend in ("sqlite", "postgresql"):
         found = next((ln for ln in rebuild if ln.startswith(f"[{backend}] rebuild:")), None)
-        match = found and re.search(r"= ([\d,]+) events/s, peak RSS (\d+) MB", found)
+        match = found and re.search(r"= ([\d,]+) events/s,.*? peak RSS (\d+) MB", found)
         if not match:
             rows.append(Row(f"rebuild {events:,} events, {backend}", "no result (see below)"))
             continue
