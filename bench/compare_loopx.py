@@ -75,7 +75,11 @@ def seconds(value: float) -> str:
 
 
 def median_run(runs: int, once) -> dict:  # noqa: ANN001
-    samples = [once() for _ in range(runs)]
+    return medians([once() for _ in range(runs)])
+
+
+def medians(samples: list) -> dict:
+    """Median wall time and peak memory; any failed run stops the benchmark with its stderr."""
     for sample in samples:
         if sample.returncode != 0:
             raise SystemExit(f"command failed ({sample.returncode}): {sample.stderr[-600:]!r}")
@@ -175,13 +179,7 @@ def median_in_fresh_dirs(runs: int, argv: list[str], prepare) -> dict:  # noqa: 
             finally:
                 if env_home is not None:
                     os.environ["HOME"] = env_home
-    for sample in samples:
-        if sample.returncode != 0:
-            raise SystemExit(f"{argv[0]} failed: {sample.stderr[-600:]!r}")
-    return {
-        "seconds": statistics.median(s.seconds for s in samples),
-        "mib": statistics.median(s.max_rss_mib for s in samples),
-    }
+    return medians(samples)
 
 
 def sequential(bl: str, loopx: Loopx, count: int, work: Path) -> list[Row]:
