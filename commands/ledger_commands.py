@@ -245,7 +245,7 @@ def render(
     fmt = resolve_format(ctx, output_format)
     opened = open_store(ctx.find_root().obj.get("db"))
     try:
-        with opened.store.engine.connect() as conn:
+        with opened.store.database.connect() as conn:
             reads = StoreReads(conn)
             if all_ledgers:
                 targets = [
@@ -348,27 +348,22 @@ def import_loopx_ledger(
 
 def _store_reads(conn: Any) -> Any:
     """``StoreReads`` plus the two reads only the maintenance handlers need."""
-    from sqlalchemy import select
-
-    from ledger.schema import events
+    from ledger.connection import scalars
     from projections.queries import StoreReads
-    from projections.schema import ledger_rows
 
     class MaintenanceStoreReads(StoreReads):
         def run_ids(self, ledger_id: str) -> list[str]:
-            query = select(ledger_rows.c.run_id).where(ledger_rows.c.ledger_id == ledger_id)
-            return list(self.conn.execute(query).scalars())
+            query = "SELECT run_id FROM rm_ledger_rows WHERE ledger_id = ?"
+            return scalars(self.conn.execute(query, (ledger_id,)))
 
         def last_ledger_event(self, ledger_id: str) -> dict[str, Any] | None:
             import orjson
 
             query = (
-                select(events.c.event_type, events.c.payload)
-                .where(events.c.stream == f"ledger/{ledger_id}")
-                .order_by(events.c.stream_version.desc())
-                .limit(1)
+                "SELECT event_type, payload FROM events WHERE stream = ?"
+                " ORDER BY stream_version DESC LIMIT 1"
             )
-            found = self.conn.execute(query).first()
+            found = self.conn.execute(query, (f"ledger/{ledger_id}",)).first()
             if found is None:
                 return None
             return {"event_type": found[0], "payload": orjson.loads(found[1])}
@@ -742,7 +737,7 @@ def _aggregate_command(ctx: click.Context, opts: dict[str, Any]) -> dict[str, An
         )
         opened = open_store(ctx.find_root().obj.get("db"))
         try:
-            with opened.store.engine.connect() as conn:
+            with opened.store.database.connect() as conn:
                 reads = _store_reads(conn)
                 require_store_ledger(reads, target)
                 aggregate, preview = aggregate_view(reads, target, sources, request)
@@ -853,7 +848,7 @@ def run_ledger_check(ctx: click.Context, output_format: str | None, **opts: Any)
         target = resolve_ledger_target(opts["run_ledger_path"], ledger_id=opts["ledger_id"])
         opened = open_store(ctx.find_root().obj.get("db"))
         try:
-            with opened.store.engine.connect() as conn:
+            with opened.store.database.connect() as conn:
                 reads = _store_reads(conn)
                 require_store_ledger(reads, target)
                 drift = drift_view(

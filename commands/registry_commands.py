@@ -66,7 +66,7 @@ def sync_global_command(
             if execute and event is not None:
                 uow.append([event])
         if execute and event is not None:
-            with opened.store.engine.connect() as conn:
+            with opened.store.database.connect() as conn:
                 record_exports(opened, render_global_registry(conn, context.runtime_root, backup))
     finally:
         opened.close()

@@ -1,6 +1,6 @@
 """The composition root: opens the store with the projection engine as its listener.
 
-Commands call ``open_store`` and hand the result to handlers; handlers never build engines or
+Commands call ``open_store`` and hand the result to handlers; handlers never open databases or
 pick projections themselves, so ``ledger/`` stays free of any import of ``projections/``.
 """
 
@@ -28,28 +28,28 @@ class OpenStore:
     projections: ProjectionEngine
 
     def close(self) -> None:
-        self.store.engine.dispose()
+        self.store.database.dispose()
 
 
 def open_store(
     db: str | None, *, auto_upgrade: bool = True, check_schema: bool = True
 ) -> OpenStore:
     """Resolve, connect, make sure the schema is current, and wire projections in."""
-    from ledger.database import create_engine_for, ensure_schema, resolve_location
+    from ledger.database import ensure_schema, open_database, resolve_location
     from ledger.store import EventStore
     from projections.engine import ProjectionEngine
     from projections.read_models import all_projections
 
     location = resolve_location(db)
-    engine = create_engine_for(location)
+    database = open_database(location)
     try:
         if check_schema:
-            ensure_schema(engine, location, auto_upgrade=auto_upgrade)
+            ensure_schema(database, location, auto_upgrade=auto_upgrade)
     except Exception:
-        engine.dispose()
+        database.dispose()
         raise
     projections = ProjectionEngine(all_projections())
-    return OpenStore(location, EventStore(engine, listener=projections), projections)
+    return OpenStore(location, EventStore(database, listener=projections), projections)
 
 
 def command_metadata(tool_version: str) -> dict[str, Any]:

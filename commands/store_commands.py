@@ -230,9 +230,9 @@ def db_upgrade(ctx: click.Context, output_format: str | None) -> None:
     fmt = resolve_format(ctx, output_format)
     opened = _open(ctx, check_schema=False)
     try:
-        before = current_revision(opened.store.engine)
-        run_upgrade(opened.store.engine)
-        after = current_revision(opened.store.engine)
+        before = current_revision(opened.store.database)
+        run_upgrade(opened.store.database)
+        after = current_revision(opened.store.database)
     finally:
         opened.close()
     emit(
@@ -258,7 +258,7 @@ def db_current(ctx: click.Context, output_format: str | None) -> None:
     fmt = resolve_format(ctx, output_format)
     opened = _open(ctx, check_schema=False)
     try:
-        revision = current_revision(opened.store.engine)
+        revision = current_revision(opened.store.database)
     finally:
         opened.close()
     emit(

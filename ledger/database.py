@@ -1,31 +1,33 @@
-"""Where the store lives and how a connection to it is opened.
+"""Where the store lives and how it is opened.
 
 Resolution order is ``--db URL`` > ``BENCHLEDGER_DATABASE_URL`` > the nearest
 ``.benchledger/ledger.db`` found upward from the working directory (created in the working
-directory when there is none), so a project behaves like a git checkout. SQLAlchemy and Alembic
-are imported inside functions: ``benchledger --help`` must not pay for them.
+directory when there is none), so a project behaves like a git checkout. SQLite is opened
+with the standard library (``ledger/db_sqlite.py``), PostgreSQL through SQLAlchemy
+(``ledger/db_sqlalchemy.py``); SQLAlchemy and Alembic are imported only for PostgreSQL and
+for migrations, so neither ``--help`` nor a command on an embedded store pays for them.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ledger.errors import InputError, SchemaOutOfDateError
+from ledger.errors import SchemaOutOfDateError
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
+    from ledger.connection import Database
 
 ENV_URL = "BENCHLEDGER_DATABASE_URL"
 STORE_DIR = ".benchledger"
 STORE_FILE = "ledger.db"
 # The Alembic head this code expects; tests/test_migrations.py keeps it equal to the scripts.
 SCHEMA_HEAD = "0002_ledger_render_cache"
-SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATION_LOCK_KEY = 0x62656E6D  # "benm": held while a new store is migrated
 
 
@@ -41,10 +43,12 @@ class StoreLocation:
         return self.url.startswith("sqlite")
 
     def display(self) -> str:
-        """The URL without a password, for messages and metadata."""
-        from sqlalchemy.engine import make_url
+        """The URL without a password, for messages and metadata (``***`` as SQLAlchemy
+        renders it)."""
+        return _PASSWORD.sub(r"\1:***@", self.url, count=1)
 
-        return make_url(self.url).render_as_string(hide_password=True)
+
+_PASSWORD = re.compile(r"^([A-Za-z][\w+.-]*://[^:/@]*):[^@/]*@")
 
 
 def find_project_dir(start: Path | None = None) -> Path | None:
@@ -74,68 +78,30 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def create_engine_for(location: StoreLocation, *, read_only: bool = False) -> Engine:
-    """An engine tuned per backend: WAL and a busy timeout on SQLite, psycopg 3 on PostgreSQL."""
-    from sqlalchemy import create_engine, event
-
+def open_database(location: StoreLocation, *, read_only: bool = False) -> Database:
+    """The store's database: stdlib SQLite for the embedded default, SQLAlchemy otherwise."""
     if location.is_sqlite:
-        return _sqlite_engine(
-            location, read_only=read_only, create_engine=create_engine, event=event
-        )
-    connect_args = {}
-    if read_only:
-        from sqlalchemy.engine import make_url
+        from ledger.db_sqlite import SqliteDatabase
 
-        existing = make_url(location.url).query.get("options") or ""
-        if isinstance(existing, tuple):
-            existing = " ".join(existing)
-        connect_args["options"] = f"{existing} -c default_transaction_read_only=on".strip()
-    return create_engine(location.url, pool_pre_ping=False, connect_args=connect_args)
+        return SqliteDatabase(location.url, read_only=read_only)
+    from ledger.db_sqlalchemy import SqlAlchemyDatabase
+
+    return SqlAlchemyDatabase(location.url, read_only=read_only)
 
 
-def _sqlite_engine(location: StoreLocation, *, read_only: bool, create_engine, event) -> Engine:
-    path = location.url.removeprefix("sqlite:///")
-    if path and path != ":memory:" and not read_only:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    if read_only:
-        if not Path(path).exists():
-            raise InputError("no benchledger store here yet: run a command with --execute first")
-        url = f"sqlite:///file:{path}?mode=ro&uri=true"
-    else:
-        url = location.url
-    engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record) -> None:  # noqa: ANN001 - DBAPI types are untyped
-        dbapi_conn.isolation_level = None
-        cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        if read_only:
-            cur.execute("PRAGMA query_only=ON")
-        else:
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn) -> None:  # noqa: ANN001
-        # pysqlite's own transaction handling is off (isolation_level=None), so BEGIN is ours:
-        # a writer's IMMEDIATE takes the lock up front, so it queues instead of failing later.
-        write = conn.get_execution_options().get("benchledger_write")
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write and not read_only else "BEGIN")
-
-    return engine
-
-
-def current_revision(engine: Engine) -> str | None:
+def current_revision(database: Database) -> str | None:
     """The Alembic revision stamped in the database, or None for a new database."""
-    from sqlalchemy import inspect, text
-
-    with engine.connect() as conn:
-        if not inspect(conn).has_table("alembic_version"):
+    with database.connect() as conn:
+        if database.dialect == "sqlite":
+            exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        else:
+            exists = (
+                "SELECT 1 FROM information_schema.tables"
+                " WHERE table_schema = current_schema() AND table_name = ?"
+            )
+        if conn.execute(exists, ("alembic_version",)).first() is None:
             return None
-        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        return conn.execute("SELECT version_num FROM alembic_version").scalar()
 
 
 def upgrade_command_hint(location: StoreLocation) -> str:
@@ -144,17 +110,19 @@ def upgrade_command_hint(location: StoreLocation) -> str:
     return "benchledger --db <URL> db upgrade"
 
 
-def ensure_schema(engine: Engine, location: StoreLocation, *, auto_upgrade: bool = True) -> None:
-    """Upgrade a brand-new database; refuse an out-of-date one with the exact command to run."""
-    revision = current_revision(engine)
+def ensure_schema(
+    database: Database, location: StoreLocation, *, auto_upgrade: bool = True
+) -> None:
+    """Create a brand-new database at head; refuse an out-of-date one with the exact command."""
+    revision = current_revision(database)
     if revision == SCHEMA_HEAD:
         return
     if revision is None and auto_upgrade:
-        with _migration_lock(engine, location):
+        with _migration_lock(database, location):
             # another process may have created the schema while this one waited
-            if current_revision(engine) is None:
-                run_upgrade(engine)
-            revision = current_revision(engine)
+            if current_revision(database) is None:
+                create_at_head(database)
+            revision = current_revision(database)
         if revision == SCHEMA_HEAD:
             return
     raise SchemaOutOfDateError(
@@ -163,19 +131,32 @@ def ensure_schema(engine: Engine, location: StoreLocation, *, auto_upgrade: bool
     )
 
 
+def create_at_head(database: Database) -> None:
+    """A new SQLite store from the head snapshot (``migrations/sqlite_head.py``: what the
+    Alembic revisions build, checked by ``tests/test_migrations.py``), in one transaction and
+    without importing Alembic; any other database through the revisions themselves."""
+    if database.dialect != "sqlite":
+        run_upgrade(database)
+        return
+    from migrations.sqlite_head import REVISION, STATEMENTS
+
+    with database.begin() as conn:
+        for statement in STATEMENTS:
+            conn.execute(statement)
+        conn.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (REVISION,))
+
+
 @contextmanager
-def _migration_lock(engine: Engine, location: StoreLocation) -> Iterator[None]:
+def _migration_lock(database: Database, location: StoreLocation) -> Iterator[None]:
     """Serialise first-use migrations of processes that start on a new store at once."""
     if not location.is_sqlite:
-        from sqlalchemy import text
-
-        with engine.connect() as conn:
-            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+        with database.connect() as conn:
+            conn.execute("SELECT pg_advisory_lock(?)", (MIGRATION_LOCK_KEY,))
             conn.commit()
             try:
                 yield
             finally:
-                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK_KEY})
+                conn.execute("SELECT pg_advisory_unlock(?)", (MIGRATION_LOCK_KEY,))
                 conn.commit()
         return
     import fcntl
@@ -193,19 +174,25 @@ def _migration_lock(engine: Engine, location: StoreLocation) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def alembic_config(engine: Engine):  # noqa: ANN201 - alembic is imported lazily
-    """An Alembic config that finds the scripts inside the installed ``migrations`` package."""
+def alembic_config(database: Database) -> Any:
+    """An Alembic config that finds the scripts inside the installed ``migrations`` package
+    and runs them on ``database`` (through a SQLAlchemy engine made for the purpose)."""
     from alembic.config import Config
 
     import migrations
 
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(migrations.__file__).parent))
-    cfg.attributes["engine"] = engine
+    cfg.attributes["engine"] = database.sqlalchemy_engine()
     return cfg
 
 
-def run_upgrade(engine: Engine, revision: str = "head") -> None:
+def run_upgrade(database: Database, revision: str = "head") -> None:
     from alembic import command
 
-    command.upgrade(alembic_config(engine), revision)
+    cfg = alembic_config(database)
+    try:
+        command.upgrade(cfg, revision)
+    finally:
+        if database.dialect == "sqlite" and not getattr(database, "in_memory", False):
+            cfg.attributes["engine"].dispose()  # its pooled connections hold the file open

@@ -17,25 +17,26 @@ _LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*([A-Za-z]+)", re.S)
 
 
 def run_read_only_query(db: str | None, statement: str, *, limit: int = 1000) -> dict[str, Any]:
-    from sqlalchemy import text
-    from sqlalchemy.exc import DBAPIError, StatementError
-
-    from ledger.database import create_engine_for, resolve_location
+    from ledger.database import open_database, resolve_location
 
     statement = statement.strip().rstrip(";").strip()
     _refuse_writes(statement)
-    engine = create_engine_for(resolve_location(db), read_only=True)
+    database = open_database(resolve_location(db), read_only=True)
     try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
+        with database.connect() as conn:
+            conn.execute("SELECT 1")
+            cursor = conn.dbapi_connection().cursor()
             try:
-                result = conn.execute(text(statement))
-            except (DBAPIError, StatementError) as exc:
+                # the statement as typed: no parameter markers are rewritten in it
+                cursor.execute(statement)
+                columns = [d[0] for d in cursor.description or ()]
+                rows = cursor.fetchmany(limit + 1)
+            except conn.errors as exc:
                 raise InputError(f"query failed: {_first_line(exc)}") from None
-            columns = list(result.keys())
-            rows = result.fetchmany(limit + 1)
+            finally:
+                cursor.close()
     finally:
-        engine.dispose()
+        database.dispose()
     truncated = len(rows) > limit
     rows = [list(r) for r in rows[:limit]]
     return {"columns": columns, "rows": rows, "row_count": len(rows), "truncated": truncated}

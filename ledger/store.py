@@ -1,4 +1,4 @@
-"""The append-only event store over SQLAlchemy Core.
+"""The append-only event store, in plain SQL over ``ledger.connection``.
 
 Writers are serialised (``BEGIN IMMEDIATE`` on SQLite, a transaction-scoped advisory lock on
 PostgreSQL) so positions follow commit order and the hash chain stays linear. Everything a
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger.chain import GENESIS_HASH, canonical_json, event_hash
+from ledger.connection import placeholders
 from ledger.errors import ConcurrencyError, InputError
 from ledger.events import (
     CURRENT_SCHEMA_VERSION,
@@ -26,29 +27,16 @@ from ledger.events import (
     StoredEvent,
     upcast,
 )
+from ledger.tables import EVENTS
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection, Engine
+    from ledger.connection import Connection, Database
 
 # Arbitrary constant: the one advisory lock every benchledger writer takes on PostgreSQL.
 PG_APPEND_LOCK_KEY = 0x62656E63  # "benc"
 READ_BATCH = 2000
-# The event table's columns in declaration order: the order of every ``select(events)`` row.
-EVENT_COLUMNS = (
-    "position",
-    "event_id",
-    "stream",
-    "stream_version",
-    "event_type",
-    "schema_version",
-    "payload",
-    "metadata",
-    "correlation_id",
-    "recorded_at",
-    "idempotency_key",
-    "prev_hash",
-    "hash",
-)
+# The event table's columns in declaration order: the order of every full event row.
+EVENT_COLUMNS = EVENTS.columns
 # Everything but the hash itself goes into the hash (see ``ledger.chain.event_hash``).
 HASHED_COLUMNS = tuple(c for c in EVENT_COLUMNS if c != "hash")
 # What replay reads (``read_replay_rows``): the envelope fields a read model is built from.
@@ -152,13 +140,17 @@ class UnitOfWork:
             prev_hash = row["hash"]
             rows.append(row)
             stored.append(_stored(row, payload=new.payload, metadata=self.metadata))
-        from ledger.schema import events as events_table
-
-        self.conn.execute(events_table.insert(), rows)
+        self.conn.executemany(_INSERT_EVENT, [tuple(r[c] for c in EVENT_COLUMNS) for r in rows])
         if self.store.listener is not None:
             self.store.listener(self.conn, stored)
         self.appended.extend(stored)
         return AppendResult(events=stored)
+
+
+_INSERT_EVENT = (
+    f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) "
+    f"VALUES ({placeholders(len(EVENT_COLUMNS))})"
+)
 
 
 def _payload_text(new: NewEvent) -> str:
@@ -266,24 +258,18 @@ def _stored_decoder() -> Callable[[Sequence[Any]], StoredEvent]:
 class EventStore:
     """Append and read events; ``listener`` (the projection engine) runs inside each append."""
 
-    def __init__(self, engine: Engine, *, listener: Listener | None = None) -> None:
-        self.engine = engine
+    def __init__(self, database: Database, *, listener: Listener | None = None) -> None:
+        self.database = database
         self.listener = listener
-        self.is_postgres = engine.dialect.name == "postgresql"
+        self.is_postgres = database.dialect == "postgresql"
 
     @contextmanager
     def transaction(self, metadata: dict[str, Any] | None = None) -> Iterator[UnitOfWork]:
         """Open the write transaction and take the append lock before the handler reads."""
-        with self.engine.connect() as conn:
-            conn.execution_options(benchledger_write=True)
-            with conn.begin():
-                if self.is_postgres:
-                    from sqlalchemy import text
-
-                    conn.execute(
-                        text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_APPEND_LOCK_KEY}
-                    )
-                yield UnitOfWork(self, conn, metadata or {})
+        with self.database.begin() as conn:
+            if self.is_postgres:
+                conn.execute("SELECT pg_advisory_xact_lock(?)", (PG_APPEND_LOCK_KEY,))
+            yield UnitOfWork(self, conn, metadata or {})
 
     def append(
         self,
@@ -386,7 +372,7 @@ class EventStore:
             return
         sparse_type, wanted = sparse
         dense = sorted(set(event_types or ()) - {sparse_type})
-        with _connection(self.engine, conn) as c:
+        with _connection(self.database, conn) as c:
             head = self._head(c)[0] if upto is None else upto
             last, index = 0, 0
             while last < head:
@@ -396,8 +382,8 @@ class EventStore:
                     index += 1
                 kept = list(wanted[start:index])
                 query = _sparse_query(last, upper, dense, kept)
-                rows = c.execute(query).fetchall() if query is not None else []
-                total = c.execute(_count_query(last, upper, sparse_type)).scalar() or 0
+                rows = c.execute(*query).all() if query is not None else []
+                total = c.execute(_COUNT_SQL, (sparse_type, last, upper)).scalar() or 0
                 last = upper
                 if rows or total:
                     yield rows, total - len(kept)
@@ -424,7 +410,7 @@ class EventStore:
         whatever plan is chosen.
         """
         types = list(event_types) if event_types else None
-        with _connection(self.engine, conn) as c:
+        with _connection(self.database, conn) as c:
             if types is not None and len(types) > 1:
                 head = self._head(c)[0] if to_position is None else to_position
                 yield from self._windows(
@@ -436,7 +422,7 @@ class EventStore:
             while remaining is None or remaining > 0:
                 size = batch_size if remaining is None else min(batch_size, remaining)
                 query = _events_query(last, to_position, stream, types, size, columns)
-                rows = c.execute(query).fetchall()
+                rows = c.execute(*query).all()
                 if not rows:
                     return
                 yield rows
@@ -463,7 +449,7 @@ class EventStore:
             size = batch_size if remaining is None else min(batch_size, remaining)
             upper = min(last + size, head)
             query = _events_query(last, upper, stream, types, size, columns)
-            rows = conn.execute(query).fetchall()
+            rows = conn.execute(*query).all()
             last = upper
             if rows:
                 yield rows
@@ -472,24 +458,20 @@ class EventStore:
 
     def get(self, key: str | int) -> StoredEvent | None:
         """One event by position or event id."""
-        from sqlalchemy import select
-
-        from ledger.schema import events as t
-
         if isinstance(key, int) or str(key).isdigit():
-            query = select(t).where(t.c.position == int(key))
+            query = (f"{EVENTS.select_sql} WHERE position = ?", (int(key),))
         else:
-            query = select(t).where(t.c.event_id == str(key))
-        with self.engine.connect() as conn:
-            row = conn.execute(query).first()
-        return _stored(dict(row._mapping)) if row else None
+            query = (f"{EVENTS.select_sql} WHERE event_id = ?", (str(key),))
+        with self.database.connect() as conn:
+            row = conn.execute(*query).first()
+        return _stored(dict(zip(EVENT_COLUMNS, row, strict=True))) if row else None
 
     def head_position(self, conn: Connection | None = None) -> int:
-        with _connection(self.engine, conn) as c:
+        with _connection(self.database, conn) as c:
             return self._head(c)[0]
 
     def stream_version(self, stream: str, conn: Connection | None = None) -> int:
-        with _connection(self.engine, conn) as c:
+        with _connection(self.database, conn) as c:
             return self._stream_versions(c, {stream}).get(stream, 0)
 
     def verify(self, *, progress: Callable[[int], None] | None = None) -> VerifyReport:
@@ -512,45 +494,35 @@ class EventStore:
     # -- internals used by UnitOfWork ------------------------------------------------------
 
     def _head(self, conn: Connection) -> tuple[int, str]:
-        from sqlalchemy import select
-
-        from ledger.schema import events as t
-
-        row = conn.execute(
-            select(t.c.position, t.c.hash).order_by(t.c.position.desc()).limit(1)
-        ).first()
+        query = "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1"
+        row = conn.execute(query).first()
         return (row[0], row[1]) if row else (0, GENESIS_HASH)
 
     def _stream_versions(self, conn: Connection, streams: set[str]) -> dict[str, int]:
-        from sqlalchemy import func, select
-
-        from ledger.schema import events as t
-
+        wanted = sorted(streams)
         query = (
-            select(t.c.stream, func.max(t.c.stream_version))
-            .where(t.c.stream.in_(sorted(streams)))
-            .group_by(t.c.stream)
+            "SELECT stream, max(stream_version) FROM events"
+            f" WHERE stream IN ({placeholders(len(wanted))}) GROUP BY stream"
         )
-        return {stream: version for stream, version in conn.execute(query)}
+        return {stream: version for stream, version in conn.execute(query, wanted)}
 
     def events_for_key(self, conn: Connection, key: str) -> list[StoredEvent]:
         """The events one command recorded under an idempotency key (empty when none)."""
         return self._events_for_key(conn, key)
 
     def _events_for_key(self, conn: Connection, key: str) -> list[StoredEvent]:
-        from sqlalchemy import select
-
-        from ledger.schema import events as t
-
         correlation = conn.execute(
-            select(t.c.correlation_id).where(t.c.idempotency_key == key)
+            "SELECT correlation_id FROM events WHERE idempotency_key = ?", (key,)
         ).scalar()
         if correlation is None:
             return []
         rows = conn.execute(
-            select(t).where(t.c.correlation_id == correlation).order_by(t.c.position)
+            f"{EVENTS.select_sql} WHERE correlation_id = ? ORDER BY position", (correlation,)
         )
-        return [_stored(dict(r._mapping)) for r in rows]
+        return [_stored(dict(zip(EVENT_COLUMNS, r, strict=True))) for r in rows]
+
+
+Query = tuple[str, list[Any]]  # SQL text and its ``?`` parameters
 
 
 def _events_query(
@@ -560,63 +532,54 @@ def _events_query(
     types: list[str] | None,
     size: int,
     columns: Sequence[str] = EVENT_COLUMNS,
-) -> Any:
-    from sqlalchemy import select
-
-    from ledger.schema import events as t
-
-    selected = (t,) if columns is EVENT_COLUMNS else tuple(t.c[name] for name in columns)
-    query = select(*selected).where(t.c.position > after).order_by(t.c.position).limit(size)
+) -> Query:
+    where, params = ["position > ?"], [after]
     if upto is not None:
-        query = query.where(t.c.position <= upto)
+        where.append("position <= ?")
+        params.append(upto)
     if stream is not None:
-        query = query.where(t.c.stream == stream)
+        where.append("stream = ?")
+        params.append(stream)
     if types and len(types) == 1:
-        query = query.where(t.c.event_type == types[0])  # its (event_type, position) index
+        where.append("event_type = ?")  # its (event_type, position) index
+        params.append(types[0])
     elif types:
         # ``|| ''`` keeps the planners off the type index, whose rows come out of type order
         # and need a sort: the window is scanned along the position key instead.
-        query = query.where(t.c.event_type.concat("").in_(types))
-    return query
+        where.append(f"(event_type || '') IN ({placeholders(len(types))})")
+        params.extend(types)
+    sql = (
+        f"SELECT {', '.join(columns)} FROM events WHERE {' AND '.join(where)}"
+        " ORDER BY position LIMIT ?"
+    )
+    return sql, [*params, size]
 
 
-def _sparse_query(after: int, upto: int, dense: list[str], kept: list[int]) -> Any:
+def _sparse_query(after: int, upto: int, dense: list[str], kept: list[int]) -> Query | None:
     """One window of ``read_replay_rows(sparse=...)``: every event of the ``dense`` types and
     the ``kept`` positions in ``(after, upto]``, in position order; None when there is nothing
     to ask for. The dense types go through their (event_type, position) index and the kept
     positions through the primary key, so the events left out are not even read: the window
     bounds what the type index returns, which an open range did not (see ``_row_batches``).
     """
-    from sqlalchemy import select, union_all
-
-    from ledger.schema import events as t
-
-    columns = [t.c[name] for name in REPLAY_COLUMNS]
-    parts = []
+    columns = ", ".join(REPLAY_COLUMNS)
+    parts, params = [], []
     if dense:
         parts.append(
-            select(*columns).where(
-                t.c.event_type.in_(dense), t.c.position > after, t.c.position <= upto
-            )
+            f"SELECT {columns} FROM events WHERE event_type IN ({placeholders(len(dense))})"
+            " AND position > ? AND position <= ?"
         )
+        params += [*dense, after, upto]
     if kept:
-        parts.append(select(*columns).where(t.c.position.in_(kept)))
+        parts.append(f"SELECT {columns} FROM events WHERE position IN ({placeholders(len(kept))})")
+        params += kept
     if not parts:
         return None
-    if len(parts) == 1:
-        return parts[0].order_by(t.c.position)
-    return union_all(*parts).order_by(t.c.position)
+    return " UNION ALL ".join(parts) + " ORDER BY position", params
 
 
-def _count_query(after: int, upto: int, event_type: str) -> Any:
-    """How many events of one type a window holds (its (event_type, position) index)."""
-    from sqlalchemy import func, select
-
-    from ledger.schema import events as t
-
-    return select(func.count()).where(
-        t.c.event_type == event_type, t.c.position > after, t.c.position <= upto
-    )
+# How many events of one type a window holds (its (event_type, position) index).
+_COUNT_SQL = "SELECT count(*) FROM events WHERE event_type = ? AND position > ? AND position <= ?"
 
 
 def _check_row(
@@ -642,9 +605,9 @@ def _check_row(
 
 
 @contextmanager
-def _connection(engine: Engine, conn: Connection | None) -> Iterator[Connection]:
+def _connection(database: Database, conn: Connection | None) -> Iterator[Connection]:
     if conn is not None:
         yield conn
         return
-    with engine.connect() as c:
+    with database.connect() as c:
         yield c

@@ -28,13 +28,13 @@ import orjson
 from ledger.errors import InputError
 from ledger.events import CURRENT_SCHEMA_VERSION, upcast
 from ledger.store import REPLAY_COLUMNS
+from ledger.tables import PROJECTION_CHECKPOINTS
 
 if TYPE_CHECKING:
-    from sqlalchemy import Table
-    from sqlalchemy.engine import Connection
-
+    from ledger.connection import Connection
     from ledger.events import StoredEvent
     from ledger.store import EventStore
+    from ledger.tables import TableSpec
 
 REPLAY_BATCH = 5000
 # SQLite page cache for a rebuild (KiB): room for the read models of a large store while
@@ -53,7 +53,7 @@ class Projection(Protocol):
     handles: frozenset[str]
 
     @property
-    def tables(self) -> Sequence[Table]: ...
+    def tables(self) -> Sequence[TableSpec]: ...
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None: ...
 
@@ -179,7 +179,7 @@ class ProjectionEngine:
             conn = uow.conn
             for projection in chosen:
                 for table in reversed(list(projection.tables)):
-                    conn.execute(table.delete())
+                    conn.execute(f"DELETE FROM {table.name}")
             replayed = self._replay(store, chosen, conn, read_conn=conn, progress=progress)
             head = store.head_position(conn)
             for projection in chosen:
@@ -190,16 +190,15 @@ class ProjectionEngine:
         self, store: EventStore, names: Sequence[str] | None = None, *, max_differences: int = 20
     ) -> VerifyRebuildReport:
         """Replay into a scratch SQLite database and compare it with the live read models."""
-        from sqlalchemy import create_engine
-
-        from ledger.schema import metadata
+        from ledger.database import create_at_head
+        from ledger.db_sqlite import SqliteDatabase
 
         chosen = self.select(names)
         tables = [t for p in chosen for t in p.tables]
         with tempfile.TemporaryDirectory(prefix="benchledger-verify-") as tmp:
-            scratch = create_engine(f"sqlite:///{Path(tmp) / 'scratch.db'}")
-            metadata.create_all(scratch, tables=tables)
-            with store.engine.connect() as live, scratch.begin() as conn:
+            scratch = SqliteDatabase(f"sqlite:///{Path(tmp) / 'scratch.db'}")
+            create_at_head(scratch)
+            with store.database.connect() as live, scratch.begin() as conn:
                 replayed = self._replay(store, chosen, conn, read_conn=live)
                 differences = _compare_tables(tables, live, conn, max_differences)
             scratch.dispose()
@@ -323,11 +322,10 @@ def _plan_connection(store: EventStore, read_conn: Connection) -> Iterator[Conne
     """A second connection for the key scan (on PostgreSQL a failed scan must not abort the
     replay's transaction), except for a private in-memory SQLite database, which has none:
     ``read_conn`` itself then."""
-    database = read_conn.engine.url.database
-    if read_conn.dialect.name == "sqlite" and database in (None, "", ":memory:"):
+    if read_conn.in_memory:
         yield read_conn
         return
-    with store.engine.connect() as other:
+    with store.database.connect() as other:
         yield other
 
 
@@ -394,70 +392,61 @@ def _bulk_settings(conn: Connection) -> Iterator[None]:
     """A bigger SQLite page cache for the one long rebuild transaction, so flushes into a
     large read model find its pages in memory instead of re-reading them from the OS (the
     default is 2 MB); restored afterwards because the connection goes back to the pool."""
-    if conn.dialect.name != "sqlite":
+    if conn.dialect != "sqlite":
         yield
         return
-    saved = int(conn.exec_driver_sql("PRAGMA cache_size").scalar())
-    conn.exec_driver_sql(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")
+    saved = int(conn.execute("PRAGMA cache_size").scalar())
+    conn.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")
     try:
         yield
     finally:
-        conn.exec_driver_sql(f"PRAGMA cache_size={saved}")
+        conn.execute(f"PRAGMA cache_size={saved}")
 
 
 def _set_checkpoint(conn: Connection, name: str, position: int) -> None:
-    from ledger.schema import projection_checkpoints as t
-
-    updated = conn.execute(t.update().where(t.c.name == name).values(position=position))
-    if updated.rowcount == 0:
-        conn.execute(t.insert().values(name=name, position=position))
+    conn.executemany(PROJECTION_CHECKPOINTS.upsert_sql, [(name, position)])
 
 
 def checkpoints(conn: Connection) -> dict[str, int]:
-    from sqlalchemy import select
-
-    from ledger.schema import projection_checkpoints as t
-
-    return {name: pos for name, pos in conn.execute(select(t.c.name, t.c.position))}
+    rows = conn.execute("SELECT name, position FROM projection_checkpoints")
+    return {name: position for name, position in rows}
 
 
 def _compare_tables(
-    tables: Sequence[Table], live: Connection, scratch: Connection, limit: int
+    tables: Sequence[TableSpec], live: Connection, scratch: Connection, limit: int
 ) -> list[dict[str, Any]]:
     """Walk both copies of each table in primary-key order and report rows that differ."""
-    from sqlalchemy import select
-
     differences: list[dict[str, Any]] = []
     for table in tables:
-        order = list(table.primary_key.columns)
-        live_rows = live.execute(select(table).order_by(*_byte_order(order, live)))
-        scratch_rows = scratch.execute(select(table).order_by(*order))
-        key_names = [c.name for c in order]
-        for diff in _diff_sorted(live_rows, scratch_rows, key_names):
+        keys = table.primary_key
+        live_rows = live.execute(f"{table.select_sql} ORDER BY {_byte_order(keys, live)}")
+        scratch_rows = scratch.execute(f"{table.select_sql} ORDER BY {', '.join(keys)}")
+        for diff in _diff_sorted(live_rows, scratch_rows, table):
             differences.append({"table": table.name, **diff})
             if len(differences) >= limit:
                 return differences
     return differences
 
 
-def _byte_order(columns, conn: Connection):  # noqa: ANN001, ANN202
-    """PostgreSQL sorts text by locale; the merge walk needs code-point order on both sides."""
-    if conn.dialect.name != "postgresql":
-        return columns
-    from sqlalchemy import String
+def _byte_order(keys: Sequence[str], conn: Connection) -> str:
+    """PostgreSQL sorts text by locale; the merge walk needs code-point order on both sides
+    (every read-model key column is text)."""
+    if conn.dialect != "postgresql":
+        return ", ".join(keys)
+    return ", ".join(f'{key} COLLATE "C"' for key in keys)
 
-    return [c.collate("C") if isinstance(c.type, String) else c for c in columns]
 
-
-def _diff_sorted(live_rows, scratch_rows, key_names: list[str]):  # noqa: ANN001, ANN202
+def _diff_sorted(live_rows, scratch_rows, table: TableSpec):  # noqa: ANN001, ANN202
+    columns = table.columns
+    at = [columns.index(k) for k in table.primary_key]
     live_iter, scratch_iter = iter(live_rows), iter(scratch_rows)
     a, b = next(live_iter, None), next(scratch_iter, None)
     while a is not None or b is not None:
-        ka = tuple(a._mapping[k] for k in key_names) if a is not None else None
-        kb = tuple(b._mapping[k] for k in key_names) if b is not None else None
+        ka = tuple(a[i] for i in at) if a is not None else None
+        kb = tuple(b[i] for i in at) if b is not None else None
         if ka == kb:
             if tuple(a) != tuple(b):
-                changed = [k for k in a._mapping if a._mapping[k] != b._mapping[k]]
+                changed = [c for c, x, y in zip(columns, a, b, strict=True) if x != y]
                 yield {"key": list(ka), "problem": "row differs", "columns": changed}
             a, b = next(live_iter, None), next(scratch_iter, None)
         elif kb is None or (ka is not None and ka < kb):

@@ -110,23 +110,15 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
 
 def verify_exports(store: EventStore) -> list[dict[str, Any]]:
     """Compare every published file's recorded digest with the file as it is now."""
-    from sqlalchemy import select
-
-    from projections.schema import exports
-
-    with store.engine.connect() as conn:
-        rows = conn.execute(select(exports).order_by(exports.c.path)).all()
+    with store.database.connect() as conn:
+        rows = conn.execute("SELECT path, kind, sha256, position FROM rm_exports ORDER BY path")
+        rows = rows.all()
     results = []
-    for row in rows:
-        actual = sha256_file(Path(row.path))
-        status = "missing" if actual is None else ("match" if actual == row.sha256 else "changed")
+    for path, kind, sha256, position in rows:
+        actual = sha256_file(Path(path))
+        status = "missing" if actual is None else ("match" if actual == sha256 else "changed")
+        ok = status == "match"
         results.append(
-            {
-                "path": row.path,
-                "kind": row.kind,
-                "ok": status == "match",
-                "status": status,
-                "position": row.position,
-            }
+            {"path": path, "kind": kind, "ok": ok, "status": status, "position": position}
         )
     return results

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from sqlalchemy import select
 
 from ledger.faults import reach
 from projections.files import atomic_write
@@ -27,10 +26,9 @@ from projections.goal_runs import (
     render_record_markdown,
 )
 from projections.rollout import render_event_line
-from projections.schema import global_registry, goal_runs, rollout_events
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
+    from ledger.connection import Connection
 
 GLOBAL_REGISTRY_FILE = "registry.global.json"
 
@@ -47,12 +45,8 @@ def render_goal_files(
     wanted = set(stems) if stems is not None else None
     exports: list[dict[str, str]] = []
     index_lines: list[str] = []
-    query = (
-        select(goal_runs.c.stem, goal_runs.c.record)
-        .where(goal_runs.c.goal_id == goal_id)
-        .order_by(goal_runs.c.position, goal_runs.c.stem)
-    )
-    for stem, text in conn.execute(query):
+    query = "SELECT stem, record FROM rm_goal_runs WHERE goal_id = ? ORDER BY position, stem"
+    for stem, text in conn.execute(query, (goal_id,)):
         record = orjson.loads(text)
         if wanted is None or stem in wanted:
             json_rel, md_rel = record_paths_rel(goal_id, stem)
@@ -86,11 +80,9 @@ def rollout_log_rel(goal_id: str) -> str:
 
 def render_rollout_log(conn: Connection, goal_id: str, runtime_root: Path) -> list[dict[str, str]]:
     query = (
-        select(rollout_events.c.record)
-        .where(rollout_events.c.goal_id == goal_id)
-        .order_by(rollout_events.c.position, rollout_events.c.event_id)
+        "SELECT record FROM rm_rollout_events WHERE goal_id = ? ORDER BY position, event_id"
     )
-    lines = [render_event_line(orjson.loads(text)) for (text,) in conn.execute(query)]
+    lines = [render_event_line(orjson.loads(text)) for (text,) in conn.execute(query, (goal_id,))]
     if not lines:
         return []
     return [
@@ -103,7 +95,7 @@ def render_global_registry(
 ) -> list[dict[str, str]]:
     """``registry.global.json`` as the last sync decided, plus its backup when one was taken."""
     text = conn.execute(
-        select(global_registry.c.document).where(global_registry.c.registry_id == "global")
+        "SELECT document FROM rm_global_registry WHERE registry_id = ?", ("global",)
     ).scalar()
     if text is None:
         return []

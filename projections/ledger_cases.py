@@ -14,9 +14,8 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import orjson
-from sqlalchemy import select
 
-from projections import schema
+from ledger.connection import placeholders
 from projections.ledger_fragments import (
     bucket_of_prefix,
     bucket_prefix,
@@ -26,9 +25,10 @@ from projections.ledger_fragments import (
     run_columns_of,
 )
 from projections.ledger_v0 import bucket_of
+from projections.tables import LEDGER_CASES, LEDGER_ROWS
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
+    from ledger.connection import Connection
 
 # Beyond this many touched cases in one ledger, one ordered scan of the whole ledger is
 # cheaper than a range query per case (an import, a large merge, the end of a replay).
@@ -56,7 +56,7 @@ def write_rows(conn: Connection, items: list[dict], *, decide_cases: bool = Fals
             batch = [
                 {**item, **run_columns(item["row"])} for item in items[start : start + _WRITE_BATCH]
             ]
-            upsert_rows(conn, schema.ledger_rows, batch)
+            upsert_rows(conn, LEDGER_ROWS, batch)
             touched.update(_buckets_of(batch))
         return touched
     groups: dict[tuple[str, str, str], list[dict]] = {}
@@ -79,12 +79,12 @@ def write_rows(conn: Connection, items: list[dict], *, decide_cases: bool = Fals
         else:
             undecided.add(ledger_id)
         if len(rows_batch) >= _WRITE_BATCH:
-            upsert_rows(conn, schema.ledger_rows, rows_batch)
+            upsert_rows(conn, LEDGER_ROWS, rows_batch)
             touched.update(_buckets_of(rows_batch))
             rows_batch = []
-    upsert_rows(conn, schema.ledger_rows, rows_batch)
+    upsert_rows(conn, LEDGER_ROWS, rows_batch)
     touched.update(_buckets_of(rows_batch))
-    upsert_rows(conn, schema.ledger_cases, cases_batch)
+    upsert_rows(conn, LEDGER_CASES, cases_batch)
     for ledger_id in sorted(undecided):
         rebuild_ledger_cases(conn, ledger_id)
     return touched
@@ -101,21 +101,28 @@ def _buckets_of(rows: list[dict]) -> set[Bucket]:
 def stored_buckets(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[Bucket]:
     """The cases the given ``(ledger_id, run_id)`` rows are in now, read before they are
     rewritten so a run that moves still refreshes the case it leaves."""
-    rows = schema.ledger_rows
     by_ledger: dict[str, list[str]] = {}
     for ledger_id, run_id in keys:
         by_ledger.setdefault(ledger_id, []).append(run_id)
     found: set[Bucket] = set()
     for ledger_id, run_ids in by_ledger.items():
         for start in range(0, len(run_ids), _LOOKUP_CHUNK):
-            query = select(rows.c.render_key).where(
-                rows.c.ledger_id == ledger_id,
-                rows.c.run_id.in_(run_ids[start : start + _LOOKUP_CHUNK]),
+            chunk = run_ids[start : start + _LOOKUP_CHUNK]
+            query = (
+                "SELECT render_key FROM rm_ledger_rows"
+                f" WHERE ledger_id = ? AND run_id IN ({placeholders(len(chunk))})"
             )
-            for (key,) in conn.execute(query):
+            for (key,) in conn.execute(query, [ledger_id, *chunk]):
                 if key is not None:
                     found.add((ledger_id, prefix_of_key(bytes(key))))
     return found
+
+
+# One case's rows: the render-key range its prefix starts (``ix_rm_ledger_rows_render``).
+_CASE_ROWS = (
+    'SELECT "row", position FROM rm_ledger_rows'
+    " WHERE ledger_id = ? AND render_key >= ? AND render_key < ?"
+)
 
 
 def refresh_cases(conn: Connection, buckets: Iterable[Bucket]) -> None:
@@ -127,15 +134,9 @@ def refresh_cases(conn: Connection, buckets: Iterable[Bucket]) -> None:
         if len(prefixes) > FULL_REFRESH_CASES:
             rebuild_ledger_cases(conn, ledger_id)
             continue
-        rows = schema.ledger_rows
         updated, emptied = [], []
         for prefix in sorted(prefixes):
-            query = select(rows.c.row, rows.c.position).where(
-                rows.c.ledger_id == ledger_id,
-                rows.c.render_key >= prefix,
-                rows.c.render_key < prefix[:-1] + b"\x01",
-            )
-            found = conn.execute(query).all()
+            found = conn.execute(_CASE_ROWS, (ledger_id, prefix, prefix[:-1] + b"\x01")).all()
             if found:
                 updated.append(_case_row(ledger_id, prefix, found))
             else:
@@ -146,20 +147,17 @@ def refresh_cases(conn: Connection, buckets: Iterable[Bucket]) -> None:
 def rebuild_ledger_cases(conn: Connection, ledger_id: str) -> None:
     """Every case of one ledger from one scan in render-key order (one case in memory at a
     time; the decided cases are small)."""
-    conn.execute(schema.ledger_cases.delete().where(schema.ledger_cases.c.ledger_id == ledger_id))
+    conn.execute("DELETE FROM rm_ledger_cases WHERE ledger_id = ?", (ledger_id,))
     _write(conn, ledger_id, list(_all_cases(conn, ledger_id)), [])
 
 
 def _all_cases(conn: Connection, ledger_id: str) -> Iterator[dict]:
-    rows = schema.ledger_rows
     query = (
-        select(rows.c.render_key, rows.c.row, rows.c.position)
-        .where(rows.c.ledger_id == ledger_id, rows.c.render_key.is_not(None))
-        .order_by(rows.c.render_key)
-        .execution_options(yield_per=1000)
+        'SELECT render_key, "row", position FROM rm_ledger_rows'
+        " WHERE ledger_id = ? AND render_key IS NOT NULL ORDER BY render_key"
     )
     prefix, group = None, []
-    for key, text, position in conn.execute(query):
+    for key, text, position in conn.stream(query, (ledger_id,), batch=1000):
         this = prefix_of_key(bytes(key))
         if this != prefix:
             if group:
@@ -182,12 +180,10 @@ def _case_row(ledger_id: str, prefix: bytes, found: list) -> dict:
 def _write(conn: Connection, ledger_id: str, updated: list[dict], emptied: list[bytes]) -> None:
     from projections.read_models import upsert_rows
 
-    cases = schema.ledger_cases
     for prefix in emptied:
         bid, cid = bucket_of_prefix(prefix)
         conn.execute(
-            cases.delete().where(
-                cases.c.ledger_id == ledger_id, cases.c.benchmark_id == bid, cases.c.case_id == cid
-            )
+            "DELETE FROM rm_ledger_cases WHERE ledger_id = ? AND benchmark_id = ? AND case_id = ?",
+            (ledger_id, bid, cid),
         )
-    upsert_rows(conn, cases, updated)
+    upsert_rows(conn, LEDGER_CASES, updated)

@@ -17,7 +17,7 @@ from projections.ledger_stream import stream_ledger_json
 from projections.ledger_v0 import build_document, dump_json, render_markdown
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
+    from ledger.connection import Connection
 
 
 def ledger_document(conn: Connection, ledger_id: str) -> dict[str, Any]:

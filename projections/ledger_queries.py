@@ -11,12 +11,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from sqlalchemy import select
 
-from projections.schema import ledger_rows, ledgers
+from ledger.connection import scalars
+from projections.tables import LEDGERS
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
+    from ledger.connection import Connection
+
+_ROWS = 'SELECT "row" FROM rm_ledger_rows WHERE ledger_id = ?'
 
 
 class LedgerQueries:
@@ -26,35 +28,24 @@ class LedgerQueries:
         self.conn = conn
 
     def ledger(self, ledger_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute(select(ledgers).where(ledgers.c.ledger_id == ledger_id)).first()
+        row = self.conn.execute(f"{LEDGERS.select_sql} WHERE ledger_id = ?", (ledger_id,)).first()
         if row is None:
             return None
-        found = dict(row._mapping)
+        found = dict(zip(LEDGERS.columns, row, strict=True))
         if found.get("update_policy"):
             found["update_policy"] = orjson.loads(found["update_policy"])
         return found
 
     def case_rows(self, ledger_id: str, benchmark_id: str, case_id: str) -> list[dict[str, Any]]:
-        query = select(ledger_rows.c.row).where(
-            ledger_rows.c.ledger_id == ledger_id,
-            ledger_rows.c.benchmark_id == benchmark_id,
-            ledger_rows.c.case_id == case_id,
-        )
-        return [orjson.loads(text) for (text,) in self.conn.execute(query)]
+        query = f"{_ROWS} AND benchmark_id = ? AND case_id = ?"
+        return self._parsed(query, (ledger_id, benchmark_id, case_id))
 
     def row(self, ledger_id: str, run_id: str) -> dict[str, Any] | None:
-        text = self.conn.execute(
-            select(ledger_rows.c.row).where(
-                ledger_rows.c.ledger_id == ledger_id, ledger_rows.c.run_id == run_id
-            )
-        ).scalar()
+        text = self.conn.execute(f"{_ROWS} AND run_id = ?", (ledger_id, run_id)).scalar()
         return orjson.loads(text) if text is not None else None
 
     def rows_by_benchmark(self, ledger_id: str, benchmark_id: str) -> list[dict[str, Any]]:
-        query = select(ledger_rows.c.row).where(
-            ledger_rows.c.ledger_id == ledger_id, ledger_rows.c.benchmark_id == benchmark_id
-        )
-        return [orjson.loads(text) for (text,) in self.conn.execute(query)]
+        return self._parsed(f"{_ROWS} AND benchmark_id = ?", (ledger_id, benchmark_id))
 
     def backfill_candidates(self, ledger_id: str, row: dict[str, Any]) -> list[dict[str, Any]]:
         """Rows of the same benchmark that could be the same logical run (ledger_v0 §6.1)."""
@@ -65,27 +56,15 @@ class LedgerQueries:
         ]
 
     def all_rows(self, ledger_id: str) -> Iterator[dict[str, Any]]:
-        query = (
-            select(ledger_rows.c.row)
-            .where(ledger_rows.c.ledger_id == ledger_id)
-            .order_by(ledger_rows.c.position, ledger_rows.c.run_id)
-        )
-        for (text,) in self.conn.execute(query):
+        for (text,) in self.conn.execute(f"{_ROWS} ORDER BY position, run_id", (ledger_id,)):
             yield orjson.loads(text)
 
     def row_count(self, ledger_id: str) -> int:
-        from sqlalchemy import func
-
-        return (
-            self.conn.execute(
-                select(func.count())
-                .select_from(ledger_rows)
-                .where(ledger_rows.c.ledger_id == ledger_id)
-            ).scalar()
-            or 0
-        )
+        query = "SELECT count(*) FROM rm_ledger_rows WHERE ledger_id = ?"
+        return self.conn.execute(query, (ledger_id,)).scalar() or 0
 
     def ledger_ids(self) -> list[str]:
-        return list(
-            self.conn.execute(select(ledgers.c.ledger_id).order_by(ledgers.c.ledger_id)).scalars()
-        )
+        return scalars(self.conn.execute("SELECT ledger_id FROM rm_ledgers ORDER BY ledger_id"))
+
+    def _parsed(self, query: str, params: tuple[str, ...]) -> list[dict[str, Any]]:
+        return [orjson.loads(text) for (text,) in self.conn.execute(query, params)]

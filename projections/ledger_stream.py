@@ -21,15 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from sqlalchemy import select
 
-from projections import schema
 from projections.files import HashingWriter, atomic_stream
 from projections.ledger_fragments import CASE_TAIL, bucket_prefix, nested_json
 from projections.ledger_v0 import SCHEMA_VERSION, MarkdownParts, assemble_markdown
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
+    from ledger.connection import Connection
 
 _CHUNK = 1024 * 1024
 _STREAM_ROWS = 2000
@@ -71,18 +69,12 @@ def stream_ledger_json(
 def _cases(conn: Connection, ledger_id: str) -> list[_Case] | None:
     """The ledger's cases in document order (benchmark, then case: code-point order, which is
     also the byte order of their render-key prefixes)."""
-    t = schema.ledger_cases
-    query = select(
-        t.c.benchmark_id,
-        t.c.case_id,
-        t.c.active_run_count,
-        t.c.archived_run_count,
-        t.c.json_head,
-        t.c.decision_line,
-        t.c.backlog,
-    ).where(t.c.ledger_id == ledger_id)
+    query = (
+        "SELECT benchmark_id, case_id, active_run_count, archived_run_count, json_head,"
+        " decision_line, backlog FROM rm_ledger_cases WHERE ledger_id = ?"
+    )
     cases = []
-    for bid, cid, active, archived, head, line, backlog in conn.execute(query):
+    for bid, cid, active, archived, head, line, backlog in conn.execute(query, (ledger_id,)):
         prefix = bucket_prefix(bid, cid)
         if prefix is None:
             return None
@@ -157,13 +149,12 @@ def _write_json(
 def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tuple]]:
     """``(render_key, json_fragment, markdown_line)`` of every row of the ledger, in render
     key order, on the DBAPI cursor of the transaction's own connection: ~90 MB at 30,000
-    rows, so SQLAlchemy's per-row processing is skipped, and on PostgreSQL a server-side
+    rows, streamed from a cursor, and on PostgreSQL a server-side
     cursor in binary format streams bytea without hex (half the time of the text format)."""
-    table = schema.ledger_rows.name
-    sql = f"SELECT render_key, json_fragment, markdown_line FROM {table} WHERE ledger_id = {{}}"
-    sql += " ORDER BY render_key"
-    raw = conn.connection.dbapi_connection
-    if conn.dialect.name == "postgresql":
+    sql = "SELECT render_key, json_fragment, markdown_line FROM rm_ledger_rows"
+    sql += " WHERE ledger_id = {} ORDER BY render_key"
+    raw = conn.dbapi_connection()
+    if conn.dialect == "postgresql":
         cursor = raw.cursor(name=f"ledger_stream_{id(conn)}", binary=True)
         cursor.itersize = _STREAM_ROWS
         cursor.execute(sql.format("%s"), (ledger_id,))

@@ -6,53 +6,40 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import select
 
+from ledger.connection import scalars
 from projections.ledger_queries import LedgerQueries
 from projections.ledger_v0 import latest_decision, run_sort_key
-from projections.schema import global_registry, goal_runs
+
+_RECORDS = 'SELECT stem, record FROM rm_goal_runs WHERE goal_id = ?'
 
 
 class StoreReads(LedgerQueries):
     """Ledger rows, goal run history and the global registry document."""
 
     def goal_stems(self, goal_id: str) -> set[str]:
-        return set(
-            self.conn.execute(
-                select(goal_runs.c.stem).where(goal_runs.c.goal_id == goal_id)
-            ).scalars()
-        )
+        query = "SELECT stem FROM rm_goal_runs WHERE goal_id = ?"
+        return set(scalars(self.conn.execute(query, (goal_id,))))
 
     def goal_records(self, goal_id: str, limit: int | None = None) -> list[dict[str, Any]]:
         """The goal's run records, newest first (what ``run-ledger-check`` compares)."""
-        query = (
-            select(goal_runs.c.stem, goal_runs.c.record)
-            .where(goal_runs.c.goal_id == goal_id)
-            .order_by(goal_runs.c.generated_at.desc(), goal_runs.c.stem.desc())
-        )
+        query, params = f"{_RECORDS} ORDER BY generated_at DESC, stem DESC", [goal_id]
         if limit is not None:
-            query = query.limit(limit)
-        return [{**orjson.loads(text), "stem": stem} for stem, text in self.conn.execute(query)]
+            query, params = f"{query} LIMIT ?", [goal_id, limit]
+        rows = self.conn.execute(query, params)
+        return [{**orjson.loads(text), "stem": stem} for stem, text in rows]
 
     def goal_records_since(self, goal_id: str) -> list[tuple[str, dict[str, Any]]]:
-        query = (
-            select(goal_runs.c.stem, goal_runs.c.record)
-            .where(goal_runs.c.goal_id == goal_id)
-            .order_by(goal_runs.c.position, goal_runs.c.stem)
-        )
-        return [(stem, orjson.loads(text)) for stem, text in self.conn.execute(query)]
+        rows = self.conn.execute(f"{_RECORDS} ORDER BY position, stem", (goal_id,))
+        return [(stem, orjson.loads(text)) for stem, text in rows]
 
     def known_goal_ids(self) -> list[str]:
-        return list(
-            self.conn.execute(
-                select(goal_runs.c.goal_id).distinct().order_by(goal_runs.c.goal_id)
-            ).scalars()
-        )
+        query = "SELECT DISTINCT goal_id FROM rm_goal_runs ORDER BY goal_id"
+        return scalars(self.conn.execute(query))
 
     def global_registry(self, registry_id: str = "global") -> dict[str, Any] | None:
-        text = self.conn.execute(
-            select(global_registry.c.document).where(global_registry.c.registry_id == registry_id)
-        ).scalar()
+        query = "SELECT document FROM rm_global_registry WHERE registry_id = ?"
+        text = self.conn.execute(query, (registry_id,)).scalar()
         return orjson.loads(text) if text is not None else None
 
     @staticmethod

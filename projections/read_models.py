@@ -14,12 +14,20 @@ import orjson
 
 from ledger import events as ev
 from ledger.events import CURRENT_SCHEMA_VERSION, upcast
-from projections import schema
 from projections.ledger_cases import (
     rebuild_ledger_cases,
     refresh_cases,
     stored_buckets,
     write_rows,
+)
+from projections.tables import (
+    EXPORTS,
+    GLOBAL_REGISTRY,
+    GOAL_RUNS,
+    LEDGER_CASES,
+    LEDGER_ROWS,
+    LEDGERS,
+    ROLLOUT_EVENTS,
 )
 
 # Ledger-row text a replay holds back before writing (latest row per key): 30,000 rows of
@@ -27,57 +35,22 @@ from projections.ledger_cases import (
 REPLAY_BUFFER_BYTES = 64 * 1024 * 1024
 
 if TYPE_CHECKING:
-    from sqlalchemy import Table
-    from sqlalchemy.engine import Connection
-
+    from ledger.connection import Connection
     from ledger.events import StoredEvent
+    from ledger.tables import TableSpec
 
 
-def _upsert(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    """Insert-or-replace by primary key, in bulk, on both backends."""
+def _upsert(conn: Connection, table: TableSpec, rows: list[dict[str, Any]]) -> None:
+    """Insert-or-replace by primary key, in bulk, on both backends (the last row per key)."""
     if not rows:
         return
-    keys = [c.name for c in table.primary_key.columns]
-    key_of = itemgetter(*keys)  # C-level tuples: a replay writes hundreds of thousands
+    key_of = itemgetter(*table.primary_key)  # C-level tuples: a replay writes 100,000s
     deduped = {key_of(r): r for r in rows}
-    sql, order = _upsert_statement(conn, table, keys)
-    if order is None:
-        conn.exec_driver_sql(sql, list(deduped.values()))
-    else:
-        values_of = itemgetter(*order)
-        conn.exec_driver_sql(sql, [values_of(r) for r in deduped.values()])
+    values_of = itemgetter(*table.columns)
+    conn.executemany(table.upsert_sql, [values_of(r) for r in deduped.values()])
 
 
 upsert_rows = _upsert  # for the per-case read model (projections/ledger_cases.py)
-
-
-# (dialect, paramstyle, table) -> (SQL, parameter order when positional). Compiled once: a
-# replay runs the same few upserts thousands of times, and SQLAlchemy's per-row parameter
-# processing cost as much as SQLite's own insert.
-_UPSERT_SQL: dict[tuple[str, str, str], tuple[str, tuple[str, ...] | None]] = {}
-
-
-def _upsert_statement(
-    conn: Connection, table: Table, keys: list[str]
-) -> tuple[str, tuple[str, ...] | None]:
-    dialect = conn.dialect
-    cache_key = (dialect.name, dialect.paramstyle, table.name)
-    found = _UPSERT_SQL.get(cache_key)
-    if found is not None:
-        return found
-    if dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    stmt = insert(table)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=keys,
-        set_={c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys},
-    )
-    compiled = stmt.compile(dialect=dialect, column_keys=[c.name for c in table.columns])
-    order = tuple(compiled.positiontup) if compiled.positional else None
-    found = _UPSERT_SQL[cache_key] = (str(compiled), order)
-    return found
 
 
 class LedgerRowsProjection:
@@ -95,7 +68,7 @@ class LedgerRowsProjection:
             ev.LEDGER_IMPORTED,
         }
     )
-    tables = (schema.ledgers, schema.ledger_rows, schema.ledger_cases)
+    tables = (LEDGERS, LEDGER_ROWS, LEDGER_CASES)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         buffer = LedgerRowsBuffer()
@@ -166,7 +139,7 @@ class LedgerRowsBuffer:
         upserts stored as replay sees them (no upcaster: the stored text is the payload).
         Not PostgreSQL: ``payload::jsonb`` cost ~45 us an event there (TOASTed text), three
         times what decoding it in Python does."""
-        return conn.dialect.name == "sqlite" and ev.LEDGER_UPSERTED not in CURRENT_SCHEMA_VERSION
+        return conn.dialect == "sqlite" and ev.LEDGER_UPSERTED not in CURRENT_SCHEMA_VERSION
 
     def sparse_replay(self, conn: Connection, upto: int) -> list[int] | None:
         """The ``ledger_upserted`` events up to ``upto`` a full replay needs, in position order
@@ -182,11 +155,9 @@ class LedgerRowsBuffer:
         SQLite's JSON functions without the rows leaving the database (see
         ``sparse_supported``).
         """
-        from sqlalchemy.exc import DBAPIError
-
         try:
-            found = conn.exec_driver_sql(_SQLITE_KEPT_UPSERTS, (ev.LEDGER_UPSERTED, upto)).all()
-        except DBAPIError:  # a payload SQLite cannot parse: the full replay reports it
+            found = conn.execute(_SQLITE_KEPT_UPSERTS, (ev.LEDGER_UPSERTED, upto)).all()
+        except conn.errors:  # a payload SQLite cannot parse: the full replay reports it
             return None
         return [position for (position,) in found]
 
@@ -228,7 +199,7 @@ class LedgerRowsBuffer:
         """Write what is pending (the ledgers stay cached, they are what the table now holds);
         returns the cases the written rows are in."""
         self._materialize()
-        _upsert(conn, schema.ledgers, list(self.ledgers.values()))
+        _upsert(conn, LEDGERS, list(self.ledgers.values()))
         items = [
             {
                 "ledger_id": ledger_id,
@@ -350,12 +321,10 @@ def _ledger_row(
 
 
 def _stored_ledger(conn: Connection, ledger_id: str) -> dict[str, Any] | None:
-    from sqlalchemy import select
-
     found = conn.execute(
-        select(schema.ledgers).where(schema.ledgers.c.ledger_id == ledger_id)
+        f"{LEDGERS.select_sql} WHERE ledger_id = ?", (ledger_id,)
     ).first()
-    return dict(found._mapping) if found else None
+    return dict(zip(LEDGERS.columns, found, strict=True)) if found else None
 
 
 def _rows_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -382,12 +351,12 @@ class GoalRunsProjection:
     name = "goal_runs"
     light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.RUN_APPENDED})
-    tables = (schema.goal_runs,)
+    tables = (GOAL_RUNS,)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         _upsert(
             conn,
-            schema.goal_runs,
+            GOAL_RUNS,
             [
                 {
                     "goal_id": e.payload["goal_id"],
@@ -408,7 +377,7 @@ class RolloutProjection:
     name = "rollout_events"
     light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.RUN_APPENDED})
-    tables = (schema.rollout_events,)
+    tables = (ROLLOUT_EVENTS,)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         rows = []
@@ -426,7 +395,7 @@ class RolloutProjection:
                     "position": e.position,
                 }
             )
-        _upsert(conn, schema.rollout_events, rows)
+        _upsert(conn, ROLLOUT_EVENTS, rows)
 
 
 class GlobalRegistryProjection:
@@ -435,12 +404,12 @@ class GlobalRegistryProjection:
     name = "global_registry"
     light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.GLOBAL_SYNCED})
-    tables = (schema.global_registry,)
+    tables = (GLOBAL_REGISTRY,)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         _upsert(
             conn,
-            schema.global_registry,
+            GLOBAL_REGISTRY,
             [
                 {
                     "registry_id": e.payload.get("registry_id") or "global",
@@ -459,12 +428,12 @@ class ExportsProjection:
     name = "exports"
     light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.EXPORT_WRITTEN})
-    tables = (schema.exports,)
+    tables = (EXPORTS,)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         _upsert(
             conn,
-            schema.exports,
+            EXPORTS,
             [
                 {
                     "path": f["path"],

@@ -27,7 +27,7 @@ def _export_event(exports: list[dict[str, str]]) -> NewEvent:
 def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
     if not exports:
         return
-    with opened.store.engine.connect() as conn:
+    with opened.store.database.connect() as conn:
         unchanged = _already_published(conn, exports)
     if not unchanged:
         reach("before_export_event")
@@ -37,14 +37,11 @@ def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
 def _already_published(conn: Any, exports: list[dict[str, str]]) -> bool:
     """Every file byte-identical to its last recorded export: re-rendering after a rerun of a
     command that had already completed then appends nothing, as idempotency promises."""
-    from sqlalchemy import select
+    from ledger.connection import placeholders
 
-    from projections.schema import exports as published
-
-    query = select(published.c.path, published.c.sha256).where(
-        published.c.path.in_([f["path"] for f in exports])
-    )
-    recorded = {path: sha for path, sha in conn.execute(query)}
+    paths = [f["path"] for f in exports]
+    query = f"SELECT path, sha256 FROM rm_exports WHERE path IN ({placeholders(len(paths))})"
+    recorded = {path: sha for path, sha in conn.execute(query, paths)}
     return all(recorded.get(f["path"]) == f["sha256"] for f in exports)
 
 

@@ -186,15 +186,12 @@ def type_counts(events: list) -> Counter:
 
 
 def ledger_ids(db: str) -> list[str]:
-    from sqlalchemy import select
-
     from commands.runtime import open_store
-    from projections.schema import ledgers
 
     opened = open_store(db)
     try:
-        with opened.store.engine.connect() as conn:
-            return [r[0] for r in conn.execute(select(ledgers.c.ledger_id))]
+        with opened.store.database.connect() as conn:
+            return [r[0] for r in conn.execute("SELECT ledger_id FROM rm_ledgers")]
     finally:
         opened.close()
 
@@ -202,19 +199,16 @@ def ledger_ids(db: str) -> list[str]:
 def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, bytes, list[dict[str, Any]]]:
     """Ledger JSON and Markdown as a render from the store now writes them, and the rows of
     the ``rm_ledger_rows`` read model."""
-    from sqlalchemy import select
-
     from commands.runtime import open_store
     from projections.ledger_files import ledger_document
     from projections.ledger_v0 import dump_json, render_markdown
-    from projections.schema import ledger_rows
 
     opened = open_store(db)
     try:
-        with opened.store.engine.connect() as conn:
+        with opened.store.database.connect() as conn:
             doc = ledger_document(conn, ledger_id)
-            query = select(ledger_rows.c.row).where(ledger_rows.c.ledger_id == ledger_id)
-            rows = [json.loads(r[0]) for r in conn.execute(query)]
+            query = 'SELECT "row" FROM rm_ledger_rows WHERE ledger_id = ?'
+            rows = [json.loads(r[0]) for r in conn.execute(query, (ledger_id,))]
         return dump_json(doc), render_markdown(doc).encode("utf-8"), rows
     finally:
         opened.close()

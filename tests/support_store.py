@@ -28,3 +28,9 @@ def upsert_event(ledger: str, run_id: str, score: float = 1.0, case: str = "c1")
             "updated_at": "2026-01-01T00:00:00Z",
         },
     )
+
+
+def table_rows(conn, table) -> list[tuple]:  # noqa: ANN001 - a Connection and a TableSpec
+    """Every row of a table in primary-key order, as plain tuples."""
+    order = ", ".join(table.primary_key)
+    return [tuple(r) for r in conn.execute(f"{table.select_sql} ORDER BY {order}")]

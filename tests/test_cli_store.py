@@ -103,10 +103,8 @@ def test_sql_connection_itself_is_read_only(db_url):
     result = run(["sql", stmt], db_url)
     assert result.exit_code == 1
     s = opened(db_url)
-    with s.store.engine.connect() as conn:
-        from sqlalchemy import text
-
-        assert conn.execute(text("SELECT count(*) FROM rm_ledger_rows")).scalar() == 1
+    with s.store.database.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM rm_ledger_rows").scalar() == 1
     s.close()
 
 

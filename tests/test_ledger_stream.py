@@ -12,17 +12,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import select, update
 
 from commands.cli import cli
 from ledger import events as ev
 from ledger.events import NewEvent
-from projections import schema
+from projections import tables
 from projections.ledger_files import ledger_document, render_ledger_files
 from projections.ledger_queries import LedgerQueries
 from projections.ledger_stream import stream_ledger_json
 from projections.ledger_v0 import dump_json, render_markdown
-from tests.support_store import opened
+from tests.support_store import opened, table_rows
 from tests.test_ledger_cli import compact_run, write_json
 
 LEDGERS = ("L1", "L2", "L3")
@@ -43,7 +42,7 @@ def streamed_render(conn, ledger_id: str, tmp_path: Path) -> tuple[bytes, bytes]
 
 
 def assert_stream_equals_full(store, tmp_path: Path, ledgers=LEDGERS) -> None:
-    with store.engine.connect() as conn:
+    with store.database.connect() as conn:
         known = set(LedgerQueries(conn).ledger_ids())
         for ledger_id in ledgers:
             if ledger_id not in known:
@@ -159,7 +158,7 @@ def test_a_ledger_the_cache_cannot_render_is_rendered_in_full(db_url, tmp_path):
         ]
         s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 1)])
         json_path, md_path = tmp_path / "L1.json", tmp_path / "L1.md"
-        with s.store.engine.connect() as conn:
+        with s.store.database.connect() as conn:
             assert streamed_render(conn, "L1", tmp_path) is None
             assert not (tmp_path / "stream-L1.json").exists()  # nothing half-written
             render_ledger_files(conn, "L1", json_path, md_path)
@@ -176,10 +175,9 @@ def test_a_cache_that_does_not_add_up_is_never_published(db_url, tmp_path):
     try:
         rows = [{"run_id": f"r{i}", "benchmark_id": "b", "case_id": f"c{i % 2}"} for i in range(4)]
         s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 1)])
-        with s.store.engine.begin() as conn:
-            t = schema.ledger_rows
-            conn.execute(update(t).where(t.c.run_id == "r3").values(json_fragment=None))
-        with s.store.engine.connect() as conn:
+        with s.store.database.begin() as conn:
+            conn.execute("UPDATE rm_ledger_rows SET json_fragment = NULL WHERE run_id = 'r3'")
+        with s.store.database.connect() as conn:
             assert streamed_render(conn, "L1", tmp_path) is None
     finally:
         s.close()
@@ -201,7 +199,7 @@ class _Cli:
 def _files_equal_full_render(db_url: str, root: Path, name: str) -> None:
     s = opened(db_url)
     try:
-        with s.store.engine.connect() as conn:
+        with s.store.database.connect() as conn:
             ledger_id = next(i for i in LedgerQueries(conn).ledger_ids() if i.endswith(name))
             json_bytes, markdown = full_render(conn, ledger_id)
             assert streamed_render(conn, ledger_id, root) is not None
@@ -254,14 +252,14 @@ def test_upgrade_from_0001_fills_the_cache_like_replay(db_url, tmp_path):
     try:
         rows = [_row(rng, f"r{i}") for i in range(40)]
         s.store.append([_event("L1", ev.LEDGER_IMPORTED, rows, 0)])
-        with s.store.engine.connect() as conn:
+        with s.store.database.connect() as conn:
             before = full_render(conn, "L1")
-            cases = conn.execute(select(schema.ledger_cases).order_by("case_id")).all()
-        command.downgrade(alembic_config(s.store.engine), "0001_initial")
-        command.upgrade(alembic_config(s.store.engine), "head")
-        with s.store.engine.connect() as conn:
+            cases = table_rows(conn, tables.LEDGER_CASES)
+        command.downgrade(alembic_config(s.store.database), "0001_initial")
+        command.upgrade(alembic_config(s.store.database), "head")
+        with s.store.database.connect() as conn:
             assert streamed_render(conn, "L1", tmp_path) == before
-            assert conn.execute(select(schema.ledger_cases).order_by("case_id")).all() == cases
+            assert table_rows(conn, tables.LEDGER_CASES) == cases
         assert s.projections.verify_rebuild(s.store).ok
     finally:
         s.close()

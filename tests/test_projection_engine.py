@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select, text
-
 from ledger.events import LEDGER_RUNS_ARCHIVED, NewEvent
 from projections.engine import checkpoints
-from projections.schema import ledger_rows
-from tests.support_store import opened, upsert_event
+from projections.tables import LEDGER_ROWS
+from tests.support_store import opened, table_rows, upsert_event
 
 
 def _rows(s):
-    with s.store.engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(select(ledger_rows).order_by(ledger_rows.c.run_id))]
+    with s.store.database.connect() as conn:
+        return table_rows(conn, LEDGER_ROWS)
 
 
 def test_read_models_update_in_the_append_transaction(db_url):
     s = opened(db_url)
     with s.store.transaction() as uow:
         uow.append([upsert_event("L", "a", 0.5)])
-        seen = uow.conn.execute(select(ledger_rows.c.run_id)).scalars().all()
+        seen = [r[0] for r in uow.conn.execute("SELECT run_id FROM rm_ledger_rows")]
         assert seen == ["a"]  # read-your-writes inside the command's transaction
     s.store.append([upsert_event("L", "a", 1.0), upsert_event("L", "b")])
     rows = _rows(s)
     assert [r[1] for r in rows] == ["a", "b"]
     assert '"official_score":1.0' in rows[0][6]
-    with s.store.engine.connect() as conn:
+    with s.store.database.connect() as conn:
         assert checkpoints(conn)["ledger_rows"] == 3
     s.close()
 
@@ -68,9 +66,9 @@ def test_rebuild_reproduces_incremental_state(db_url):
 def test_verify_rebuild_reports_a_drifted_read_model_row(db_url):
     s = opened(db_url)
     s.store.append([upsert_event("L", "a"), upsert_event("L", "b")])
-    with s.store.engine.begin() as conn:
-        conn.execute(text("UPDATE rm_ledger_rows SET archived = 1 WHERE run_id = 'b'"))
-        conn.execute(text("DELETE FROM rm_ledger_rows WHERE run_id = 'a'"))
+    with s.store.database.begin() as conn:
+        conn.execute("UPDATE rm_ledger_rows SET archived = 1 WHERE run_id = 'b'")
+        conn.execute("DELETE FROM rm_ledger_rows WHERE run_id = 'a'")
     report = s.projections.verify_rebuild(s.store)
     assert not report.ok
     problems = {(d["key"][1], d["problem"]) for d in report.differences}

@@ -7,8 +7,6 @@ import dataclasses
 import gc
 import json
 
-from sqlalchemy import select, text
-
 from ledger.events import (
     LEDGER_RUNS_ARCHIVED,
     LEDGER_UPSERTED,
@@ -19,10 +17,10 @@ from ledger.events import (
 )
 from ledger.schema import events as events_table
 from ledger.store import EVENT_COLUMNS
-from projections import schema
-from tests.support_store import opened
+from projections import tables
+from tests.support_store import opened, table_rows
 
-READ_MODELS = (schema.ledgers, schema.ledger_rows, schema.goal_runs, schema.rollout_events)
+READ_MODELS = (tables.LEDGERS, tables.LEDGER_ROWS, tables.GOAL_RUNS, tables.ROLLOUT_EVENTS)
 
 
 def _fixture_rows(shared_dir) -> list[dict]:
@@ -90,7 +88,7 @@ def _history(rows: list[dict]) -> list[list[NewEvent]]:
 
 def _snapshot(conn) -> dict[str, list[tuple]]:
     return {
-        t.name: [tuple(r) for r in conn.execute(select(t).order_by(*t.primary_key.columns))]
+        t.name: table_rows(conn, t)
         for t in READ_MODELS
     }
 
@@ -102,7 +100,7 @@ def test_buffered_rebuild_equals_incremental_read_models(db_url, shared_dir, mon
     s = opened(db_url)
     for command in _history(_fixture_rows(shared_dir)):
         s.store.append(command, metadata={"actor": "t"})
-    with s.store.engine.connect() as conn:
+    with s.store.database.connect() as conn:
         incremental = _snapshot(conn)
     assert len(incremental["rm_ledger_rows"]) == 22  # 11 run ids in each of two ledgers
     assert incremental["rm_ledgers"][0][1] == "moved/a.json"
@@ -111,11 +109,11 @@ def test_buffered_rebuild_equals_incremental_read_models(db_url, shared_dir, mon
     monkeypatch.setattr(read_models, "REPLAY_BUFFER_BYTES", 5000)
     report = s.projections.rebuild(s.store)
     assert report.events_replayed == s.store.head_position() - 24  # run_built not replayed
-    with s.store.engine.connect() as conn:
+    with s.store.database.connect() as conn:
         assert _snapshot(conn) == incremental
     monkeypatch.setattr(read_models, "REPLAY_BUFFER_BYTES", 1 << 30)  # one flush at the end
     s.projections.rebuild(s.store)
-    with s.store.engine.connect() as conn:
+    with s.store.database.connect() as conn:
         assert _snapshot(conn) == incremental
     assert s.projections.verify_rebuild(s.store).ok
     s.close()
@@ -161,15 +159,15 @@ def test_rebuild_restores_cache_size_and_the_collector(db_url):
     s = opened(db_url)
     s.store.append([_appended("g", 1)])
     assert gc.isenabled()
-    with s.store.engine.connect() as conn:
-        before = conn.exec_driver_sql("PRAGMA cache_size").scalar() if "sqlite" in db_url else 0
+    with s.store.database.connect() as conn:
+        before = conn.execute("PRAGMA cache_size").scalar() if "sqlite" in db_url else 0
     s.projections.rebuild(s.store)
     assert gc.isenabled()
     if "sqlite" in db_url:
-        with s.store.engine.connect() as conn:
-            assert conn.exec_driver_sql("PRAGMA cache_size").scalar() == before
-    with s.store.engine.connect() as conn:
-        assert conn.execute(text("SELECT count(*) FROM rm_goal_runs")).scalar() == 1
+        with s.store.database.connect() as conn:
+            assert conn.execute("PRAGMA cache_size").scalar() == before
+    with s.store.database.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM rm_goal_runs").scalar() == 1
     s.close()
 
 

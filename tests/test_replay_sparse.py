@@ -5,14 +5,13 @@ the ledger's own row in between."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
 
 from ledger.events import LEDGER_IMPORTED, LEDGER_RUNS_ARCHIVED, LEDGER_UPSERTED, NewEvent
-from projections import schema
+from projections import tables
 from projections.read_models import LedgerRowsBuffer
-from tests.support_store import opened
+from tests.support_store import opened, table_rows
 
-READ_MODELS = (schema.ledgers, schema.ledger_rows, schema.goal_runs, schema.rollout_events)
+READ_MODELS = (tables.LEDGERS, tables.LEDGER_ROWS, tables.GOAL_RUNS, tables.ROLLOUT_EVENTS)
 
 
 def _row(run_id: str, i: int, **extra) -> dict:
@@ -78,7 +77,7 @@ def _history() -> list[list[NewEvent]]:
 
 def _snapshot(conn) -> dict[str, list[tuple]]:
     return {
-        t.name: [tuple(r) for r in conn.execute(select(t).order_by(*t.primary_key.columns))]
+        t.name: table_rows(conn, t)
         for t in READ_MODELS
     }
 
@@ -90,7 +89,7 @@ def test_sparse_rebuild_equals_incremental_read_models(db_url, monkeypatch, batc
     s = opened(db_url)
     for command in _history():
         s.store.append(command, metadata={"actor": "t"})
-    with s.store.engine.connect() as conn:
+    with s.store.database.connect() as conn:
         incremental = _snapshot(conn)
         buffer = LedgerRowsBuffer(max_bytes=1)
         head = s.store.head_position(conn)
@@ -108,7 +107,7 @@ def test_sparse_rebuild_equals_incremental_read_models(db_url, monkeypatch, batc
     monkeypatch.setattr(engine_module, "REPLAY_BATCH", batch)
     report = s.projections.rebuild(s.store)
     assert report.events_replayed == s.store.head_position()  # skipped ones still count
-    with s.store.engine.connect() as conn:
+    with s.store.database.connect() as conn:
         assert _snapshot(conn) == incremental
     assert s.projections.verify_rebuild(s.store).ok
     s.close()

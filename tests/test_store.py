@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import text
 
 from ledger.errors import ConcurrencyError
 from ledger.events import NewEvent
@@ -78,28 +77,25 @@ def test_triggers_refuse_update_and_delete(db_url, statement):
     s = opened(db_url)
     s.store.append([upsert_event("L", "a")])
     with pytest.raises(Exception, match="append-only"):
-        with s.store.engine.begin() as conn:
-            conn.execute(text(statement))
+        with s.store.database.begin() as conn:
+            conn.execute(statement)
     assert s.store.verify().ok
     s.close()
 
 
 def _drop_update_trigger(conn) -> None:
     conn.execute(
-        text(
-            "DROP TRIGGER events_no_update"
-            + (" ON events" if conn.dialect.name == "postgresql" else "")
-        )
+        "DROP TRIGGER events_no_update" + (" ON events" if conn.dialect == "postgresql" else "")
     )
 
 
 def test_verify_catches_an_edit_behind_the_triggers_back(db_url):
     s = opened(db_url)
     s.store.append([upsert_event("L", str(i)) for i in range(5)])
-    with s.store.engine.begin() as conn:
+    with s.store.database.begin() as conn:
         _drop_update_trigger(conn)
         conn.execute(
-            text("UPDATE events SET payload = :p WHERE position = 3"), {"p": '{"tampered":true}'}
+            "UPDATE events SET payload = :p WHERE position = 3", {"p": '{"tampered":true}'}
         )
     report = s.store.verify()
     assert not report.ok
@@ -111,14 +107,11 @@ def test_verify_catches_an_edit_behind_the_triggers_back(db_url):
 def test_verify_catches_a_deleted_event(db_url):
     s = opened(db_url)
     s.store.append([upsert_event("L", str(i)) for i in range(5)])
-    with s.store.engine.begin() as conn:
+    with s.store.database.begin() as conn:
         conn.execute(
-            text(
-                "DROP TRIGGER events_no_delete"
-                + (" ON events" if conn.dialect.name == "postgresql" else "")
-            )
+            "DROP TRIGGER events_no_delete" + (" ON events" if conn.dialect == "postgresql" else "")
         )
-        conn.execute(text("DELETE FROM events WHERE position = 4"))
+        conn.execute("DELETE FROM events WHERE position = 4")
     report = s.store.verify()
     assert not report.ok and report.first_bad_position == 4
     s.close()
@@ -127,17 +120,13 @@ def test_verify_catches_a_deleted_event(db_url):
 def test_verify_catches_reordered_events(db_url):
     s = opened(db_url)
     s.store.append([upsert_event("L", str(i)) for i in range(4)])
-    with s.store.engine.begin() as conn:
+    with s.store.database.begin() as conn:
         _drop_update_trigger(conn)
         # swap the payloads of positions 2 and 3 (a reorder that keeps the positions dense)
-        rows = {
-            r.position: r.payload
-            for r in conn.execute(
-                text("SELECT position, payload FROM events WHERE position IN (2, 3)")
-            )
-        }
-        conn.execute(text("UPDATE events SET payload = :p WHERE position = 2"), {"p": rows[3]})
-        conn.execute(text("UPDATE events SET payload = :p WHERE position = 3"), {"p": rows[2]})
+        found = conn.execute("SELECT position, payload FROM events WHERE position IN (2, 3)")
+        rows = {position: payload for position, payload in found}
+        conn.execute("UPDATE events SET payload = :p WHERE position = 2", {"p": rows[3]})
+        conn.execute("UPDATE events SET payload = :p WHERE position = 3", {"p": rows[2]})
     report = s.store.verify()
     assert not report.ok and report.first_bad_position == 2
     s.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 
 from commands.runtime import open_store
 from tests.support_faults import (
@@ -43,13 +42,13 @@ def _behind_the_triggers_back(db_url: str, *statements: str | tuple[str, dict]) 
     """What someone with write access to the database file or role could do."""
     opened = open_store(db_url)
     try:
-        with opened.store.engine.begin() as conn:
-            on = " ON events" if conn.dialect.name == "postgresql" else ""
-            conn.execute(text(f"DROP TRIGGER events_no_update{on}"))
-            conn.execute(text(f"DROP TRIGGER events_no_delete{on}"))
+        with opened.store.database.begin() as conn:
+            on = " ON events" if conn.dialect == "postgresql" else ""
+            conn.execute(f"DROP TRIGGER events_no_update{on}")
+            conn.execute(f"DROP TRIGGER events_no_delete{on}")
             for statement in statements:
                 sql, params = statement if isinstance(statement, tuple) else (statement, {})
-                assert conn.execute(text(sql), params).rowcount == 1, sql
+                assert conn.execute(sql, params).rowcount == 1, sql
     finally:
         opened.close()
 

@@ -46,6 +46,7 @@ def upgrade() -> None:
 
 def _backfill(conn: sa.engine.Connection) -> None:
     """Fill the new columns of every stored row, then decide every case of every ledger."""
+    from ledger.db_sqlalchemy import SqlAlchemyConnection
     from projections.ledger_cases import rebuild_ledger_cases
     from projections.ledger_fragments import run_columns
 
@@ -75,7 +76,7 @@ def _backfill(conn: sa.engine.Connection) -> None:
         ]
         conn.execute(update, params)
     for ledger_id in sorted({ledger_id for ledger_id, _run, _text in found}):
-        rebuild_ledger_cases(conn, ledger_id)
+        rebuild_ledger_cases(SqlAlchemyConnection(conn), ledger_id)
 
 
 def downgrade() -> None:

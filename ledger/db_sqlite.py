@@ -1,0 +1,190 @@
+"""The embedded default: SQLite through the standard library's ``sqlite3``.
+
+WAL mode with a busy timeout, so readers never block the writer and concurrent writers queue;
+``BEGIN IMMEDIATE`` for every write transaction, so a writer takes the lock before it reads
+what it will decide from. Connections are opened per ``connect()`` (opening one is ~50 us and
+a command opens a few), with Python's own transaction handling off: ``BEGIN`` is ours.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ledger.connection import Params
+from ledger.errors import InputError
+
+BUSY_TIMEOUT_MS = 30_000
+MEMORY = ":memory:"
+
+
+class SqliteResult:
+    """A cursor with the few ``CursorResult`` methods the code uses."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._cursor = cursor
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self._cursor)
+
+    def all(self) -> list[tuple[Any, ...]]:
+        return self._cursor.fetchall()
+
+    def first(self) -> tuple[Any, ...] | None:
+        row = self._cursor.fetchone()
+        self._cursor.close()  # an unfinished statement would keep its read snapshot
+        return row
+
+    def scalar(self) -> Any:
+        row = self.first()
+        return None if row is None else row[0]
+
+
+class SqliteConnection:
+    """One ``sqlite3`` connection; the first statement opens a (deferred) transaction."""
+
+    dialect = "sqlite"
+    errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+
+    def __init__(self, raw: sqlite3.Connection, *, in_memory: bool = False) -> None:
+        self.raw = raw
+        self.in_memory = in_memory
+
+    def _begin(self) -> None:
+        if not self.raw.in_transaction:
+            self.raw.execute("BEGIN")
+
+    def execute(self, sql: str, params: Params = ()) -> SqliteResult:
+        self._begin()
+        return SqliteResult(self.raw.execute(sql, params))
+
+    def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        if rows:
+            self._begin()
+            self.raw.executemany(sql, rows)
+
+    def stream(self, sql: str, params: Params = (), *, batch: int = 1000) -> Iterator[Any]:
+        """A cursor already fetches lazily, so this is a plain iteration."""
+        yield from self.execute(sql, params)
+
+    def dbapi_connection(self) -> sqlite3.Connection:
+        return self.raw
+
+    def commit(self) -> None:
+        if self.raw.in_transaction:
+            self.raw.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.raw.in_transaction:
+            self.raw.execute("ROLLBACK")
+
+
+class SqliteDatabase:
+    """A SQLite file (or a private in-memory database, for tests)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        self.url = url
+        self.path = url.removeprefix("sqlite:///") or MEMORY
+        self.read_only = read_only
+        self.in_memory = self.path == MEMORY or self.path.startswith("file::memory:")
+        self._memory: sqlite3.Connection | None = None
+        if not self.in_memory:
+            if read_only and not Path(self.path).exists():
+                raise InputError(
+                    "no benchledger store here yet: run a command with --execute first"
+                )
+            if not read_only:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+
+    def _open(self) -> sqlite3.Connection:
+        if self.in_memory:
+            # one shared connection: a second ``:memory:`` connection is another database
+            if self._memory is None:
+                self._memory = self._configure(_connect(MEMORY))
+            return self._memory
+        if self.read_only:
+            raw = _connect(Path(self.path).absolute().as_uri() + "?mode=ro", uri=True)
+        else:
+            raw = _connect(self.path)
+        return self._configure(raw)
+
+    def _configure(self, raw: sqlite3.Connection) -> sqlite3.Connection:
+        raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if self.read_only:
+            raw.execute("PRAGMA query_only=ON")
+        elif not self.in_memory:
+            raw.execute("PRAGMA journal_mode=WAL")
+            raw.execute("PRAGMA synchronous=NORMAL")
+        raw.execute("PRAGMA foreign_keys=ON")
+        return raw
+
+    @contextmanager
+    def connect(self) -> Iterator[SqliteConnection]:
+        """A connection whose uncommitted work is rolled back when the block ends."""
+        raw = self._open()
+        conn = SqliteConnection(raw, in_memory=self.in_memory)
+        try:
+            yield conn
+        finally:
+            try:
+                conn.rollback()
+            finally:
+                if not self.in_memory:
+                    raw.close()
+
+    @contextmanager
+    def begin(self) -> Iterator[SqliteConnection]:
+        with self.connect() as conn:
+            if conn.raw.in_transaction:  # the shared in-memory connection, mid-transaction
+                conn.rollback()
+            conn.raw.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
+            yield conn
+            conn.commit()
+
+    def sqlalchemy_engine(self) -> Any:
+        """For Alembic: its connections get this module's settings and explicit ``BEGIN``
+        (pysqlite's own transaction handling would run DDL outside the migration's
+        transaction)."""
+        from sqlalchemy import create_engine, event
+
+        if self.in_memory:
+            from sqlalchemy.pool import StaticPool
+
+            raw = self._open()
+            engine = create_engine("sqlite://", creator=lambda: raw, poolclass=StaticPool)
+        else:
+            engine = create_engine(self.url, creator=self._open)
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn) -> None:  # noqa: ANN001 - SQLAlchemy's own type
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+
+    def dispose(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
+
+
+def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
+    # isolation_level=None: no implicit BEGIN/COMMIT from the module; check_same_thread off
+    # because a rebuild's key scan runs on a second connection in a worker thread.
+    return sqlite3.connect(
+        target,
+        uri=uri,
+        timeout=BUSY_TIMEOUT_MS / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+    )
