@@ -34,3 +34,33 @@ def test_help_is_cheap_to_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "[]"
+
+
+HEAVY = ("sqlalchemy", "alembic")
+
+
+def test_commands_on_the_embedded_store_never_import_sqlalchemy(tmp_path, shared_dir):
+    """A first Harbor ingest (new store, events, ledger and run files) and a later upsert on
+    SQLite run on the standard library's sqlite3: SQLAlchemy's import alone was most of a small
+    command's time. PostgreSQL and migrations still use it."""
+    job = shared_dir / "fixtures/harbor/tb2-pilot-20260502/jobs/2026-05-02__09-14-07"
+    commands = [
+        ["--runtime-root", "rt", "--format", "json", "benchmark", "run", "terminal-bench",
+         "--goal-id", "g", "--harbor-job-dir", str(job), "--update-run-ledger",
+         "--no-global-sync", "--execute"],
+        ["--runtime-root", "rt", "--format", "json", "benchmark", "run-ledger-check",
+         "--goal-id", "g"],
+        ["--format", "json", "verify", "--files"],
+    ]  # fmt: skip
+    for argv in commands:
+        code = (
+            "import sys\nfrom commands.cli import cli\n"
+            f"try:\n    cli({argv!r})\nexcept SystemExit as exit:\n    code = exit.code\n"
+            f"print(code, sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
+        )
+        env = {k: v for k, v in os.environ.items() if k != "BENCHLEDGER_DATABASE_URL"}
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             cwd=tmp_path, env=env)  # fmt: skip
+        assert out.stderr.strip().splitlines()[-1] in ("0 []", "None []"), (argv, out.stderr)
+    assert (tmp_path / ".benchledger" / "ledger.db").exists()
