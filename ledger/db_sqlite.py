@@ -2,8 +2,9 @@
 
 WAL mode with a busy timeout, so readers never block the writer and concurrent writers queue;
 ``BEGIN IMMEDIATE`` for every write transaction, so a writer takes the lock before it reads
-what it will decide from. Connections are opened per ``connect()`` (opening one is ~50 us and
-a command opens a few), with Python's own transaction handling off: ``BEGIN`` is ours.
+what it will decide from. Python's own transaction handling is off: ``BEGIN`` is ours.
+A closed connection goes back to a small pool instead of being closed: closing the last
+connection to a WAL database checkpoints it, and a command connects several times.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ledger.errors import InputError
 
 BUSY_TIMEOUT_MS = 30_000
 MEMORY = ":memory:"
+POOL_SIZE = 2  # the command's connection and a rebuild's second one
 
 
 class SqliteResult:
@@ -99,6 +101,7 @@ class SqliteDatabase:
         self.read_only = read_only
         self.in_memory = self.path == MEMORY or self.path.startswith("file::memory:")
         self._memory: sqlite3.Connection | None = None
+        self._idle: list[sqlite3.Connection] = []
         if not self.in_memory:
             if read_only and not Path(self.path).exists():
                 raise InputError(
@@ -132,16 +135,25 @@ class SqliteDatabase:
     @contextmanager
     def connect(self) -> Iterator[SqliteConnection]:
         """A connection whose uncommitted work is rolled back when the block ends."""
-        raw = self._open()
+        raw = self._idle.pop() if self._idle else self._open()
         conn = SqliteConnection(raw, in_memory=self.in_memory)
         try:
             yield conn
         finally:
-            try:
-                conn.rollback()
-            finally:
-                if not self.in_memory:
-                    raw.close()
+            self._release(conn)
+
+    def _release(self, conn: SqliteConnection) -> None:
+        try:
+            conn.rollback()
+        except sqlite3.Error:
+            conn.raw.close()  # unusable: never pooled
+            raise
+        if self.in_memory:
+            return
+        if len(self._idle) < POOL_SIZE:
+            self._idle.append(conn.raw)
+        else:
+            conn.raw.close()
 
     @contextmanager
     def begin(self) -> Iterator[SqliteConnection]:
@@ -173,6 +185,8 @@ class SqliteDatabase:
         return engine
 
     def dispose(self) -> None:
+        while self._idle:
+            self._idle.pop().close()
         if self._memory is not None:
             self._memory.close()
             self._memory = None
