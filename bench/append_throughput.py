@@ -105,36 +105,31 @@ def run_phase(url: str, writers: int, commands: int, per_command: int) -> dict[s
 
 def check(url: str, writers: int, commands: int) -> dict[str, Any]:
     """Nothing lost, nothing reordered: counts, per-stream versions, read model, hash chain."""
-    from sqlalchemy import func, select
-
     from commands.runtime import open_store
-    from ledger.schema import events as t
-    from projections.schema import ledger_rows
 
     opened = open_store(url)
     expected = writers * commands * sum(PHASES)
     problems = []
-    with opened.store.engine.connect() as conn:
-        count = conn.execute(select(func.count()).select_from(t)).scalar()
+    with opened.store.database.connect() as conn:
+        count = conn.execute("SELECT count(*) FROM events").scalar()
         if count != expected:
             problems.append(f"{count} events stored, {expected} appended")
         streams = conn.execute(
-            select(
-                t.c.stream, func.count(), func.min(t.c.stream_version), func.max(t.c.stream_version)
-            ).group_by(t.c.stream)
+            "SELECT stream, count(*), min(stream_version), max(stream_version) FROM events"
+            " GROUP BY stream"
         ).all()
         for stream, n, low, high in streams:
             if (low, high) != (1, n):
                 problems.append(f"{stream}: versions {low}..{high} for {n} events")
         # within a stream, versions must follow positions (commit order)
-        rows = conn.execute(select(t.c.stream, t.c.stream_version).order_by(t.c.position))
+        rows = conn.execute("SELECT stream, stream_version FROM events ORDER BY position")
         last: dict[str, int] = {}
         for stream, version in rows:
             if version != last.get(stream, 0) + 1:
                 problems.append(f"{stream}: version {version} after {last.get(stream, 0)}")
                 break
             last[stream] = version
-        read_model = conn.execute(select(func.count()).select_from(ledger_rows)).scalar()
+        read_model = conn.execute("SELECT count(*) FROM rm_ledger_rows").scalar()
         if read_model != expected:
             problems.append(f"{read_model} ledger rows in the read model, {expected} expected")
     verify = opened.store.verify()
