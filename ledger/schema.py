@@ -1,7 +1,8 @@
-"""Table definitions: the event table (the truth) and the bookkeeping the store needs.
+"""Table models: the event table (the truth) and the bookkeeping the store needs.
 
-Kept in SQLAlchemy Core because every access path here is a handful of hand-written
-statements; the ORM would only add per-row object cost to replay. Read-model tables live in
+These SQLAlchemy models are what the Alembic revisions are checked against
+(``tests/test_migrations.py``); statements name tables through the plain specs in
+``ledger/tables.py``, so no command imports SQLAlchemy to run. Read-model tables live in
 ``projections/schema.py`` on the same ``metadata`` so one Alembic history covers both.
 All JSON is stored as canonical text (not JSONB) so the bytes hashed into the chain are the
 bytes stored, identically on SQLite and PostgreSQL.

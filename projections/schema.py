@@ -1,7 +1,7 @@
 """Read-model tables: everything users read is rebuilt from the event table into these.
 
-They share ``ledger.schema.metadata`` so one Alembic history creates them, and ``rebuild``
-can truncate and refill them. Rows keep their full JSON (``row``/``record``/``document``) next
+They share ``ledger.schema.metadata`` so one Alembic history creates them; statements use the
+specs in ``projections/tables.py``. Rows keep their full JSON (``row``/``record``/``document``) next
 to the few columns queries filter on, so rendering never re-derives anything.
 """
 
