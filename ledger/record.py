@@ -150,9 +150,14 @@ def NUMMAP(keys: tuple[str, ...] | None = None) -> Kind:
     return kind
 
 
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, with parsed JSON's plain dicts spared the ABC check."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def OBJ(spec: Mapping[str, Kind]) -> Kind:
     def kind(value: Any, drops: Drops, path: str) -> dict | None:
-        return shape(value, spec, drops, path + ".") if isinstance(value, Mapping) else None
+        return shape(value, spec, drops, path + ".") if _is_mapping(value) else None
 
     return kind
 
@@ -167,7 +172,7 @@ def LIST_OF(spec: Mapping[str, Kind], cap: int) -> Kind:
         for index, item in enumerate(value):
             if len(out) >= cap:
                 break
-            if isinstance(item, Mapping):
+            if _is_mapping(item):
                 compact = shape(item, spec, drops, f"{path}[{index}].")
                 if compact:
                     out.append(compact)
@@ -180,7 +185,7 @@ def KEYED(value_kind: Kind, key_limit: int = 60, cap: int | None = None) -> Kind
     """An object with producer-chosen keys (timing phases, reason codes): keys are text too."""
 
     def kind(value: Any, drops: Drops, path: str) -> dict | None:
-        if not isinstance(value, Mapping):
+        if not _is_mapping(value):
             return None
         out: dict[str, Any] = {}
         for raw_key, raw_value in value.items():
@@ -251,12 +256,16 @@ def _present(value: Any) -> bool:
 
 
 def shape(src: Mapping[str, Any], spec: Mapping[str, Kind], drops: Drops, prefix: str) -> dict:
-    """Copy the fields ``spec`` names, each through its kind, dropping empties."""
+    """Copy the fields ``spec`` names, each through its kind, dropping empties.
+
+    Kinds return text, numbers, booleans, lists and dicts, and none of those is empty when it is
+    truthy, so most values are kept on one truth test (this loop runs for every trial).
+    """
     out: dict[str, Any] = {}
     for key, kind in spec.items():
         if key in src:
             value = kind(src[key], drops, prefix + key)
-            if _present(value):
+            if value or _present(value):
                 out[key] = value
     return out
 
@@ -900,7 +909,7 @@ def _trials(raw: Mapping[str, Any], drops: Drops) -> dict[str, Any]:
     kept: list[dict] = []
     cut = False
     for index, item in enumerate(raw_trials):
-        if not isinstance(item, Mapping):
+        if not _is_mapping(item):
             continue
         if len(kept) >= MAX_TRIALS:
             cut = True

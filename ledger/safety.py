@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 ELLIPSIS = "\u2026"
@@ -152,14 +153,34 @@ def _scalar_text(value: Any) -> str | None:
     return None
 
 
+# Texts up to this length are remembered by ``ctext_status``; longer ones are rarely repeated
+# and would make the cache hold on to large strings.
+_CACHED_TEXT_MAX = 256
+
+
 def ctext_status(value: Any, limit: int) -> tuple[str | None, bool]:
     """``ctext`` that also says whether the value was dropped by the safety filter.
 
     The record compactor needs the second half to name dropped fields in ``public_safety``.
+    Short strings go through a cache: a large ingest compacts the same task ids, sources,
+    status words and phase names thousands of times, and the result depends on the text alone.
     """
+    if type(value) is str and len(value) <= _CACHED_TEXT_MAX:
+        return _ctext_str_status(value, limit)
     raw = _scalar_text(value)
     if raw is None:
         return None, False
+    return _ctext_text_status(raw, limit)
+
+
+@lru_cache(maxsize=1 << 14)
+def _ctext_str_status(value: str, limit: int) -> tuple[str | None, bool]:
+    """``ctext_status`` of a plain ``str``, memoised (the filter is a pure function of it)."""
+    return _ctext_text_status(value, limit)
+
+
+def _ctext_text_status(raw: str, limit: int) -> tuple[str | None, bool]:
+    """Whitespace normalised, filtered, cut: filtered before and after the cut (§1)."""
     text = " ".join(raw.split())
     if not text:
         return None, False
@@ -228,6 +249,8 @@ INT64 = range(-(2**63), 2**63)
 
 def finite_number(value: Any) -> int | float | None:
     """A JSON number that is not a bool, not NaN/±Infinity and not beyond 64 bits, else None."""
+    if type(value) is float:  # the common case first: every reward, duration and cost
+        return value if math.isfinite(value) else None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -255,7 +278,7 @@ def nummap_status(
 
     Only a count: an unsafe key is itself unsafe text and must not be echoed as a field name.
     """
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):  # plain dicts skip the ABC
         return {}, 0
     out: dict[str, int | float] = {}
     if keys is not None:

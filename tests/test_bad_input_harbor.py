@@ -169,16 +169,28 @@ def test_job_dir_is_a_file(base: Path) -> None:
 
 
 def _vanishing_open(monkeypatch: pytest.MonkeyPatch, victims: set[str], error: type) -> None:
-    """``open`` of a victim path fails as if the file went away after the directory listing."""
-    real = builtins.open
+    """Opening a victim path fails as if the file went away after the directory listing.
+
+    Both ``open`` and ``os.open`` are covered: the Harbor reader reads with ``os.open``.
+    """
+    real, real_os_open = builtins.open, os.open
+
+    def victim(file: object) -> bool:
+        return isinstance(file, (str, os.PathLike)) and os.path.abspath(os.fspath(file)) in victims
 
     def fake(file, *args, **kwargs):  # noqa: ANN001, ANN202
-        if isinstance(file, (str, os.PathLike)) and os.path.abspath(os.fspath(file)) in victims:
+        if victim(file):
             raise error(2, "vanished", os.fspath(file))
         return real(file, *args, **kwargs)
 
+    def fake_os_open(path, flags, *args, **kwargs):  # noqa: ANN001, ANN202
+        if kwargs.get("dir_fd") is None and victim(path):
+            raise error(2, "vanished", os.fspath(path))
+        return real_os_open(path, flags, *args, **kwargs)
+
     monkeypatch.setattr(builtins, "open", fake)
     monkeypatch.setattr(io, "open", fake)
+    monkeypatch.setattr(os, "open", fake_os_open)
 
 
 @BOUNDED
@@ -198,10 +210,15 @@ def test_files_vanish_between_listing_and_reading(base: Path, rels: set[str], er
 
 
 def test_trial_directory_vanishes_after_listing(base: Path) -> None:
-    """``os.listdir`` of a trial fails (it was removed after the job listing)."""
+    """A trial removed after the job listing: listing it and opening its files both fail.
+
+    The reader opens a trial's result before it lists the trial, so both must fail, as they
+    would for a directory that is really gone.
+    """
     with workspace(base) as ws:
         job = _job(ws)
         victim = os.path.abspath(job / TRIALS[0])
+        victims = {os.path.join(victim, name) for name in os.listdir(victim)}
         real = os.listdir
 
         def listdir(path: str = ".") -> list[str]:
@@ -212,6 +229,7 @@ def test_trial_directory_vanishes_after_listing(base: Path) -> None:
         before = ws.snapshot()
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(os, "listdir", listdir)
+            _vanishing_open(mp, victims, FileNotFoundError)
             result = _ingest(ws, job)
         assert_honest(ws, result, before)
 

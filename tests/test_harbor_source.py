@@ -7,6 +7,7 @@ the per-case figures are rebuilt here from the manifest, never from the adapter'
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections import defaultdict
@@ -578,3 +579,77 @@ def test_symlinked_trial_directories_are_named_not_read(
     assert not any(rel.startswith(("stolen__", "loop__")) for rel in after.provenance["files"])
     assert "loop__AAAAAAA: a symbolic link, not read as a trial" in after.warnings
     assert "stolen__AAAAAAA: a symbolic link, not read as a trial" in after.warnings
+
+
+def _trial_blocks(ingest) -> dict[str, dict]:
+    return {t["trial_name"]: t for r in ingest.records for t in r["trials"] if "trial_name" in t}
+
+
+def test_trial_files_are_found_with_or_without_a_readable_result(
+    harbor_root: Path, jobs: dict[str, dict], tmp_path: Path
+) -> None:
+    """A readable result.json is opened before its trial is listed; without one the listing
+    decides. Either way the same files are read and the same artifacts are seen."""
+    job = tmp_path / "job"
+    shutil.copytree(harbor_root / jobs["01_all_pass"]["job_dir"], job)
+    names = sorted(p.name for p in job.iterdir() if p.is_dir())
+    as_dir, no_result, artifacts = names[0], names[1], names[2]
+    (job / as_dir / "result.json").unlink()
+    (job / as_dir / "result.json" / "nested").mkdir(parents=True)  # unreadable, but listed
+    (job / no_result / "result.json").unlink()  # config.json and lock.json remain
+    (job / artifacts / "agent" / "trajectory.json").unlink()
+    (job / artifacts / "verifier" / "reward.txt").rename(
+        job / artifacts / "verifier" / "reward.json"
+    )
+    shutil.rmtree(job / artifacts / "artifacts")
+    (job / "notes__AAAAAAA").mkdir()  # no trial file: not a trial
+    (job / "notes__AAAAAAA" / "trial.log").write_text("x", encoding="utf-8")
+
+    ingest = read_harbor_job(job)
+    files = ingest.provenance["files"]
+    assert ingest.provenance["trial_dir_count"] == len(names)
+    assert f"{as_dir}/result.json" not in files and f"{as_dir}/config.json" in files
+    assert f"{no_result}/result.json" not in files and f"{no_result}/config.json" in files
+    assert not any(rel.startswith("notes__") for rel in files)
+    trials = _trial_blocks(ingest)
+    assert trials[as_dir]["status"] == "result_corrupt"
+    assert trials[no_result]["status"] == "result_missing"
+    assert trials[no_result]["trial_result_present"] is False
+    seen = trials[artifacts]
+    assert seen["trial_result_present"] is True
+    assert seen["verifier_reward_file_present"] is True  # reward.json counts too
+    assert seen["trajectory_present"] is False and seen["artifact_manifest_present"] is False
+    others = [t for n, t in trials.items() if n not in (as_dir, no_result, artifacts)]
+    assert others and all(
+        t["trajectory_present"] and t["artifact_manifest_present"] for t in others
+    )
+
+
+def test_a_trial_that_vanishes_after_the_job_listing_is_skipped(
+    harbor_root: Path, jobs: dict[str, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gone between the job listing and its read: neither its result nor its listing exists."""
+    job = tmp_path / "job"
+    shutil.copytree(harbor_root / jobs["01_all_pass"]["job_dir"], job)
+    before = read_harbor_job(job)
+    victim = sorted(p for p in job.iterdir() if p.is_dir())[0]
+    real_open, real_listdir = os.open, os.listdir
+
+    def gone(path: object) -> bool:
+        return str(Path(os.fspath(path)).resolve()).startswith(str(victim.resolve()))
+
+    def fake_open(path, flags, *args, **kwargs):  # noqa: ANN001, ANN202
+        if gone(path):
+            raise FileNotFoundError(2, "vanished", os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    def fake_listdir(path="."):  # noqa: ANN001, ANN202
+        if gone(path):
+            raise FileNotFoundError(2, "vanished", os.fspath(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "open", fake_open)
+    monkeypatch.setattr(os, "listdir", fake_listdir)
+    after = read_harbor_job(job)
+    assert after.provenance["trial_dir_count"] == before.provenance["trial_dir_count"] - 1
+    assert not any(rel.startswith(f"{victim.name}/") for rel in after.provenance["files"])

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ledger.safety import (
+    _ctext_text_status,
     clist,
     ctext,
     ctext_status,
@@ -286,3 +287,25 @@ def test_ledger_text_is_idempotent(text: str, limit: int) -> None:
     if once is not None:
         assert ledger_text(once, limit) == once
         assert len(once) <= limit
+
+
+class _Text(str):
+    """A str subclass: never served from the cache, always filtered the same way."""
+
+
+@given(
+    st.one_of(
+        st.text(max_size=400),
+        st.sampled_from([*LOCAL_PATHS, *PUBLIC_PATHS, *SECRETS]),
+        st.builds(lambda s: f"see {s} " * 40, st.sampled_from(LOCAL_PATHS)),  # longer than cached
+    ),
+    st.integers(min_value=1, max_value=300),
+)
+def test_ctext_status_is_the_same_cached_or_not(text: str, limit: int) -> None:
+    """The cache is an optimisation only: first call, repeat call and subclass all agree."""
+    expected = _ctext_text_status(text, limit)
+    assert ctext_status(text, limit) == expected
+    assert ctext_status(text, limit) == expected  # served from the cache when short enough
+    assert ctext_status(_Text(text), limit) == expected
+    if expected[0] is not None:
+        assert is_public_safe(expected[0])

@@ -19,8 +19,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -33,6 +34,7 @@ SCHEMA_VERSION = "benchmark_run_v0"
 SCORE_SOURCE = "harbor_attempt_mean"
 
 _TRIAL_MARKERS = ("result.json", "config.json", "lock.json")
+_READ_CHUNK = 1 << 16  # below malloc's mmap threshold; a trial's result.json is a few KB
 _PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 _MULTIPLIERS = (
     "timeout_multiplier",
@@ -142,7 +144,7 @@ Progress = Callable[[int, int], None]
 # --------------------------------------------------------------------------- file reading
 
 
-@dataclass
+@dataclass(slots=True)
 class _Json:
     """One JSON file as found: ``missing``, ``corrupt`` (unreadable or wrong shape) or ``ok``."""
 
@@ -167,9 +169,9 @@ class _Reader:
         self.skipped_links: list[str] = []
 
     def json(self, rel: str) -> _Json:
+        """The file as found; its digest is recorded exactly when its bytes could be read."""
         try:
-            with open(f"{self.root}/{rel}", "rb") as fh:
-                raw = fh.read()
+            raw = _read_bytes(f"{self.root}/{rel}")
         except FileNotFoundError:
             return _Json("missing")
         except OSError:
@@ -181,6 +183,23 @@ class _Reader:
             return _Json("corrupt")
         # Harbor writes only objects; anything else is as unusable as torn JSON.
         return _Json("ok", data) if isinstance(data, dict) else _Json("corrupt")
+
+
+def _read_bytes(path: str) -> bytes:
+    """The whole file, read until end of file.
+
+    ``os.read`` rather than a file object: ``open().read()`` costs seven system calls (two
+    ``fstat`` and an ``lseek`` to size its buffer), this costs four, and a large job reads
+    thousands of small files. A directory fails on its first read (``IsADirectoryError``).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        chunks = []
+        while chunk := os.read(fd, _READ_CHUNK):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -196,6 +215,8 @@ def _text(value: Any) -> str | None:
 
 def _number(value: Any) -> float | int | None:
     """A finite int/float; booleans are not numbers (benchmark_run_v0 §1)."""
+    if type(value) is float:  # the common case first
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return value if math.isfinite(value) else None
@@ -221,13 +242,64 @@ def _timestamp(value: Any) -> float | None:
     return dt.timestamp()
 
 
-def _duration(block: Any) -> float | None:
-    block = _dict(block)
-    start, end = _timestamp(block.get("started_at")), _timestamp(block.get("finished_at"))
-    if start is None or end is None:
+def _trial_times(res: dict[str, Any]) -> tuple[dict[str, float], float | None, float | None]:
+    """(phase durations, wall seconds, start epoch) of one trial result.
+
+    Harbor's phases abut (each phase ends when the next starts, the trial starts with its
+    first phase), so most stamps appear twice; ``epochs`` parses each distinct one once.
+    """
+    epochs: dict[str, float | None] = {}
+    timing: dict[str, float] = {}
+    for phase in _PHASES:
+        seconds = _seconds(res.get(phase), epochs)
+        if seconds is not None:
+            timing[phase] = seconds
+    return timing, _seconds(res, epochs), _epoch(res.get("started_at"), epochs)
+
+
+def _epoch(value: Any, epochs: dict[str, float | None]) -> float | None:
+    """``_timestamp`` remembered in ``epochs`` (one trial's stamps; a bad one is just retried)."""
+    if not isinstance(value, str):
         return None
+    epoch = epochs.get(value)
+    if epoch is None:
+        epoch = epochs[value] = _timestamp(value)
+    return epoch
+
+
+def _seconds(block: Any, epochs: dict[str, float | None]) -> float | None:
+    """A block's ``finished_at - started_at``, never negative; None unless both are stamps.
+
+    ``_epoch`` is written out here: this runs five times per trial.
+    """
+    if not isinstance(block, dict):
+        return None
+    start, end = block.get("started_at"), block.get("finished_at")
+    if not isinstance(start, str) or not isinstance(end, str):
+        return None
+    first = epochs.get(start)
+    if first is None:
+        first = epochs[start] = _timestamp(start)
+    last = epochs.get(end)
+    if last is None:
+        last = epochs[end] = _timestamp(end)
+    if first is None or last is None:
+        return None
+    seconds = last - first
     # Harbor stamps carry microseconds; milliseconds keep sums free of float noise.
-    return round(max(0.0, end - start), 3)
+    return round(seconds if seconds > 0.0 else 0.0, 3)
+
+
+def _usage_of(agent_result: Any) -> dict[str, Any] | None:
+    """An AgentResult's numeric token and cost figures under record names; None without one."""
+    if not isinstance(agent_result, dict):
+        return None
+    usage = {}
+    for key, out in _METRIC_KEYS:
+        value = agent_result.get(key)
+        if _number(value) is not None:
+            usage[out] = value
+    return usage
 
 
 def slug(value: str) -> str:
@@ -251,7 +323,10 @@ def _model_from_info(agent_info: dict[str, Any]) -> str | None:
 def _multipliers(block: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     for key in _MULTIPLIERS:
-        value = _number(block.get(key))
+        value = block.get(key)
+        if value is None:  # Harbor writes null for every multiplier left at its default
+            continue
+        value = _number(value)
         if value is not None and value > 0:
             out[key] = float(value)
     return out
@@ -278,9 +353,13 @@ def _pass_at_k(n: int, c: int) -> dict[str, float]:
 # --------------------------------------------------------------------------- attempts
 
 
-@dataclass
+@dataclass(slots=True)
 class _Attempt:
-    """One attempt of a case: a trial directory, or a planned trial that has none."""
+    """One attempt of a case: a trial directory, or a planned trial that has none.
+
+    ``res`` and the facts below it are taken from the result once, when the trial is read:
+    every later step (status, scoring, trial blocks, record sums) asks for them again.
+    """
 
     task: str | None
     source: str | None
@@ -300,26 +379,10 @@ class _Attempt:
     timing: dict[str, float] = field(default_factory=dict)
     wall: float | None = None
     started: float | None = None
-
-    def read_times(self) -> None:
-        """Parse the phase stamps once; ordering, trial blocks and record sums reuse them."""
-        res = self.res
-        self.timing = {p: d for p in _PHASES if (d := _duration(res.get(p))) is not None}
-        self.wall = _duration(res)
-        self.started = _timestamp(res.get("started_at"))
-
-    @property
-    def res(self) -> dict[str, Any]:
-        return self.result.obj
-
-    @property
-    def exception_type(self) -> str | None:
-        return _text(_dict(self.res.get("exception_info")).get("exception_type"))
-
-    @property
-    def rewards(self) -> dict[str, Any] | None:
-        rewards = _dict(self.res.get("verifier_result")).get("rewards")
-        return rewards if isinstance(rewards, dict) else None
+    res: dict[str, Any] = field(default_factory=dict)  # what later steps read of the result
+    exception_type: str | None = None
+    rewards: dict[str, Any] | None = None  # verifier_result.rewards when it is an object
+    usage: dict[str, Any] | None = None  # numeric agent_result metrics; None without agent_result
 
 
 def _trial_candidates(job_dir: str) -> tuple[list[str], list[str]]:
@@ -338,84 +401,125 @@ def _trial_candidates(job_dir: str) -> tuple[list[str], list[str]]:
     return sorted(names), sorted(links)
 
 
-_RESULT_KEYS = (
-    "task_name",
-    "trial_name",
-    "source",
-    "task_checksum",
-    "agent_info",
-    "verifier_result",
-    "started_at",
-    "finished_at",
-    *_PHASES,
-)
+# What later steps read from a TrialResult; the rest of what harbor.md §4 lets us use (names,
+# source, stamps, rewards, exception type, usage, config) is taken while the trial is read.
+_KEPT_RESULT_KEYS = ("task_checksum", "agent_info", "agent_execution")
 _CONFIG_KEYS = ("task", "agent", "verifier", "job_id", *_MULTIPLIERS)
 
 
 def _slim_result(res: dict[str, Any]) -> dict[str, Any]:
-    """Keep only the TrialResult fields harbor.md §4 lets us use.
+    """Keep only the TrialResult fields later steps read.
 
     Messages, tracebacks, ``trial_uri``, rollout details and metadata are dropped right after
     parsing: they may hold local paths, and freeing them early keeps a 3,000-trial ingest cheap.
     """
-    slim = {k: res[k] for k in _RESULT_KEYS if k in res}
-    exception = _dict(res.get("exception_info")).get("exception_type")
-    if exception is not None:
-        slim["exception_info"] = {"exception_type": exception}
-    agent_result = res.get("agent_result")
-    if isinstance(agent_result, dict):
-        slim["agent_result"] = {k: agent_result.get(k) for k, _ in _METRIC_KEYS}
+    slim = {k: res[k] for k in _KEPT_RESULT_KEYS if k in res}
     if res.get("step_results"):
         slim["step_results"] = True
-    config = _dict(res.get("config"))
-    if config:
-        slim["config"] = {k: config[k] for k in _CONFIG_KEYS if k in config}
     return slim
 
 
-def _read_trial(reader: _Reader, name: str, entries: set[str]) -> _Attempt:
-    """Read one trial directory: its result, and its own config/lock only when the result fails."""
-    result = reader.json(f"{name}/result.json") if "result.json" in entries else _Json("missing")
-    if result.ok:
-        result.data = _slim_result(result.data)
-    res = result.obj
-    config, config_source = _dict(res.get("config")), "result" if res.get("config") else None
-    if not result.ok and "config.json" in entries:
+def _slim_config(res: dict[str, Any]) -> dict[str, Any]:
+    """The TrialConfig fields harbor.md §4 lets us use; {} without a config."""
+    config = _dict(res.get("config"))
+    return {k: config[k] for k in _CONFIG_KEYS if k in config} if config else {}
+
+
+def _read_trial(reader: _Reader, name: str) -> _Attempt | None:
+    """Read one trial directory; None when it holds none of the trial files.
+
+    The result is opened before the directory is listed: nearly every trial has one, and a
+    result whose bytes could be read already makes the directory a trial, so a listing would
+    only add a system call per trial. Without a readable result the listing decides.
+    """
+    rel = f"{name}/result.json"
+    result = reader.json(rel)
+    if rel in reader.files:  # its bytes were read
+        return _trial_attempt(reader, name, result, None)
+    try:
+        entries = set(os.listdir(f"{reader.root}/{name}"))
+    except OSError:
+        return None
+    if not entries.intersection(_TRIAL_MARKERS):
+        return None
+    if "result.json" not in entries:
+        result = _Json("missing")
+    return _trial_attempt(reader, name, result, entries)
+
+
+def _trial_attempt(reader: _Reader, name: str, result: _Json, entries: set[str] | None) -> _Attempt:
+    """A trial's attempt: its result, and its own config/lock only when the result fails.
+
+    ``entries`` is the directory listing, or None when the directory was not listed; then each
+    file is simply tried, and a file that is not there reads as ``missing`` just as an unlisted
+    one would.
+    """
+
+    def listed(entry: str) -> bool:
+        return entries is None or entry in entries
+
+    raw: dict[str, Any] = result.data if result.ok else {}
+    if result.ok:  # the parsed document is freed as soon as its facts are taken
+        result.data = _slim_result(raw)
+    config = _slim_config(raw)
+    config_source = "result" if config else None
+    if not result.ok and listed("config.json"):
         cfg_file = reader.json(f"{name}/config.json")
         config, config_source = cfg_file.obj, ("trial_config" if cfg_file.ok else None)
     cfg_task, cfg_agent = _dict(config.get("task")), _dict(config.get("agent"))
     task = (
-        _text(res.get("task_name"))
+        _text(raw.get("task_name"))
         or _text(cfg_task.get("name"))
         or _last_segment(cfg_task.get("path"))
     )
-    if task is None and "lock.json" in entries:
+    if task is None and listed("lock.json"):
         task = _text(_dict(reader.json(f"{name}/lock.json").obj.get("task")).get("name"))
-    agent_info = _dict(res.get("agent_info"))
+    agent_info = _dict(raw.get("agent_info"))
+    info_name = _text(agent_info.get("name"))
     cfg_name, cfg_import = _text(cfg_agent.get("name")), _text(cfg_agent.get("import_path"))
-    base = f"{reader.root}/{name}"
-    exists = os.path.exists
-    attempt = _Attempt(
+    timing, wall, started = _trial_times(raw)
+    return _Attempt(
         task=task,
-        source=_text(res.get("source")) or _text(cfg_task.get("source")),
-        agent=_text(agent_info.get("name")) or cfg_name or cfg_import,
-        match_agent=cfg_name or cfg_import or _text(agent_info.get("name")),
+        source=_text(raw.get("source")) or _text(cfg_task.get("source")),
+        agent=info_name or cfg_name or cfg_import,
+        match_agent=cfg_name or cfg_import or info_name,
         model=_text(cfg_agent.get("model_name")) or _model_from_info(agent_info),
-        trial_name=_text(res.get("trial_name")) or name,
+        trial_name=_text(raw.get("trial_name")) or name,
         dir_name=name,
         result=result,
         config=config,
         config_source=config_source,
-        files_present={
-            "trajectory": "agent" in entries and exists(f"{base}/agent/trajectory.json"),
-            "artifact_manifest": "artifacts" in entries
-            and exists(f"{base}/artifacts/manifest.json"),
-            "reward_file": "verifier" in entries
-            and (exists(f"{base}/verifier/reward.txt") or exists(f"{base}/verifier/reward.json")),
-        },
+        files_present=_artifacts(f"{reader.root}/{name}", listed),
+        timing=timing,
+        wall=wall,
+        started=started,
+        res=result.data if result.ok else {},
+        exception_type=_text(_dict(raw.get("exception_info")).get("exception_type")),
+        rewards=_rewards(raw),
+        usage=_usage_of(raw.get("agent_result")),
     )
-    attempt.read_times()
-    return attempt
+
+
+def _rewards(res: dict[str, Any]) -> dict[str, Any] | None:
+    rewards = _dict(res.get("verifier_result")).get("rewards")
+    return rewards if isinstance(rewards, dict) else None
+
+
+def _artifacts(base: str, listed: Callable[[str], bool]) -> dict[str, bool]:
+    """Which of a trial's artifact files exist; they are probed, never read."""
+    return {
+        "trajectory": listed("agent") and _exists(f"{base}/agent/trajectory.json"),
+        "artifact_manifest": listed("artifacts") and _exists(f"{base}/artifacts/manifest.json"),
+        "reward_file": listed("verifier")
+        and (_exists(f"{base}/verifier/reward.txt") or _exists(f"{base}/verifier/reward.json")),
+    }
+
+
+def _exists(path: str) -> bool:
+    """``os.path.exists`` without building a ``stat_result``: an existence probe is all we need,
+    three per trial. Like ``exists`` it follows links; ``access`` checks the search rights with
+    the real user id, which for this command is the effective one."""
+    return os.access(path, os.F_OK)
 
 
 def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
@@ -425,12 +529,9 @@ def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
         progress(0, total)
     attempts: list[_Attempt] = []
     for done, name in enumerate(candidates, 1):
-        try:
-            entries = set(os.listdir(f"{reader.root}/{name}"))
-        except OSError:
-            entries = set()
-        if entries.intersection(_TRIAL_MARKERS):
-            attempts.append(_read_trial(reader, name, entries))
+        attempt = _read_trial(reader, name)
+        if attempt is not None:
+            attempts.append(attempt)
         if progress:
             progress(done, total)
     return attempts
@@ -439,26 +540,42 @@ def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
 # --------------------------------------------------------------------------- the plan
 
 
-def _planned_from_lock(lock: dict[str, Any]) -> list[_Attempt]:
+class _Slot(NamedTuple):
+    """One planned trial: what an observed attempt must match to realise it.
+
+    A slot becomes an ``_Attempt`` only when no trial directory realised it; a 3,000-trial
+    plan is otherwise 3,000 full attempt objects made just to be matched and dropped.
+    """
+
+    task: str | None
+    source: str | None
+    match_agent: str | None
+    model: str | None
+    lock: dict[str, Any] | None = None
+
+    def owed(self) -> _Attempt:
+        return _Attempt(
+            task=self.task,
+            source=self.source,
+            agent=self.match_agent,
+            match_agent=self.match_agent,
+            model=self.model,
+            lock=self.lock,
+        )
+
+
+def _planned_from_lock(lock: dict[str, Any]) -> list[_Slot]:
     planned = []
     for trial in lock.get("trials") or []:
         trial = _dict(trial)
         task, agent = _dict(trial.get("task")), _dict(trial.get("agent"))
+        name, source = _text(task.get("name")), _text(task.get("source"))
         match_agent = _text(agent.get("name")) or _text(agent.get("import_path"))
-        planned.append(
-            _Attempt(
-                task=_text(task.get("name")),
-                source=_text(task.get("source")),
-                agent=match_agent,
-                match_agent=match_agent,
-                model=_text(agent.get("model_name")),
-                lock=trial,
-            )
-        )
+        planned.append(_Slot(name, source, match_agent, _text(agent.get("model_name")), trial))
     return planned
 
 
-def _planned_from_config(config: dict[str, Any]) -> list[_Attempt]:
+def _planned_from_config(config: dict[str, Any]) -> list[_Slot]:
     """Without lock trials, the config's task list x agents x n_attempts is the plan (§5.3)."""
     tasks: list[tuple[str, str | None]] = []
     for ds in config.get("datasets") or []:
@@ -481,31 +598,25 @@ def _planned_from_config(config: dict[str, Any]) -> list[_Attempt]:
             continue
         for _ in range(n_attempts):
             for task, source in tasks:
-                planned.append(
-                    _Attempt(
-                        task=task,
-                        source=source,
-                        agent=match_agent,
-                        match_agent=match_agent,
-                        model=_text(agent.get("model_name")),
-                    )
-                )
+                planned.append(_Slot(task, source, match_agent, _text(agent.get("model_name"))))
     return planned
 
 
-def _match_plan(observed: list[_Attempt], planned: list[_Attempt]) -> list[_Attempt]:
+def _match_plan(observed: list[_Attempt], planned: list[_Slot]) -> list[_Attempt]:
     """Observed attempts consume planned slots in trial-name order; the rest are still owed.
 
     A second, looser pass ignores the source so a trial whose config lost its source does not
     leave a phantom pending attempt behind.
     """
     free = list(planned)
-    keys: list[Callable[[_Attempt], tuple]] = [
-        lambda a: (a.task, a.source, a.match_agent, a.model),
-        lambda a: (a.task, a.match_agent, a.model),
+    keys: list[Callable[[Any], tuple]] = [
+        attrgetter("task", "source", "match_agent", "model"),
+        attrgetter("task", "match_agent", "model"),
     ]
     unmatched = sorted((a for a in observed if a.task), key=lambda a: a.trial_name or "")
     for key in keys:
+        if not unmatched:
+            break
         slots: dict[tuple, list[int]] = {}
         for i, slot in enumerate(free):
             slots.setdefault(key(slot), []).append(i)
@@ -521,10 +632,10 @@ def _match_plan(observed: list[_Attempt], planned: list[_Attempt]) -> list[_Atte
                 still.append(attempt)
         free = [slot for i, slot in enumerate(free) if i not in taken]
         unmatched = still
-    return free
+    return [slot.owed() for slot in free]
 
 
-def _planned_counts(planned: list[_Attempt]) -> Counter:
+def _planned_counts(planned: list[_Slot]) -> Counter:
     return Counter((a.task, a.source, a.match_agent, a.model) for a in planned)
 
 
@@ -593,7 +704,7 @@ class _BenchmarkIds:
 # --------------------------------------------------------------------------- scoring
 
 
-@dataclass
+@dataclass(slots=True)
 class _Scored:
     """What an attempt contributes to the case score."""
 
@@ -694,15 +805,20 @@ class _Job:
 
 
 def _trial_block(attempt: _Attempt, scored: _Scored) -> dict[str, Any]:
-    res = attempt.res
+    """One ``trials[]`` entry; only the identity fields can be null, so only they are filtered."""
     block: dict[str, Any] = {
-        "task_id": attempt.task,
-        "trial_name": attempt.trial_name,
-        "source": attempt.source,
-        "attempt_index": attempt.attempt_index,
-        "status": attempt.status,
+        k: v
+        for k, v in (
+            ("task_id", attempt.task),
+            ("trial_name", attempt.trial_name),
+            ("source", attempt.source),
+        )
+        if v is not None
     }
-    if attempt.result.ok:
+    block["attempt_index"] = attempt.attempt_index
+    block["status"] = attempt.status
+    result_ok = attempt.result.ok
+    if result_ok:
         block["exception_type"] = attempt.exception_type or "none"
     if scored.cause:
         block["failure_cause"] = scored.cause
@@ -713,30 +829,21 @@ def _trial_block(attempt: _Attempt, scored: _Scored) -> dict[str, Any]:
         block["passed"] = scored.primary == 1.0
     else:
         block["unscored_reason"] = scored.reason
-    agent_result = res.get("agent_result")
-    if isinstance(agent_result, dict):
-        usage = {
-            out: agent_result[k]
-            for k, out in _METRIC_KEYS
-            if _number(agent_result.get(k)) is not None
-        }
-        if usage:
-            block["metrics"] = usage
+    if attempt.usage:
+        block["metrics"] = attempt.usage
     if attempt.timing:
         block["timing"] = attempt.timing
     present = attempt.files_present
-    block.update(
-        trajectory_present=bool(present.get("trajectory")),
-        artifact_manifest_present=bool(present.get("artifact_manifest")),
-        verifier_reward_present=bool(attempt.rewards),
-        verifier_reward_file_present=bool(present.get("reward_file")),
-        trial_result_present=attempt.result.ok,
-    )
+    block["trajectory_present"] = bool(present.get("trajectory"))
+    block["artifact_manifest_present"] = bool(present.get("artifact_manifest"))
+    block["verifier_reward_present"] = bool(attempt.rewards)
+    block["verifier_reward_file_present"] = bool(present.get("reward_file"))
+    block["trial_result_present"] = result_ok
     digest = _text(_dict(_dict(attempt.lock).get("task")).get("digest"))
-    checksum = _text(res.get("task_checksum"))
+    checksum = _text(attempt.res.get("task_checksum"))
     if digest or checksum:
         block["task_digest"] = digest or f"sha256:{checksum}"
-    return {k: v for k, v in block.items() if v is not None}
+    return block
 
 
 def _agent_config(attempts: list[_Attempt], job: _Job) -> dict[str, Any]:
@@ -765,12 +872,13 @@ def _timeout_policy(
     attempts: list[_Attempt], job: _Job, agent_cfg: dict[str, Any]
 ) -> tuple[dict[str, Any], bool]:
     """Effective multipliers: trial config, else lock trial, else job config (harbor.md §5.7)."""
-    seen: list[dict[str, float]] = []
+    # Each attempt's effective multipliers, in _MULTIPLIERS order: equal tuples, equal policies.
+    seen: set[tuple[float, ...]] = set()
     for attempt in attempts:
-        if attempt.config:
-            seen.append(_effective(_multipliers(attempt.config)))
-        elif attempt.lock:
-            seen.append(_effective(_multipliers(attempt.lock)))
+        block = attempt.config or attempt.lock
+        if block:
+            found = _multipliers(block)
+            seen.add(tuple([found.get(key, 1.0) for key in _MULTIPLIERS]))
     chosen, source = None, None
     for attempt in attempts:
         if attempt.config:
@@ -793,8 +901,7 @@ def _timeout_policy(
     }
     if overrides:
         policy["agent_timeout_overrides"] = overrides
-    differ = len({tuple(sorted(m.items())) for m in seen}) > 1
-    return policy, differ
+    return policy, len(seen) > 1
 
 
 def _aggregation(
@@ -844,14 +951,11 @@ def _usage(attempts: list[_Attempt]) -> tuple[dict[str, float | int], dict[str, 
     sums: dict[str, float | int] = {}
     with_usage = 0
     for attempt in attempts:
-        agent_result = attempt.res.get("agent_result")
-        if not isinstance(agent_result, dict):
+        if attempt.usage is None:
             continue
         with_usage += 1
-        for key, out in _METRIC_KEYS:
-            value = _number(agent_result.get(key))
-            if value is not None:
-                sums[out] = sums.get(out, 0) + value
+        for out, value in attempt.usage.items():
+            sums[out] = sums.get(out, 0) + value
     return sums, {"attempts_with_usage": with_usage, "attempts_total": len(attempts)}
 
 
@@ -876,8 +980,7 @@ def _accounting(
         "job_root_materialized": job.result.ok or job.has_trial_dirs,
         "trial_started": any(a.dir_name is not None for a in attempts),
         "worker_started": any(
-            _dict(a.res.get("agent_execution")).get("started_at")
-            or isinstance(a.res.get("agent_result"), dict)
+            _dict(a.res.get("agent_execution")).get("started_at") or a.usage is not None
             for a in attempts
         ),
         "result_written": any(a.result.ok for a in attempts),
@@ -1378,7 +1481,7 @@ def _file_warnings(
 def _group(
     observed: list[_Attempt],
     owed: list[_Attempt],
-    planned: list[_Attempt],
+    planned: list[_Slot],
     config: dict[str, Any],
     opts: _Options,
     job: _Job,
