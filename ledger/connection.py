@@ -93,7 +93,7 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-# Quoted strings and identifiers pass through; ``::`` is a PostgreSQL cast, not a parameter.
+# Quoted strings and identifiers keep their ``?`` and ``:name``; ``::`` is a PostgreSQL cast.
 _TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|::|\?|:(\w+)|%")
 _PYFORMAT: dict[tuple[str, bool], str] = {}
 
@@ -113,6 +113,8 @@ def to_pyformat(sql: str, *, has_params: bool) -> str:
 
 def _token(match: re.Match[str], has_params: bool) -> str:
     text = match.group(0)
+    if text[0] in "'\"":  # markers inside quotes are text; psycopg still reads every ``%``
+        return text.replace("%", "%%") if has_params else text
     if text == "?":
         return "%s"
     if text == "%":

@@ -161,12 +161,10 @@ def _migration_lock(database: Database, location: StoreLocation) -> Iterator[Non
         return
     import fcntl
 
-    path = location.url.removeprefix("sqlite:///")
-    lock_path = Path(path + ".migrate.lock") if path and path != ":memory:" else None
-    if lock_path is None:
+    if database.in_memory:  # private to this process: nobody to wait for
         yield
         return
-    with open(lock_path, "a") as handle:
+    with open(f"{database.path}.migrate.lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

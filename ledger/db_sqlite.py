@@ -97,7 +97,8 @@ class SqliteDatabase:
 
     def __init__(self, url: str, *, read_only: bool = False) -> None:
         self.url = url
-        self.path = url.removeprefix("sqlite:///") or MEMORY
+        self.path = url.removeprefix("sqlite:///") if url != "sqlite://" else MEMORY
+        self.path = self.path or MEMORY
         self.read_only = read_only
         self.in_memory = self.path == MEMORY or self.path.startswith("file::memory:")
         self._memory: sqlite3.Connection | None = None

@@ -1,0 +1,71 @@
+"""The SQL layer both databases share: parameter styles, password-free URLs, and a private
+in-memory SQLite store (one connection, no second one for a rebuild's key scan)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ledger.connection import to_pyformat
+from ledger.database import StoreLocation
+from tests.support_store import opened, upsert_event
+
+
+@pytest.mark.parametrize(
+    ("sql", "has_params", "expected"),
+    [
+        ("WHERE b = ? AND c IN (?, ?)", True, "WHERE b = %s AND c IN (%s, %s)"),
+        ("SET p = :p WHERE q = :q_2", True, "SET p = %(p)s WHERE q = %(q_2)s"),
+        ("SELECT (x)::jsonb ->> 'k' WHERE y = ?", True, "SELECT (x)::jsonb ->> 'k' WHERE y = %s"),
+        ("SELECT '?', ':x', \"a?b\" WHERE z = ?", True, "SELECT '?', ':x', \"a?b\" WHERE z = %s"),
+        ("SELECT 'it''s ?' WHERE a LIKE '5%' AND b = ?", True,
+         "SELECT 'it''s ?' WHERE a LIKE '5%%' AND b = %s"),
+        ("SELECT 'it''s ?' WHERE a LIKE '5%'", False, "SELECT 'it''s ?' WHERE a LIKE '5%'"),
+        ("SELECT 10 % 3 WHERE a = ?", True, "SELECT 10 %% 3 WHERE a = %s"),
+        ("SELECT 10 % 3", False, "SELECT 10 % 3"),
+    ],
+)  # fmt: skip
+def test_to_pyformat(sql, has_params, expected):
+    assert to_pyformat(sql, has_params=has_params) == expected
+
+
+def test_pyformat_sql_runs_on_postgresql(db_url):
+    """Quotes, casts and a literal ``%`` reach PostgreSQL as written, next to parameters."""
+    s = opened(db_url)
+    try:
+        with s.store.database.connect() as conn:
+            sql = "SELECT '5%' LIKE '5%', ('{\"k\": \"?\"}')::text, ? || ':x', ?"
+            if conn.dialect == "sqlite":
+                sql = sql.replace("::text", "")
+            row = conn.execute(sql, ("a", "b")).first()
+        assert tuple(row) == (1 if conn.dialect == "sqlite" else True, '{"k": "?"}', "a:x", "b")
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://bob:s3cr%40t@db:5432/x?options=-c", "postgresql://bob:***@db:5432/x?options=-c"),
+        ("postgresql+psycopg://bob@db/x", "postgresql+psycopg://bob@db/x"),
+        ("postgresql+psycopg://db/x", "postgresql+psycopg://db/x"),
+        ("sqlite:////tmp/p:w@x/ledger.db", "sqlite:////tmp/p:w@x/ledger.db"),
+    ],
+)  # fmt: skip
+def test_display_hides_the_password(url, shown):
+    assert StoreLocation(url, None).display() == shown
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_an_in_memory_store_works_end_to_end(url):
+    s = opened(url)
+    try:
+        s.store.append([upsert_event("L", "a"), upsert_event("L", "b")])
+        assert s.store.head_position() == 2
+        assert s.store.verify().ok
+        report = s.projections.rebuild(s.store)
+        assert report.events_replayed == 2
+        assert s.projections.verify_rebuild(s.store).ok
+        with s.store.database.connect() as conn:
+            assert conn.execute("SELECT count(*) FROM rm_ledger_rows").scalar() == 2
+    finally:
+        s.close()
