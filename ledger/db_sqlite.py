@@ -20,6 +20,7 @@ from ledger.errors import InputError
 
 BUSY_TIMEOUT_MS = 30_000
 MEMORY = ":memory:"
+PAGE_SIZE = 16384
 POOL_SIZE = 2  # the command's connection and a rebuild's second one
 
 
@@ -128,6 +129,10 @@ class SqliteDatabase:
         if self.read_only:
             raw.execute("PRAGMA query_only=ON")
         elif not self.in_memory:
+            # Only a new file takes the page size (before WAL writes its header): rows are JSON
+            # of a few KB, and 16 KiB pages write a new store's first ingest in a quarter of
+            # the page writes of the 4 KiB default.
+            raw.execute(f"PRAGMA page_size={PAGE_SIZE}")
             raw.execute("PRAGMA journal_mode=WAL")
             raw.execute("PRAGMA synchronous=NORMAL")
         raw.execute("PRAGMA foreign_keys=ON")

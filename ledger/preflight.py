@@ -11,8 +11,6 @@ at the bottom are for the command layer.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -244,12 +242,16 @@ def probe_search_path(env: Mapping[str, str]) -> str:
 
 
 def make_which(env: Mapping[str, str]) -> Which:
+    import shutil  # here, not at the top: an ingest imports this module and never probes
+
     search = probe_search_path(env)
     return lambda name: shutil.which(name, path=search)
 
 
 def make_run_probe(env: Mapping[str, str]) -> RunProbe:
     """Run a version probe with a short timeout; only its exit status is used, never its output."""
+    import subprocess
+
     probe_env = {**env, "PATH": probe_search_path(env)}
 
     def run(argv: Sequence[str]) -> bool:

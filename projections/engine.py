@@ -15,9 +15,7 @@ Replay reads only the envelope columns read models use and decodes each payload 
 from __future__ import annotations
 
 import gc
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,6 +193,8 @@ class ProjectionEngine:
 
         chosen = self.select(names)
         tables = [t for p in chosen for t in p.tables]
+        import tempfile
+
         with tempfile.TemporaryDirectory(prefix="benchledger-verify-") as tmp:
             scratch = SqliteDatabase(f"sqlite:///{Path(tmp) / 'scratch.db'}")
             create_at_head(scratch)
@@ -292,6 +292,9 @@ def _light_replay(
         if plan_conn is read_conn:
             future: Any = _Done(offer.sparse_replay(read_conn, head))
         else:
+            # imported here: concurrent.futures pulls in logging, and only a rebuild needs it
+            from concurrent.futures import ThreadPoolExecutor
+
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchledger-plan")
             future = pool.submit(offer.sparse_replay, plan_conn, head)
             pool.shutdown(wait=False)
