@@ -63,6 +63,7 @@ class Database(Protocol):
 
     dialect: str
     url: str
+    in_memory: bool
 
     def connect(self) -> AbstractContextManager[Connection]: ...
 

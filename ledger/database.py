@@ -192,5 +192,5 @@ def run_upgrade(database: Database, revision: str = "head") -> None:
     try:
         command.upgrade(cfg, revision)
     finally:
-        if database.dialect == "sqlite" and not getattr(database, "in_memory", False):
+        if database.dialect == "sqlite" and not database.in_memory:
             cfg.attributes["engine"].dispose()  # its pooled connections hold the file open

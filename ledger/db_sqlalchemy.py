@@ -71,6 +71,8 @@ def _one(params: Params) -> Any:
 class SqlAlchemyDatabase:
     """A pooled engine; ``read_only`` opens every session in a read-only transaction mode."""
 
+    in_memory = False
+
     def __init__(self, url: str, *, read_only: bool = False) -> None:
         from sqlalchemy import create_engine
         from sqlalchemy.engine import make_url
