@@ -79,6 +79,12 @@ class Database(Protocol):
     def dispose(self) -> None: ...
 
 
+# The second key of a store's PostgreSQL advisory locks: its schema. ``coalesce``: with no
+# schema on the search path ``current_schema()`` is NULL, and the lock functions are strict (a
+# NULL key takes no lock at all).
+PG_SCHEMA_KEY = "hashtext(coalesce(current_schema(), ''))"
+
+
 def scalars(result: Result) -> list[Any]:
     """The first column of every row."""
     return [row[0] for row in result]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ledger.connection import PG_SCHEMA_KEY
 from ledger.errors import SchemaOutOfDateError
 
 if TYPE_CHECKING:
@@ -151,12 +152,14 @@ def _migration_lock(database: Database, location: StoreLocation) -> Iterator[Non
     """Serialise first-use migrations of processes that start on a new store at once."""
     if not location.is_sqlite:
         with database.connect() as conn:
-            conn.execute("SELECT pg_advisory_lock(?)", (MIGRATION_LOCK_KEY,))
+            conn.execute(f"SELECT pg_advisory_lock(?, {PG_SCHEMA_KEY})", (MIGRATION_LOCK_KEY,))
             conn.commit()
             try:
                 yield
             finally:
-                conn.execute("SELECT pg_advisory_unlock(?)", (MIGRATION_LOCK_KEY,))
+                conn.execute(
+                    f"SELECT pg_advisory_unlock(?, {PG_SCHEMA_KEY})", (MIGRATION_LOCK_KEY,)
+                )
                 conn.commit()
         return
     import fcntl

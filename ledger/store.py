@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger.chain import GENESIS_HASH, canonical_json, event_hash
-from ledger.connection import placeholders
+from ledger.connection import PG_SCHEMA_KEY, placeholders
 from ledger.errors import ConcurrencyError, InputError
 from ledger.events import (
     CURRENT_SCHEMA_VERSION,
@@ -32,7 +32,9 @@ from ledger.tables import EVENTS
 if TYPE_CHECKING:
     from ledger.connection import Connection, Database
 
-# Arbitrary constant: the one advisory lock every benchledger writer takes on PostgreSQL.
+# The advisory lock every benchledger writer of one store takes on PostgreSQL: this constant
+# and the store's schema (``ledger.connection.PG_SCHEMA_KEY``), so stores in other schemas of
+# the same database never queue behind it.
 PG_APPEND_LOCK_KEY = 0x62656E63  # "benc"
 READ_BATCH = 2000
 # The event table's columns in declaration order: the order of every full event row.
@@ -268,7 +270,9 @@ class EventStore:
         """Open the write transaction and take the append lock before the handler reads."""
         with self.database.begin() as conn:
             if self.is_postgres:
-                conn.execute("SELECT pg_advisory_xact_lock(?)", (PG_APPEND_LOCK_KEY,))
+                conn.execute(
+                    f"SELECT pg_advisory_xact_lock(?, {PG_SCHEMA_KEY})", (PG_APPEND_LOCK_KEY,)
+                )
             yield UnitOfWork(self, conn, metadata or {})
 
     def append(

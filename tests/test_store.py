@@ -130,3 +130,32 @@ def test_verify_catches_reordered_events(db_url):
     report = s.store.verify()
     assert not report.ok and report.first_bad_position == 2
     s.close()
+
+
+def test_stores_in_two_postgresql_schemas_do_not_queue_behind_each_other(postgres_ok):
+    """The append lock is per schema: a long command on one store never holds up another store
+    in the same database, while writers of one store still queue (test_concurrent_ingest)."""
+    import threading
+
+    from tests.conftest import PG_BASE_URL, _drop_pg_schema, _fresh_pg_schema
+
+    if not postgres_ok:
+        pytest.skip("PostgreSQL not reachable")
+    schemas = [_fresh_pg_schema(), _fresh_pg_schema()]
+    first, second = (opened(f"{PG_BASE_URL}?options=-csearch_path%3D{s}") for s in schemas)
+    try:
+        done = threading.Event()
+        with first.store.transaction() as uow:  # holds the first store's append lock
+            uow.append([upsert_event("L", "a")])
+            writer = threading.Thread(
+                target=lambda: (second.store.append([upsert_event("L", "b")]), done.set())
+            )
+            writer.start()
+            assert done.wait(10), "the second store waited for the first store's lock"
+        writer.join()
+        assert first.store.head_position() == 1 and second.store.head_position() == 1
+    finally:
+        first.close()
+        second.close()
+        for schema in schemas:
+            _drop_pg_schema(schema)
