@@ -184,6 +184,7 @@ def _run(
         return _already_recorded_payload(opened, context, goal_id, options, built, existing, target)
     payload = decision.payload(dry_run=dry_run)
     if options.execute and options.render:
+        opened.store.database.checkpoint_soon()  # overlaps the file writes that follow
         payload.update(_render_after_commit(opened, context, goal_id, decision, target))
     return payload
 

@@ -76,6 +76,11 @@ class Database(Protocol):
         """A SQLAlchemy engine on the same database, for Alembic (imported only then)."""
         ...
 
+    def checkpoint_soon(self) -> None:
+        """Start moving committed work into the main database file in the background (SQLite's
+        WAL checkpoint), so the process does not wait for it when it closes."""
+        ...
+
     def dispose(self) -> None: ...
 
 

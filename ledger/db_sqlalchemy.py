@@ -100,5 +100,8 @@ class SqlAlchemyDatabase:
     def sqlalchemy_engine(self) -> Any:
         return self.engine
 
+    def checkpoint_soon(self) -> None:
+        """Nothing to do: PostgreSQL checkpoints on its own."""
+
     def dispose(self) -> None:
         self.engine.dispose()

@@ -10,6 +10,7 @@ connection to a WAL database checkpoints it, and a command connects several time
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -104,6 +105,7 @@ class SqliteDatabase:
         self.in_memory = self.path == MEMORY or self.path.startswith("file::memory:")
         self._memory: sqlite3.Connection | None = None
         self._idle: list[sqlite3.Connection] = []
+        self._checkpoint: threading.Thread | None = None
         if not self.in_memory:
             if read_only and not Path(self.path).exists():
                 raise InputError(
@@ -190,7 +192,30 @@ class SqliteDatabase:
 
         return engine
 
+    def checkpoint_soon(self) -> None:
+        """Copy the WAL into the database file on a thread while the caller goes on (SQLite
+        releases the GIL meanwhile): the last close would otherwise copy a large command's
+        pages itself, ~20 ms for a 3,000-trial ingest. ``PASSIVE`` never waits for or blocks
+        a reader or writer; what it leaves undone the close still does. Joined by ``dispose``.
+        """
+        if self.in_memory or self.read_only or self._checkpoint is not None:
+            return
+        self._checkpoint = threading.Thread(
+            target=self._run_checkpoint, name="benchledger-checkpoint", daemon=True
+        )
+        self._checkpoint.start()
+
+    def _run_checkpoint(self) -> None:
+        try:
+            with self.connect() as conn:
+                conn.raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:
+            pass  # only an early start of what the close does anyway
+
     def dispose(self) -> None:
+        if self._checkpoint is not None:
+            self._checkpoint.join()
+            self._checkpoint = None
         while self._idle:
             self._idle.pop().close()
         if self._memory is not None:
