@@ -14,15 +14,17 @@ and counts that compaction shrinks (``trial_count``, dropped-field counts) carry
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from math import comb
+from math import comb, isfinite
 from typing import Any
 
 from ledger.errors import InputError
 from ledger.safety import (
+    CACHED_TEXT_MAX,
     INT64,
     clist_status,
     ctext,
     ctext_status,
+    ctext_str_status,
     finite_number,
     nummap_status,
 )
@@ -81,6 +83,7 @@ def T(limit: int) -> Kind:
             drops.append(path)
         return text
 
+    kind.text_limit = limit  # type: ignore[attr-defined]  # lets _rows write text fields out
     return kind
 
 
@@ -113,6 +116,8 @@ def NUM(value: Any, drops: Drops, path: str) -> int | float | None:
 
 
 def NNNUM(value: Any, drops: Drops, path: str) -> int | float | None:
+    if type(value) is float:  # every duration: finite_number's own first case, written out
+        return value if value >= 0 and isfinite(value) else None
     number = finite_number(value)
     return number if number is not None and number >= 0 else None
 
@@ -183,6 +188,7 @@ def LIST_OF(spec: Mapping[str, Kind], cap: int) -> Kind:
 
 def KEYED(value_kind: Kind, key_limit: int = 60, cap: int | None = None) -> Kind:
     """An object with producer-chosen keys (timing phases, reason codes): keys are text too."""
+    seconds = value_kind is NNNUM  # every trial's timing: NNNUM's float case is written out
 
     def kind(value: Any, drops: Drops, path: str) -> dict | None:
         if not _is_mapping(value):
@@ -191,10 +197,16 @@ def KEYED(value_kind: Kind, key_limit: int = 60, cap: int | None = None) -> Kind
         for raw_key, raw_value in value.items():
             if cap is not None and len(out) >= cap:
                 break
-            compact = value_kind(raw_value, drops, path)
+            if seconds and type(raw_value) is float:
+                compact = raw_value if raw_value >= 0 and isfinite(raw_value) else None
+            else:
+                compact = value_kind(raw_value, drops, path)
             if compact is None:
                 continue
-            key, unsafe = ctext_status(raw_key, key_limit)
+            if type(raw_key) is str and len(raw_key) <= CACHED_TEXT_MAX:  # as ctext_status
+                key, unsafe = ctext_str_status(raw_key, key_limit)
+            else:
+                key, unsafe = ctext_status(raw_key, key_limit)
             if unsafe:
                 drops.append(f"{path}.<key>")
             if key is not None and key not in out:
@@ -265,6 +277,53 @@ def shape(src: Mapping[str, Any], spec: Mapping[str, Kind], drops: Drops, prefix
     for key, kind in spec.items():
         if key in src:
             value = kind(src[key], drops, prefix + key)
+            if value or _present(value):
+                out[key] = value
+    return out
+
+
+_PLAIN, _TEXT, _BOOL = 0, 1, 2
+_ABSENT = object()
+Rows = tuple[tuple[str, Kind, int, Any], ...]
+
+
+def _rows(spec: Mapping[str, Kind]) -> Rows:
+    """A spec as ``(key, kind, tag, text limit)`` rows for ``shape_rows``."""
+    rows = []
+    for key, kind in spec.items():
+        limit = getattr(kind, "text_limit", None)
+        tag = _BOOL if kind is BOOL else _PLAIN if limit is None else _TEXT
+        rows.append((key, kind, tag, limit))
+    return tuple(rows)
+
+
+def shape_rows(src: Mapping[str, Any], rows: Rows, drops: Drops, prefix: str) -> dict:
+    """``shape`` over ``_rows(spec)``, with the same result, for specs applied to every trial.
+
+    ``BOOL`` and ``T(limit)`` fields, most of a trial, are written out: a text kind returns None
+    or a non-empty string and any bool is kept, so their emptiness test is a None test, and a
+    field path is only built when it is needed (a dropped text, or another kind's argument).
+    """
+    out: dict[str, Any] = {}
+    get = src.get
+    for key, kind, tag, limit in rows:
+        value = get(key, _ABSENT)
+        if value is _ABSENT:
+            continue
+        if tag == _BOOL:
+            if isinstance(value, bool):
+                out[key] = value
+        elif tag == _TEXT:
+            if type(value) is str and len(value) <= CACHED_TEXT_MAX:  # ctext_status's own test
+                text, unsafe = ctext_str_status(value, limit)
+            else:
+                text, unsafe = ctext_status(value, limit)
+            if unsafe:
+                drops.append(prefix + key)
+            if text is not None:
+                out[key] = text
+        else:
+            value = kind(value, drops, prefix + key)
             if value or _present(value):
                 out[key] = value
     return out
@@ -443,6 +502,7 @@ TRIAL_SPEC: dict[str, Kind] = {
     "environment_setup_failure_context": ENVIRONMENT_SETUP_CONTEXT,
     "official_zero_observation": OBJ(OFFICIAL_ZERO_OBSERVATION_SPEC),
 }
+_TRIAL_ROWS = _rows(TRIAL_SPEC)
 
 
 def _round_records(value: Any, drops: Drops, path: str) -> list[dict] | None:
@@ -914,7 +974,7 @@ def _trials(raw: Mapping[str, Any], drops: Drops) -> dict[str, Any]:
         if len(kept) >= MAX_TRIALS:
             cut = True
             break
-        trial = shape(item, TRIAL_SPEC, drops, f"trials[{index}].")
+        trial = shape_rows(item, _TRIAL_ROWS, drops, f"trials[{index}].")
         if trial:
             kept.append(trial)
     trial_count = max(len(raw_trials), raw_count or 0)

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from math import isfinite
 from typing import Any
 
 ELLIPSIS = "\u2026"
@@ -155,7 +156,7 @@ def _scalar_text(value: Any) -> str | None:
 
 # Texts up to this length are remembered by ``ctext_status``; longer ones are rarely repeated
 # and would make the cache hold on to large strings.
-_CACHED_TEXT_MAX = 256
+CACHED_TEXT_MAX = 256
 
 
 def ctext_status(value: Any, limit: int) -> tuple[str | None, bool]:
@@ -165,8 +166,8 @@ def ctext_status(value: Any, limit: int) -> tuple[str | None, bool]:
     Short strings go through a cache: a large ingest compacts the same task ids, sources,
     status words and phase names thousands of times, and the result depends on the text alone.
     """
-    if type(value) is str and len(value) <= _CACHED_TEXT_MAX:
-        return _ctext_str_status(value, limit)
+    if type(value) is str and len(value) <= CACHED_TEXT_MAX:
+        return ctext_str_status(value, limit)
     raw = _scalar_text(value)
     if raw is None:
         return None, False
@@ -174,9 +175,16 @@ def ctext_status(value: Any, limit: int) -> tuple[str | None, bool]:
 
 
 @lru_cache(maxsize=1 << 14)
-def _ctext_str_status(value: str, limit: int) -> tuple[str | None, bool]:
-    """``ctext_status`` of a plain ``str``, memoised (the filter is a pure function of it)."""
+def ctext_str_status(value: str, limit: int) -> tuple[str | None, bool]:
+    """``ctext_status`` of a plain ``str`` of at most ``CACHED_TEXT_MAX`` characters, memoised
+    (the filter is a pure function of it); callers on a hot path test that and call this."""
     return _ctext_text_status(value, limit)
+
+
+@lru_cache(maxsize=1 << 10)
+def _is_public_safe_key(key: str) -> bool:
+    """``is_public_safe`` of a short map key, memoised: reward and metric maps repeat theirs."""
+    return is_public_safe(key)
 
 
 def _ctext_text_status(raw: str, limit: int) -> tuple[str | None, bool]:
@@ -262,6 +270,8 @@ def finite_number(value: Any) -> int | float | None:
 
 def parse_number(value: Any) -> int | float | None:
     """A number, or a string that parses as one (``.`` → float, else int); else None."""
+    if type(value) is float:  # finite_number's own first case, written out: most values
+        return value if math.isfinite(value) else None
     if isinstance(value, str):
         try:
             parsed: int | float = float(value) if "." in value else int(value)
@@ -269,6 +279,17 @@ def parse_number(value: Any) -> int | float | None:
             return None
         return finite_number(parsed)
     return finite_number(value)
+
+
+def _plain_number(value: Any) -> int | float | None:
+    """``parse_number`` with its commonest inputs (plain floats and ints: token counts, costs,
+    rewards) decided here, exactly as ``finite_number`` decides them."""
+    cls = type(value)
+    if cls is float:
+        return value if isfinite(value) else None
+    if cls is int:
+        return value if value in INT64 else None
+    return parse_number(value)
 
 
 def nummap_status(
@@ -283,16 +304,18 @@ def nummap_status(
     out: dict[str, int | float] = {}
     if keys is not None:
         for key in keys:
-            number = parse_number(value.get(key))
+            raw = value.get(key)
+            number = _plain_number(raw)
             if number is not None:
                 out[key] = number
         return out, 0
     dropped = 0
     for key, raw in value.items():
-        number = parse_number(raw)
+        number = _plain_number(raw)
         if number is None or not isinstance(key, str) or not key:
             continue
-        if is_public_safe(key):
+        short = type(key) is str and len(key) <= CACHED_TEXT_MAX
+        if _is_public_safe_key(key) if short else is_public_safe(key):
             out[key] = number
         else:
             dropped += 1

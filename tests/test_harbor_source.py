@@ -11,13 +11,16 @@ import os
 import shutil
 import time
 from collections import defaultdict
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import mean
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ledger.errors import SourceError
-from ledger.sources.harbor import read_harbor_job
+from ledger.sources.harbor import _PHASES, _trial_times, read_harbor_job
 from tests.conftest import SHARED_DIR
 
 MANIFEST_REL = Path("fixtures/harbor/manifest.json")
@@ -653,3 +656,94 @@ def test_a_trial_that_vanishes_after_the_job_listing_is_skipped(
     after = read_harbor_job(job)
     assert after.provenance["trial_dir_count"] == before.provenance["trial_dir_count"] - 1
     assert not any(rel.startswith(f"{victim.name}/") for rel in after.provenance["files"])
+
+
+# --- trial times: the fast rounding and the one-loop spans equal the plain reading --------------
+
+
+def _reference_trial_times(res: dict) -> tuple[dict, float | None, float | None]:
+    """Each stamp read with fromisoformat/timestamp, each span with round(x, 3)."""
+
+    def epoch(value: object) -> float | None:
+        if not isinstance(value, str):
+            return None
+        try:
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        return (dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt).timestamp()
+
+    def span(block: object) -> float | None:
+        if not isinstance(block, dict):
+            return None
+        start, end = epoch(block.get("started_at")), epoch(block.get("finished_at"))
+        if start is None or end is None:
+            return None
+        return round(max(end - start, 0.0), 3)
+
+    timing = {p: s for p in _PHASES if (s := span(res.get(p))) is not None}
+    return timing, span(res), epoch(res.get("started_at"))
+
+
+def _stamp_text(dt: datetime, style: str) -> str:
+    if style == "naive":
+        return dt.isoformat()
+    if style == "z":
+        return dt.isoformat() + "Z"
+    if style == "offset":
+        return dt.isoformat() + "+02:30"
+    return dt.isoformat(timespec="seconds") + "Z"
+
+
+_stamps = st.one_of(
+    st.builds(
+        _stamp_text,
+        st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+        st.sampled_from(["naive", "z", "offset", "seconds"]),
+    ),
+    st.sampled_from(["", "not a stamp", "2026-13-01T00:00:00Z"]),
+    st.none(),
+    st.integers(),
+)
+_blocks = st.one_of(
+    st.fixed_dictionaries({"started_at": _stamps, "finished_at": _stamps}), st.none(), st.text()
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"started_at": _stamps, "finished_at": _stamps},
+        optional={phase: _blocks for phase in _PHASES},
+    ),
+    st.booleans(),
+)
+def test_trial_times_match_the_plain_reading(res: dict, abut: bool) -> None:
+    if abut:  # Harbor's own shape: each phase starts when the one before it ends
+        previous = res.get("started_at")
+        for phase in _PHASES:
+            if isinstance(res.get(phase), dict):
+                res[phase]["started_at"] = previous
+                previous = res[phase]["finished_at"]
+    assert _trial_times(res) == _reference_trial_times(res)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=253402300799 * 10**6),
+    st.one_of(
+        st.integers(min_value=0, max_value=10**7),
+        st.integers(min_value=0, max_value=10**13),
+        st.integers(min_value=0, max_value=10**10).map(lambda k: k * 1000 + 500),  # ties
+    ),
+)
+def test_span_rounding_matches_round_at_microsecond_steps(start_us: int, span_us: int) -> None:
+    """Every microsecond span, including exact half-milliseconds, rounds as round(x, 3) does."""
+    base = datetime(1970, 1, 1, tzinfo=UTC)
+    start = base + timedelta(microseconds=start_us)
+    try:
+        end = start + timedelta(microseconds=span_us)
+    except OverflowError:
+        return
+    res = {"started_at": start.isoformat(), "finished_at": end.isoformat()}
+    assert _trial_times(res) == _reference_trial_times(res)

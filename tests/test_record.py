@@ -15,17 +15,24 @@ from hypothesis import strategies as st
 from ledger.errors import InputError
 from ledger.record import (
     BODY_SPEC,
+    KEYED,
     MAX_TRIALS,
+    METRIC_KEYS,
+    NNNUM,
     NOT_AN_OBJECT,
     NOT_COMPACTABLE,
     RECORD_SCHEMA_VERSION,
+    SECONDS_MAP,
     TRIAL_SPEC,
+    _rows,
     compact_run,
     is_compactable,
     pass_at_k,
     resolve_compact_input,
+    shape,
+    shape_rows,
 )
-from ledger.safety import is_public_safe, ledger_text
+from ledger.safety import is_public_safe, ledger_text, nummap_status, parse_number
 
 SPEC_EXAMPLE = json.loads(
     """
@@ -756,3 +763,81 @@ def test_loopx_ledger_notes_survive_the_ledger_text_variant(shared_dir: Path) ->
         assert kept is not None
         # loopx 0.4.8 left some notes longer than 220 characters; they are cut, not dropped.
         assert kept == note or (kept.endswith("...") and note.startswith(kept[:-3]))
+
+
+# --- the fast paths give what the generic kinds give --------------------------------------------
+
+_trial_items = st.dictionaries(
+    st.sampled_from([*TRIAL_SPEC, "x"]),
+    st.one_of(
+        _values,
+        st.dictionaries(
+            st.one_of(
+                st.sampled_from(["reward", "verifier", "/Users/x", "token=abcdef1234567"]),
+                st.text(max_size=8),
+            ),
+            st.one_of(_scalars, st.integers(min_value=-(2**70), max_value=2**70)),
+            max_size=4,
+        ),
+    ),
+    max_size=14,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_trial_items, st.integers(min_value=0, max_value=300))
+def test_trial_rows_shape_like_the_spec(item: dict, index: int) -> None:
+    """``shape_rows`` (trials) writes BOOL and text kinds out; the result must be ``shape``'s."""
+    prefix = f"trials[{index}]."
+    drops_spec: list[str] = []
+    drops_rows: list[str] = []
+    expected = shape(item, TRIAL_SPEC, drops_spec, prefix)
+    assert shape_rows(item, _rows(TRIAL_SPEC), drops_rows, prefix) == expected
+    assert drops_rows == drops_spec
+
+
+def _nummap_reference(value: object, keys: tuple[str, ...] | None) -> tuple[dict, int]:
+    if not isinstance(value, dict):
+        return {}, 0
+    if keys is not None:
+        found = {key: parse_number(value.get(key)) for key in keys}
+        return {k: v for k, v in found.items() if v is not None}, 0
+    out, dropped = {}, 0
+    for key, raw in value.items():
+        number = parse_number(raw)
+        if number is None or not isinstance(key, str) or not key:
+            continue
+        if is_public_safe(key):
+            out[key] = number
+        else:
+            dropped += 1
+    return out, dropped
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.dictionaries(
+        st.one_of(st.sampled_from([*METRIC_KEYS, "/Users/x", "ak=1234"]), st.text(max_size=6)),
+        st.one_of(_scalars, st.integers(min_value=-(2**70), max_value=2**70)),
+        max_size=6,
+    ),
+    st.sampled_from([None, METRIC_KEYS]),
+)
+def test_nummap_fast_paths_match_parse_number(value: dict, keys: tuple | None) -> None:
+    assert nummap_status(value, keys) == _nummap_reference(value, keys)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.one_of(st.sampled_from(["verifier", "/tmp/x", "a" * 70]), st.text(max_size=6)),
+        st.one_of(_scalars, st.floats(min_value=-1e12, max_value=1e12)),
+        max_size=14,
+    )
+)
+def test_seconds_map_float_path_matches_nnnum(value: dict) -> None:
+    generic = KEYED(lambda v, d, p: NNNUM(v, d, p), key_limit=60, cap=12)
+    drops_fast: list[str] = []
+    drops_generic: list[str] = []
+    assert SECONDS_MAP(value, drops_fast, "timing") == generic(value, drops_generic, "timing")
+    assert drops_fast == drops_generic

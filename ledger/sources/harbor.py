@@ -229,65 +229,69 @@ def _last_segment(path: Any) -> str | None:
     return parts[-1] if parts else None
 
 
-def _timestamp(value: Any) -> float | None:
+def _stamp_epoch(stamp: str) -> float | None:
     """Epoch seconds; naive stamps are read as UTC, which only matters for order and durations."""
-    if not isinstance(value, str):
-        return None
     try:
-        dt = datetime.fromisoformat(value)
+        dt = _fromisoformat(stamp)
     except ValueError:
         return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
+    return (dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt).timestamp()
+
+
+_fromisoformat = datetime.fromisoformat
+# The trial itself (its wall time, under "") and then its phases: (record key, result key).
+_TIMED_BLOCKS = (("", None), *((phase, phase) for phase in _PHASES))
 
 
 def _trial_times(res: dict[str, Any]) -> tuple[dict[str, float], float | None, float | None]:
     """(phase durations, wall seconds, start epoch) of one trial result.
 
-    Harbor's phases abut (each phase ends when the next starts, the trial starts with its
-    first phase), so most stamps appear twice; ``epochs`` parses each distinct one once.
+    A span is ``finished_at - started_at``, never negative, None unless both are stamps; Harbor
+    stamps carry microseconds, and milliseconds keep sums free of float noise. Harbor's phases
+    abut (each phase ends when the next starts, the trial starts with its first phase), so most
+    stamps appear twice; ``epochs`` parses each distinct one once (a bad one is just retried).
+    This runs once per trial, so the five spans are written out in one loop.
     """
     epochs: dict[str, float | None] = {}
     timing: dict[str, float] = {}
-    for phase in _PHASES:
-        seconds = _seconds(res.get(phase), epochs)
-        if seconds is not None:
+    wall = None
+    for phase, key in _TIMED_BLOCKS:
+        block = res if key is None else res.get(key)
+        if not isinstance(block, dict):
+            continue
+        start, end = block.get("started_at"), block.get("finished_at")
+        if not isinstance(start, str) or not isinstance(end, str):
+            continue
+        first = epochs.get(start)
+        if first is None:
+            first = epochs[start] = _stamp_epoch(start)
+        last = epochs.get(end)
+        if last is None:
+            last = epochs[end] = _stamp_epoch(end)
+        if first is None or last is None:
+            continue
+        seconds = last - first
+        if seconds > 0.0:
+            # round(seconds, 3), exactly, at a third of its cost: round(x, 3) is the double
+            # nearest the decimal k / 1000, k the integer nearest 1000 x, and so is k / 1000.
+            # 1000 x is off by at most half an ulp (under 0.05 for any datetime span), so a
+            # product within 0.4 of an integer names k for certain; round() does the rest.
+            scaled = seconds * 1000.0
+            k = round(scaled)
+            seconds = k / 1000 if -0.4 < scaled - k < 0.4 else round(seconds, 3)
+        else:
+            seconds = 0.0
+        if key is None:
+            wall = seconds
+        else:
             timing[phase] = seconds
-    return timing, _seconds(res, epochs), _epoch(res.get("started_at"), epochs)
-
-
-def _epoch(value: Any, epochs: dict[str, float | None]) -> float | None:
-    """``_timestamp`` remembered in ``epochs`` (one trial's stamps; a bad one is just retried)."""
-    if not isinstance(value, str):
-        return None
-    epoch = epochs.get(value)
-    if epoch is None:
-        epoch = epochs[value] = _timestamp(value)
-    return epoch
-
-
-def _seconds(block: Any, epochs: dict[str, float | None]) -> float | None:
-    """A block's ``finished_at - started_at``, never negative; None unless both are stamps.
-
-    ``_epoch`` is written out here: this runs five times per trial.
-    """
-    if not isinstance(block, dict):
-        return None
-    start, end = block.get("started_at"), block.get("finished_at")
-    if not isinstance(start, str) or not isinstance(end, str):
-        return None
-    first = epochs.get(start)
-    if first is None:
-        first = epochs[start] = _timestamp(start)
-    last = epochs.get(end)
-    if last is None:
-        last = epochs[end] = _timestamp(end)
-    if first is None or last is None:
-        return None
-    seconds = last - first
-    # Harbor stamps carry microseconds; milliseconds keep sums free of float noise.
-    return round(seconds if seconds > 0.0 else 0.0, 3)
+    started = res.get("started_at")
+    if isinstance(started, str):
+        epoch = epochs.get(started)
+        started = _stamp_epoch(started) if epoch is None else epoch
+    else:
+        started = None
+    return timing, wall, started
 
 
 def _usage_of(agent_result: Any) -> dict[str, Any] | None:
@@ -297,7 +301,10 @@ def _usage_of(agent_result: Any) -> dict[str, Any] | None:
     usage = {}
     for key, out in _METRIC_KEYS:
         value = agent_result.get(key)
-        if _number(value) is not None:
+        if type(value) is float:  # _number's own first case, written out (costs)
+            if math.isfinite(value):
+                usage[out] = value
+        elif value is not None and _number(value) is not None:
             usage[out] = value
     return usage
 
@@ -454,16 +461,12 @@ def _trial_attempt(reader: _Reader, name: str, result: _Json, entries: set[str] 
     file is simply tried, and a file that is not there reads as ``missing`` just as an unlisted
     one would.
     """
-
-    def listed(entry: str) -> bool:
-        return entries is None or entry in entries
-
     raw: dict[str, Any] = result.data if result.ok else {}
     if result.ok:  # the parsed document is freed as soon as its facts are taken
         result.data = _slim_result(raw)
     config = _slim_config(raw)
     config_source = "result" if config else None
-    if not result.ok and listed("config.json"):
+    if not result.ok and (entries is None or "config.json" in entries):
         cfg_file = reader.json(f"{name}/config.json")
         config, config_source = cfg_file.obj, ("trial_config" if cfg_file.ok else None)
     cfg_task, cfg_agent = _dict(config.get("task")), _dict(config.get("agent"))
@@ -472,31 +475,37 @@ def _trial_attempt(reader: _Reader, name: str, result: _Json, entries: set[str] 
         or _text(cfg_task.get("name"))
         or _last_segment(cfg_task.get("path"))
     )
-    if task is None and listed("lock.json"):
+    if task is None and (entries is None or "lock.json" in entries):
         task = _text(_dict(reader.json(f"{name}/lock.json").obj.get("task")).get("name"))
     agent_info = _dict(raw.get("agent_info"))
     info_name = _text(agent_info.get("name"))
     cfg_name, cfg_import = _text(cfg_agent.get("name")), _text(cfg_agent.get("import_path"))
     timing, wall, started = _trial_times(raw)
+    # Positional, in field order: a keyword call to a class builds a dict of 18 keywords, and
+    # this runs once per trial. The comments name the fields.
     return _Attempt(
-        task=task,
-        source=_text(raw.get("source")) or _text(cfg_task.get("source")),
-        agent=info_name or cfg_name or cfg_import,
-        match_agent=cfg_name or cfg_import or info_name,
-        model=_text(cfg_agent.get("model_name")) or _model_from_info(agent_info),
-        trial_name=_text(raw.get("trial_name")) or name,
-        dir_name=name,
-        result=result,
-        config=config,
-        config_source=config_source,
-        files_present=_artifacts(f"{reader.root}/{name}", listed),
-        timing=timing,
-        wall=wall,
-        started=started,
-        res=result.data if result.ok else {},
-        exception_type=_text(_dict(raw.get("exception_info")).get("exception_type")),
-        rewards=_rewards(raw),
-        usage=_usage_of(raw.get("agent_result")),
+        task,
+        _text(raw.get("source")) or _text(cfg_task.get("source")),  # source
+        info_name or cfg_name or cfg_import,  # agent
+        cfg_name or cfg_import or info_name,  # match_agent
+        _text(cfg_agent.get("model_name")) or _model_from_info(agent_info),  # model
+        _text(raw.get("trial_name")) or name,  # trial_name
+        name,  # dir_name
+        result,
+        config,
+        config_source,
+        None,  # lock: set when the plan is matched
+        _artifacts(f"{reader.root}/{name}", entries),  # files_present
+        "pending",  # status: set once the job status is known
+        "",  # benchmark_id: set when grouped
+        0,  # attempt_index: set when the record is built
+        timing,
+        wall,
+        started,
+        result.data if result.ok else {},  # res
+        _text(_dict(raw.get("exception_info")).get("exception_type")),  # exception_type
+        _rewards(raw),
+        _usage_of(raw.get("agent_result")),  # usage
     )
 
 
@@ -505,12 +514,20 @@ def _rewards(res: dict[str, Any]) -> dict[str, Any] | None:
     return rewards if isinstance(rewards, dict) else None
 
 
-def _artifacts(base: str, listed: Callable[[str], bool]) -> dict[str, bool]:
-    """Which of a trial's artifact files exist; they are probed, never read."""
+def _artifacts(base: str, entries: set[str] | None) -> dict[str, bool]:
+    """Which of a trial's artifact files exist; they are probed, never read. ``entries`` is the
+    trial's listing, or None when it was not listed: then every probe is made."""
+    if entries is None:
+        return {
+            "trajectory": _exists(f"{base}/agent/trajectory.json"),
+            "artifact_manifest": _exists(f"{base}/artifacts/manifest.json"),
+            "reward_file": _exists(f"{base}/verifier/reward.txt")
+            or _exists(f"{base}/verifier/reward.json"),
+        }
     return {
-        "trajectory": listed("agent") and _exists(f"{base}/agent/trajectory.json"),
-        "artifact_manifest": listed("artifacts") and _exists(f"{base}/artifacts/manifest.json"),
-        "reward_file": listed("verifier")
+        "trajectory": "agent" in entries and _exists(f"{base}/agent/trajectory.json"),
+        "artifact_manifest": "artifacts" in entries and _exists(f"{base}/artifacts/manifest.json"),
+        "reward_file": "verifier" in entries
         and (_exists(f"{base}/verifier/reward.txt") or _exists(f"{base}/verifier/reward.json")),
     }
 
@@ -772,7 +789,7 @@ def _score(attempt: _Attempt) -> _Scored:
     exception = attempt.exception_type
     cause = (_CAUSE_OF.get(exception, "unclassified")) if exception else None
     rewards = attempt.rewards if attempt.result.ok else None
-    reward = {k: v for k, v in (rewards or {}).items() if _number(v) is not None}
+    reward = {k: v for k, v in rewards.items() if _number(v) is not None} if rewards else {}
     primary, key, reward_reason = _primary_reward(rewards)
     reason = None if primary is not None else _unscored_reason(attempt, cause, reward_reason)
     return _Scored(
@@ -806,15 +823,13 @@ class _Job:
 
 def _trial_block(attempt: _Attempt, scored: _Scored) -> dict[str, Any]:
     """One ``trials[]`` entry; only the identity fields can be null, so only they are filtered."""
-    block: dict[str, Any] = {
-        k: v
-        for k, v in (
-            ("task_id", attempt.task),
-            ("trial_name", attempt.trial_name),
-            ("source", attempt.source),
-        )
-        if v is not None
-    }
+    block: dict[str, Any] = {}
+    if attempt.task is not None:
+        block["task_id"] = attempt.task
+    if attempt.trial_name is not None:
+        block["trial_name"] = attempt.trial_name
+    if attempt.source is not None:
+        block["source"] = attempt.source
     block["attempt_index"] = attempt.attempt_index
     block["status"] = attempt.status
     result_ok = attempt.result.ok
@@ -839,7 +854,8 @@ def _trial_block(attempt: _Attempt, scored: _Scored) -> dict[str, Any]:
     block["verifier_reward_present"] = bool(attempt.rewards)
     block["verifier_reward_file_present"] = bool(present.get("reward_file"))
     block["trial_result_present"] = result_ok
-    digest = _text(_dict(_dict(attempt.lock).get("task")).get("digest"))
+    lock = attempt.lock
+    digest = _text(_dict(lock.get("task")).get("digest")) if isinstance(lock, dict) else None
     checksum = _text(attempt.res.get("task_checksum"))
     if digest or checksum:
         block["task_digest"] = digest or f"sha256:{checksum}"
@@ -873,12 +889,18 @@ def _timeout_policy(
 ) -> tuple[dict[str, Any], bool]:
     """Effective multipliers: trial config, else lock trial, else job config (harbor.md §5.7)."""
     # Each attempt's effective multipliers, in _MULTIPLIERS order: equal tuples, equal policies.
-    seen: set[tuple[float, ...]] = set()
+    # Attempts mostly share their raw values; with the values' types as well, equal raw tuples
+    # give equal multipliers (1 == 1.0 == True, but True is no number), so each is worked once.
+    raw: set[tuple] = set()
     for attempt in attempts:
         block = attempt.config or attempt.lock
         if block:
-            found = _multipliers(block)
-            seen.add(tuple([found.get(key, 1.0) for key in _MULTIPLIERS]))
+            values = tuple(map(block.get, _MULTIPLIERS))
+            raw.add((values, tuple(map(type, values))))
+    seen: set[tuple[float, ...]] = set()
+    for values, _types in raw:
+        found = _multipliers(dict(zip(_MULTIPLIERS, values, strict=True)))
+        seen.add(tuple([found.get(key, 1.0) for key in _MULTIPLIERS]))
     chosen, source = None, None
     for attempt in attempts:
         if attempt.config:
