@@ -104,6 +104,7 @@ class SqliteDatabase:
         self.read_only = read_only
         self.in_memory = self.path == MEMORY or self.path.startswith("file::memory:")
         self._memory: sqlite3.Connection | None = None
+        self._memory_users = 0  # nested users of the one in-memory connection
         self._idle: list[sqlite3.Connection] = []
         self._checkpoint: threading.Thread | None = None
         if not self.in_memory:
@@ -143,12 +144,30 @@ class SqliteDatabase:
     @contextmanager
     def connect(self) -> Iterator[SqliteConnection]:
         """A connection whose uncommitted work is rolled back when the block ends."""
-        raw = self._idle.pop() if self._idle else self._open()
-        conn = SqliteConnection(raw, in_memory=self.in_memory)
+        if self.in_memory:
+            yield from self._memory_connection()
+            return
+        try:
+            raw = self._idle.pop()  # a checkpoint thread may take the last one meanwhile
+        except IndexError:
+            raw = self._open()
+        conn = SqliteConnection(raw)
         try:
             yield conn
         finally:
             self._release(conn)
+
+    def _memory_connection(self) -> Iterator[SqliteConnection]:
+        """The one in-memory connection; a nested user joins the outer one's transaction, and
+        only the outermost rolls back what was left uncommitted."""
+        conn = SqliteConnection(self._open(), in_memory=True)
+        self._memory_users += 1
+        try:
+            yield conn
+        finally:
+            self._memory_users -= 1
+            if self._memory_users == 0:
+                conn.rollback()
 
     def _release(self, conn: SqliteConnection) -> None:
         try:
@@ -156,8 +175,6 @@ class SqliteDatabase:
         except sqlite3.Error:
             conn.raw.close()  # unusable: never pooled
             raise
-        if self.in_memory:
-            return
         if len(self._idle) < POOL_SIZE:
             self._idle.append(conn.raw)
         else:
@@ -166,8 +183,10 @@ class SqliteDatabase:
     @contextmanager
     def begin(self) -> Iterator[SqliteConnection]:
         with self.connect() as conn:
-            if conn.raw.in_transaction:  # the shared in-memory connection, mid-transaction
-                conn.rollback()
+            if self.in_memory and self._memory_users > 1 and conn.raw.in_transaction:
+                yield conn  # nested in a transaction on the one connection: part of it
+                return
+            conn.rollback()  # an in-memory connection's earlier reads
             conn.raw.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
             yield conn
             conn.commit()

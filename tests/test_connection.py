@@ -67,6 +67,11 @@ def test_an_in_memory_store_works_end_to_end(url):
         assert s.projections.verify_rebuild(s.store).ok
         with s.store.database.connect() as conn:
             assert conn.execute("SELECT count(*) FROM rm_ledger_rows").scalar() == 2
+        with s.store.transaction() as uow:  # a nested reader joins, never rolls back, the write
+            uow.append([upsert_event("L", "c")])
+            assert s.store.head_position() == 3
+            uow.append([upsert_event("L", "d")])
+        assert s.store.head_position() == 4 and s.store.verify().ok
     finally:
         s.close()
 
