@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -136,7 +137,7 @@ class SqliteDatabase:
             # of a few KB, and 16 KiB pages write a new store's first ingest in a quarter of
             # the page writes of the 4 KiB default.
             raw.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            raw.execute("PRAGMA journal_mode=WAL")
+            _use_wal(raw)
             raw.execute("PRAGMA synchronous=NORMAL")
         raw.execute("PRAGMA foreign_keys=ON")
         return raw
@@ -148,10 +149,10 @@ class SqliteDatabase:
             yield from self._memory_connection()
             return
         try:
-            raw = self._idle.pop()  # a checkpoint thread may take the last one meanwhile
-        except IndexError:
-            raw = self._open()
-        conn = SqliteConnection(raw)
+            raw: sqlite3.Connection | None = self._idle.pop()
+        except IndexError:  # none idle (a checkpoint thread may have taken the last one)
+            raw = None
+        conn = SqliteConnection(raw or self._open())
         try:
             yield conn
         finally:
@@ -240,6 +241,27 @@ class SqliteDatabase:
         if self._memory is not None:
             self._memory.close()
             self._memory = None
+
+
+def _use_wal(raw: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (it stays so), waiting as a writer would for a lock.
+
+    Switching a new file to WAL needs a moment's exclusive lock, and SQLite answers "database is
+    locked" at once instead of calling the busy handler, so processes that start on one new store
+    together retry here; on a file already in WAL mode nothing is switched.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.002
+    while True:
+        try:
+            if raw.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                raw.execute("PRAGMA journal_mode=WAL").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
 
 def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
