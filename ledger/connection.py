@@ -108,6 +108,7 @@ def quote(name: str) -> str:
 # Quoted strings and identifiers keep their ``?`` and ``:name``; ``::`` is a PostgreSQL cast.
 _TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|::|\?|:(\w+)|%")
 _PYFORMAT: dict[tuple[str, bool], str] = {}
+_PYFORMAT_MAX = 512  # ``IN (?, ...)`` lists make texts of every length: keep the cache bounded
 
 
 def to_pyformat(sql: str, *, has_params: bool) -> str:
@@ -119,6 +120,8 @@ def to_pyformat(sql: str, *, has_params: bool) -> str:
     key = (sql, has_params)
     found = _PYFORMAT.get(key)
     if found is None:
+        if len(_PYFORMAT) >= _PYFORMAT_MAX:
+            _PYFORMAT.clear()
         found = _PYFORMAT[key] = _TOKENS.sub(lambda m: _token(m, has_params), sql)
     return found
 

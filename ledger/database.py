@@ -119,7 +119,7 @@ def ensure_schema(
     if revision == SCHEMA_HEAD:
         return
     if revision is None and auto_upgrade:
-        with _migration_lock(database, location):
+        with _migration_lock(database):
             # another process may have created the schema while this one waited
             if current_revision(database) is None:
                 create_at_head(database)
@@ -148,9 +148,9 @@ def create_at_head(database: Database) -> None:
 
 
 @contextmanager
-def _migration_lock(database: Database, location: StoreLocation) -> Iterator[None]:
+def _migration_lock(database: Database) -> Iterator[None]:
     """Serialise first-use migrations of processes that start on a new store at once."""
-    if not location.is_sqlite:
+    if database.dialect != "sqlite":
         with database.connect() as conn:
             conn.execute(f"SELECT pg_advisory_lock(?, {PG_SCHEMA_KEY})", (MIGRATION_LOCK_KEY,))
             conn.commit()

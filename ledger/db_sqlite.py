@@ -129,7 +129,7 @@ class SqliteDatabase:
         return self._configure(raw)
 
     def _configure(self, raw: sqlite3.Connection) -> sqlite3.Connection:
-        raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        # (the busy timeout is ``_connect``'s ``timeout``: sqlite3 sets it on the connection)
         if self.read_only:
             raw.execute("PRAGMA query_only=ON")
         elif not self.in_memory:

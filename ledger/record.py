@@ -19,12 +19,10 @@ from typing import Any
 
 from ledger.errors import InputError
 from ledger.safety import (
-    CACHED_TEXT_MAX,
     INT64,
     clist_status,
     ctext,
     ctext_status,
-    ctext_str_status,
     finite_number,
     nummap_status,
 )
@@ -203,10 +201,7 @@ def KEYED(value_kind: Kind, key_limit: int = 60, cap: int | None = None) -> Kind
                 compact = value_kind(raw_value, drops, path)
             if compact is None:
                 continue
-            if type(raw_key) is str and len(raw_key) <= CACHED_TEXT_MAX:  # as ctext_status
-                key, unsafe = ctext_str_status(raw_key, key_limit)
-            else:
-                key, unsafe = ctext_status(raw_key, key_limit)
+            key, unsafe = ctext_status(raw_key, key_limit)
             if unsafe:
                 drops.append(f"{path}.<key>")
             if key is not None and key not in out:
@@ -314,10 +309,7 @@ def shape_rows(src: Mapping[str, Any], rows: Rows, drops: Drops, prefix: str) ->
             if isinstance(value, bool):
                 out[key] = value
         elif tag == _TEXT:
-            if type(value) is str and len(value) <= CACHED_TEXT_MAX:  # ctext_status's own test
-                text, unsafe = ctext_str_status(value, limit)
-            else:
-                text, unsafe = ctext_status(value, limit)
+            text, unsafe = ctext_status(value, limit)
             if unsafe:
                 drops.append(prefix + key)
             if text is not None:

@@ -14,7 +14,6 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from math import isfinite
 from typing import Any
 
 ELLIPSIS = "\u2026"
@@ -156,7 +155,7 @@ def _scalar_text(value: Any) -> str | None:
 
 # Texts up to this length are remembered by ``ctext_status``; longer ones are rarely repeated
 # and would make the cache hold on to large strings.
-CACHED_TEXT_MAX = 256
+_CACHED_TEXT_MAX = 256
 
 
 def ctext_status(value: Any, limit: int) -> tuple[str | None, bool]:
@@ -166,8 +165,8 @@ def ctext_status(value: Any, limit: int) -> tuple[str | None, bool]:
     Short strings go through a cache: a large ingest compacts the same task ids, sources,
     status words and phase names thousands of times, and the result depends on the text alone.
     """
-    if type(value) is str and len(value) <= CACHED_TEXT_MAX:
-        return ctext_str_status(value, limit)
+    if type(value) is str and len(value) <= _CACHED_TEXT_MAX:
+        return _ctext_str_status(value, limit)
     raw = _scalar_text(value)
     if raw is None:
         return None, False
@@ -175,9 +174,9 @@ def ctext_status(value: Any, limit: int) -> tuple[str | None, bool]:
 
 
 @lru_cache(maxsize=1 << 14)
-def ctext_str_status(value: str, limit: int) -> tuple[str | None, bool]:
-    """``ctext_status`` of a plain ``str`` of at most ``CACHED_TEXT_MAX`` characters, memoised
-    (the filter is a pure function of it); callers on a hot path test that and call this."""
+def _ctext_str_status(value: str, limit: int) -> tuple[str | None, bool]:
+    """``ctext_status`` of a plain ``str`` of at most ``_CACHED_TEXT_MAX`` characters, memoised
+    (the filter is a pure function of it)."""
     return _ctext_text_status(value, limit)
 
 
@@ -270,8 +269,6 @@ def finite_number(value: Any) -> int | float | None:
 
 def parse_number(value: Any) -> int | float | None:
     """A number, or a string that parses as one (``.`` → float, else int); else None."""
-    if type(value) is float:  # finite_number's own first case, written out: most values
-        return value if math.isfinite(value) else None
     if isinstance(value, str):
         try:
             parsed: int | float = float(value) if "." in value else int(value)
@@ -279,17 +276,6 @@ def parse_number(value: Any) -> int | float | None:
             return None
         return finite_number(parsed)
     return finite_number(value)
-
-
-def _plain_number(value: Any) -> int | float | None:
-    """``parse_number`` with its commonest inputs (plain floats and ints: token counts, costs,
-    rewards) decided here, exactly as ``finite_number`` decides them."""
-    cls = type(value)
-    if cls is float:
-        return value if isfinite(value) else None
-    if cls is int:
-        return value if value in INT64 else None
-    return parse_number(value)
 
 
 def nummap_status(
@@ -305,17 +291,16 @@ def nummap_status(
     if keys is not None:
         for key in keys:
             raw = value.get(key)
-            number = _plain_number(raw)
+            number = parse_number(raw)
             if number is not None:
                 out[key] = number
         return out, 0
     dropped = 0
     for key, raw in value.items():
-        number = _plain_number(raw)
+        number = parse_number(raw)
         if number is None or not isinstance(key, str) or not key:
             continue
-        short = type(key) is str and len(key) <= CACHED_TEXT_MAX
-        if _is_public_safe_key(key) if short else is_public_safe(key):
+        if _is_public_safe_key(key) if len(key) <= _CACHED_TEXT_MAX else is_public_safe(key):
             out[key] = number
         else:
             dropped += 1

@@ -158,11 +158,13 @@ class ProjectionEngine:
     ) -> None:
         if not events:
             return
+        names = []
         for projection in projections:
             handled = [e for e in events if e.event_type in projection.handles]
             if handled:
                 projection.apply(conn, handled)
-            _set_checkpoint(conn, projection.name, events[-1].position)
+            names.append(projection.name)
+        _set_checkpoints(conn, names, events[-1].position)  # one statement per append
 
     def rebuild(
         self,
@@ -180,21 +182,20 @@ class ProjectionEngine:
                     conn.execute(f"DELETE FROM {table.name}")
             replayed = self._replay(store, chosen, conn, read_conn=conn, progress=progress)
             head = store.head_position(conn)
-            for projection in chosen:
-                _set_checkpoint(conn, projection.name, head)
+            _set_checkpoints(conn, [p.name for p in chosen], head)
         return RebuildReport([p.name for p in chosen], replayed, head)
 
     def verify_rebuild(
         self, store: EventStore, names: Sequence[str] | None = None, *, max_differences: int = 20
     ) -> VerifyRebuildReport:
         """Replay into a scratch SQLite database and compare it with the live read models."""
+        import tempfile
+
         from ledger.database import create_at_head
         from ledger.db_sqlite import SqliteDatabase
 
         chosen = self.select(names)
         tables = [t for p in chosen for t in p.tables]
-        import tempfile
-
         with tempfile.TemporaryDirectory(prefix="benchledger-verify-") as tmp:
             scratch = SqliteDatabase(f"sqlite:///{Path(tmp) / 'scratch.db'}")
             create_at_head(scratch)
@@ -406,8 +407,8 @@ def _bulk_settings(conn: Connection) -> Iterator[None]:
         conn.execute(f"PRAGMA cache_size={saved}")
 
 
-def _set_checkpoint(conn: Connection, name: str, position: int) -> None:
-    conn.executemany(PROJECTION_CHECKPOINTS.upsert_sql, [(name, position)])
+def _set_checkpoints(conn: Connection, names: Sequence[str], position: int) -> None:
+    conn.executemany(PROJECTION_CHECKPOINTS.upsert_sql, [(name, position) for name in names])
 
 
 def checkpoints(conn: Connection) -> dict[str, int]:
@@ -423,7 +424,7 @@ def _compare_tables(
     for table in tables:
         keys = table.primary_key
         live_rows = live.execute(f"{table.select_sql} ORDER BY {_byte_order(keys, live)}")
-        scratch_rows = scratch.execute(f"{table.select_sql} ORDER BY {', '.join(keys)}")
+        scratch_rows = scratch.execute(f"{table.select_sql} ORDER BY {_byte_order(keys, scratch)}")
         for diff in _diff_sorted(live_rows, scratch_rows, table):
             differences.append({"table": table.name, **diff})
             if len(differences) >= limit:

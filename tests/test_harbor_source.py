@@ -658,7 +658,7 @@ def test_a_trial_that_vanishes_after_the_job_listing_is_skipped(
     assert not any(rel.startswith(f"{victim.name}/") for rel in after.provenance["files"])
 
 
-# --- trial times: the fast rounding and the one-loop spans equal the plain reading --------------
+# --- trial times: the one-loop spans equal the plain reading --------------
 
 
 def _reference_trial_times(res: dict) -> tuple[dict, float | None, float | None]:

@@ -271,16 +271,7 @@ def _trial_times(res: dict[str, Any]) -> tuple[dict[str, float], float | None, f
         if first is None or last is None:
             continue
         seconds = last - first
-        if seconds > 0.0:
-            # round(seconds, 3), exactly, at a third of its cost: round(x, 3) is the double
-            # nearest the decimal k / 1000, k the integer nearest 1000 x, and so is k / 1000.
-            # 1000 x is off by at most half an ulp (under 0.05 for any datetime span), so a
-            # product within 0.4 of an integer names k for certain; round() does the rest.
-            scaled = seconds * 1000.0
-            k = round(scaled)
-            seconds = k / 1000 if -0.4 < scaled - k < 0.4 else round(seconds, 3)
-        else:
-            seconds = 0.0
+        seconds = round(seconds, 3) if seconds > 0.0 else 0.0
         if key is None:
             wall = seconds
         else:
