@@ -224,9 +224,7 @@ def _attempt_values(row: Mapping[str, Any], metric: str, result: ArmResult) -> l
             return [1.0 if row.get("official_passed") is True else 0.0]
         return [float(row["official_score"])]
     values: list[float] = []
-    for item in sorted(
-        (o for o in outcomes if isinstance(o, Mapping)), key=lambda o: _index(o)
-    ):
+    for item in sorted((o for o in outcomes if isinstance(o, Mapping)), key=lambda o: _index(o)):
         reward = item.get("primary_reward")
         if isinstance(reward, bool) or not isinstance(reward, int | float):
             result.attempts_unscored[str(item.get("unscored_reason") or "unscored")] += 1

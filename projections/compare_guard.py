@@ -68,8 +68,9 @@ class Mismatch:
     def describe(self) -> str:
         where = f"{self.arm_id} vs {self.reference}" if self.reference else f"within {self.arm_id}"
         shown = ", ".join(
-            f"{case} ({_short(mine)} vs {_short(theirs)})" if self.reference else
-            f"{case} ({_short(mine)})"
+            f"{case} ({_short(mine)} vs {_short(theirs)})"
+            if self.reference
+            else f"{case} ({_short(mine)})"
             for case, mine, theirs in self.cases
         )
         return f"{self.kind} differs {where} on {len(self.cases)} case(s): {shown}"

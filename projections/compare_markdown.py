@@ -133,8 +133,10 @@ def _comparability_section(doc: Mapping[str, Any]) -> list[str]:
     comp = doc["comparability"]
     lines = ["", "## Comparability", ""]
     if comp["ok"]:
-        lines.append("- benchmark version, dataset, task digests and timeout policy agree "
-                     "wherever both arms recorded them")
+        lines.append(
+            "- benchmark version, dataset, task digests and timeout policy agree "
+            "wherever both arms recorded them"
+        )
         return lines
     for m in comp["mismatches"]:
         where = f"{m['arm_id']} vs {m['reference']}" if m["reference"] else f"within {m['arm_id']}"
