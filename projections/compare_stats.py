@@ -1,0 +1,246 @@
+"""The statistics behind ``benchledger compare``: no I/O, numbers in, numbers out.
+
+Follows E. Miller, "Adding Error Bars to Evals" (2024): the case is the unit of analysis (a
+case's attempts are correlated, so they are folded into one case value first and the standard
+error is taken over cases — the clustered standard error with the case as cluster); arms are
+compared on paired differences over the cases both arms ran; the variance of a case mean splits
+into a between-case part and a within-case (attempt) part divided by the attempts, which is what
+tells whether more attempts or more cases would help; power uses the normal approximation.
+
+numpy and scipy are imported here only, so no command other than ``compare`` loads them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ledger.record import pass_at_k_estimate
+
+POWER = 0.8
+ALPHA = 0.05
+BOOTSTRAP_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class CasePolicy:
+    """How a case's attempts become one value: mean, pass@k, best-of, first or latest."""
+
+    name: str
+    k: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> CasePolicy:
+        if text in ("mean", "best-of", "first", "latest"):
+            return cls(text)
+        if text.startswith("pass@k:"):
+            k = text.removeprefix("pass@k:")
+            if k.isdigit() and int(k) >= 1:
+                return cls("pass@k", int(k))
+        raise ValueError(
+            f"--per-case must be mean, pass@k:K (K >= 1), best-of, first or latest, not {text!r}"
+        )
+
+    @property
+    def label(self) -> str:
+        return f"pass@k:{self.k}" if self.name == "pass@k" else self.name
+
+    def value(self, attempts: Sequence[float]) -> float | None:
+        """The case value, or None when the attempts cannot give one (pass@k with n < k)."""
+        if not attempts:
+            return None
+        if self.name == "mean":
+            return math.fsum(attempts) / len(attempts)
+        if self.name == "best-of":
+            return max(attempts)
+        if self.name == "first":
+            return attempts[0]
+        if self.name == "latest":
+            return attempts[-1]
+        n, c = len(attempts), sum(1 for a in attempts if a >= 1)
+        if self.k is None or n < self.k:
+            return None
+        return pass_at_k_estimate(n, c, self.k)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Mean of case values with its standard error and a Student-t interval (n − 1 df)."""
+
+    n: int
+    mean: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    sd: float | None
+
+
+def t_interval(values: Sequence[float], confidence: float) -> Interval:
+    n = len(values)
+    if n == 0:
+        return Interval(0, None, None, None, None, None)
+    data = np.asarray(values, dtype=float)
+    mean = float(data.mean())
+    if n < 2:
+        return Interval(n, mean, None, None, None, None)
+    sd = float(data.std(ddof=1))
+    se = sd / math.sqrt(n)
+    half = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * se
+    return Interval(n, mean, se, mean - half, mean + half, sd)
+
+
+def paired_p_value(interval: Interval) -> float | None:
+    """Two-sided one-sample t-test of the mean difference against 0.
+
+    With no spread (every difference equal) the test is undefined unless every difference is 0,
+    where nothing differs and p = 1.
+    """
+    if interval.n < 2 or interval.mean is None or interval.se is None:
+        return None
+    if interval.se == 0:
+        return 1.0 if interval.mean == 0 else None
+    t = interval.mean / interval.se
+    return float(2 * stats.t.sf(abs(t), interval.n - 1))
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment over the p-values that exist (None stays None)."""
+    present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    m = len(present)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, index) in enumerate(present):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[index] = running
+    return adjusted
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Exact McNemar: two-sided binomial test of b discordant pairs out of b + c at p = 1/2."""
+    if b + c == 0:
+        return 1.0
+    return float(stats.binomtest(b, b + c, 0.5).pvalue)
+
+
+def bootstrap_interval(
+    values: Sequence[float], resamples: int, seed: int, confidence: float
+) -> tuple[float, float] | None:
+    """Percentile interval of the mean over resampled cases.
+
+    Resample b draws ``rng.integers(0, n, size=n)`` from ``numpy.random.default_rng(seed)``, in
+    order; the interval is ``numpy.quantile`` (linear) of the resample means at (1 ± level)/2.
+    Draws are taken in blocks only to bound memory: the stream, and so the result, is the same.
+    """
+    n = len(values)
+    if n == 0 or resamples < 1:
+        return None
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    for start in range(0, resamples, BOOTSTRAP_BLOCK):
+        size = min(BOOTSTRAP_BLOCK, resamples - start)
+        means[start : start + size] = data[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    alpha = 1 - confidence
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class VarianceSplit:
+    """Between-case variance of true case means and mean within-case (attempt) variance.
+
+    ``within`` pools the sample variances (n − 1) of cases with at least two attempts;
+    ``between`` = var(case means) − within · mean(1/k), floored at 0 (Miller: the variance of a
+    case mean is σ²_between + σ²_within / k). Without any repeated case the two cannot be told
+    apart: ``within`` is None and ``between`` is the whole variance of the case means.
+    """
+
+    between: float | None
+    within: float | None
+    mean_inverse_attempts: float | None
+
+
+def variance_split(cases: Sequence[Sequence[float]]) -> VarianceSplit:
+    cases = [c for c in cases if c]
+    if len(cases) < 2:
+        return VarianceSplit(None, _pooled_within(cases), None)
+    means = np.array([math.fsum(c) / len(c) for c in cases])
+    inverse = float(np.mean([1 / len(c) for c in cases]))
+    total = float(means.var(ddof=1))
+    within = _pooled_within(cases)
+    if within is None:
+        return VarianceSplit(total, None, inverse)
+    return VarianceSplit(max(0.0, total - within * inverse), within, inverse)
+
+
+def _pooled_within(cases: Sequence[Sequence[float]]) -> float | None:
+    repeated = [np.var(np.asarray(c, dtype=float), ddof=1) for c in cases if len(c) >= 2]
+    return float(np.mean(repeated)) if repeated else None
+
+
+def z_sum(alpha: float = ALPHA, power: float = POWER) -> float:
+    """z(1 − α/2) + z(power): the distance, in standard errors, a detectable effect must span."""
+    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    mde: float | None
+    cases_needed: int | None
+    attempts_per_case: int | None
+    attempts_limited_by_cases: bool
+
+
+def power_plan(
+    diffs: Interval,
+    effect: float | None,
+    *,
+    within_sum: float | None,
+    mean_inverse_attempts: float | None,
+) -> PowerPlan:
+    """Minimum detectable difference for the cases in hand, and what would detect ``effect``.
+
+    ``cases_needed`` keeps today's spread of paired differences; ``attempts_per_case`` keeps
+    today's cases and asks how many attempts per case (in both arms) would shrink the within-case
+    part enough: n·δ²/z² ≥ σ²_between,d + (σ²_w,arm + σ²_w,ref)/K. When the between-case part
+    alone is too large no K suffices (``attempts_limited_by_cases``).
+    """
+    if diffs.n < 2 or diffs.sd is None or diffs.se is None:
+        return PowerPlan(None, None, None, False)
+    z = z_sum()
+    mde = z * diffs.se
+    if not effect:
+        return PowerPlan(mde, None, None, False)
+    cases_needed = max(2, math.ceil((z * diffs.sd / abs(effect)) ** 2))
+    if within_sum is None or mean_inverse_attempts is None:
+        return PowerPlan(mde, cases_needed, None, False)
+    between = max(0.0, diffs.sd**2 - within_sum * mean_inverse_attempts)
+    room = diffs.n * effect**2 / z**2 - between
+    if room <= 0:
+        return PowerPlan(mde, cases_needed, None, True)
+    return PowerPlan(mde, cases_needed, max(1, math.ceil(within_sum / room)), False)
+
+
+def pareto_front(points: Sequence[tuple[float, float] | None]) -> list[bool | None]:
+    """Which (score, cost) points no other point beats: score at least as high and cost at
+    most as low, one of them strictly. A point without both numbers is not judged (None)."""
+    out: list[bool | None] = []
+    for i, point in enumerate(points):
+        if point is None:
+            out.append(None)
+            continue
+        score, cost = point
+        dominated = any(
+            other is not None
+            and j != i
+            and other[0] >= score
+            and other[1] <= cost
+            and (other[0] > score or other[1] < cost)
+            for j, other in enumerate(points)
+        )
+        out.append(not dominated)
+    return out
