@@ -112,6 +112,7 @@ def _register() -> None:
         compare_commands,
         ledger_commands,
         registry_commands,
+        report_commands,
     )
 
     for module in (
@@ -120,6 +121,7 @@ def _register() -> None:
         registry_commands,
         analysis_commands,
         compare_commands,
+        report_commands,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)

@@ -662,18 +662,29 @@ def case_decision_line(bid: str, cid: str, decision: dict, active: int, archived
 
 
 def _product_pair_cell(decision: dict) -> str:
+    status = product_pair_status(decision)
+    return _code(status) if status else "-"
+
+
+def product_pair_status(decision: dict) -> str | None:
+    """``main_table_ready``, the claim blocker, or None when the decision has no product pair."""
     pair = decision.get("product_mode_main_table_pair")
     if not isinstance(pair, dict):
-        return "-"
+        return None
     if pair.get("main_table_ready") is True:
-        return _code("main_table_ready")
-    return _code(pair.get("claim_blocker") or "pair_incomplete")
+        return "main_table_ready"
+    return _cell(pair.get("claim_blocker") or "pair_incomplete")
 
 
 def _routing_cell(decision: dict) -> str:
-    routing = decision.get("case_routing")
-    kind = routing.get("class") if isinstance(routing, dict) else None
+    kind = routing_class(decision)
     return _code(kind) if kind else "-"
+
+
+def routing_class(decision: dict) -> object:
+    """The case routing class of a decision, if it has one."""
+    routing = decision.get("case_routing")
+    return routing.get("class") if isinstance(routing, dict) else None
 
 
 _BACKLOG_HEADER = (

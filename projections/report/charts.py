@@ -124,9 +124,17 @@ def timeline_svg(timeline: Timeline) -> bytes:
             )
             seen.add(marker.kind)
         ax.set_ylabel("runs recorded")
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        _pad_short_span(ax, [t for times, _ in timeline.series.values() for t in times])
         ax.legend(loc="upper left", fontsize=8, frameon=False)
         fig.autofmt_xdate()
         return _svg(fig)
+
+
+def _pad_short_span(ax: Any, times: Sequence[float]) -> None:
+    """Runs recorded within an hour (one ingest) get an hour either side, not years."""
+    if times and max(times) - min(times) < 3600:
+        ax.set_xlim(*_dates([min(times) - 3600, max(times) + 3600]))
 
 
 def _dates(times: Sequence[float]) -> list[datetime]:

@@ -1,0 +1,215 @@
+"""Rendering the report and writing its directory.
+
+The directory is built beside the target and swapped in by rename, so a reader sees the old
+report or the new one, never a mix; a failure leaves the old one untouched. ``--out`` may name
+a new directory, an empty one, or an earlier report; anything else is refused, because the swap
+replaces the whole directory. The files' digests go into an ``export_written`` event like every
+other published file, inside the same transaction that read the ledger.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ledger.errors import InputError
+
+if TYPE_CHECKING:
+    from projections.report.contents import ReportContents
+
+GENERATOR_MARK = b'<meta name="generator" content="benchledger report">'
+STATIC_ASSETS = ("report.css", "report.js")
+EXTRA_HINT = "benchledger report needs the report extra: pip install 'benchledger[report]'"
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    ledger_id: str
+    out_dir: Path
+    benchmark_ids: tuple[str, ...] = ()
+
+
+def write_report(opened: Any, request: ReportRequest, version: str) -> list[dict[str, str]]:
+    """Read, render, swap the directory in and record the export; returns the export list."""
+    from projections.render import finish_exports, render_lock
+    from projections.report.contents import gather
+
+    _require_extra()
+    check_out_dir(request.out_dir)
+    with render_lock(opened) as uow:
+        contents = gather(opened.store, uow.conn, request.ledger_id, request.benchmark_ids)
+        files = render_files(contents, version)
+        write_directory(request.out_dir, files)
+        exports = [
+            {
+                "path": str(request.out_dir / name),
+                "kind": "report_html" if name == "index.html" else "report_asset",
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+            for name, data in files.items()
+        ]
+        finish_exports(uow, exports)
+    return exports
+
+
+def _require_extra() -> None:
+    for module in ("jinja2", "matplotlib"):
+        try:
+            __import__(module)
+        except ImportError:
+            raise InputError(EXTRA_HINT) from None
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse a target the swap would destroy: a file, or a directory that is not a report."""
+    if not out_dir.exists():
+        return
+    if not out_dir.is_dir():
+        raise InputError(f"--out {out_dir.name} is a file, not a directory")
+    if not any(out_dir.iterdir()):
+        return
+    index = out_dir / "index.html"
+    try:
+        with index.open("rb") as handle:
+            head = handle.read(1024)
+    except OSError:
+        head = b""
+    if GENERATOR_MARK not in head:
+        raise InputError(
+            f"--out {out_dir.name} holds files that are not a benchledger report; "
+            "name a new or empty directory"
+        )
+
+
+def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
+    """Every file of the report by its path inside the directory, ``index.html`` first."""
+    import orjson
+
+    from projections.report import charts
+
+    files: dict[str, bytes] = {}
+    chart_refs: dict[str, dict[str, str | None]] = {}
+    cost_labels: dict[str, str] = {}
+    for section in contents.sections:
+        refs: dict[str, str | None] = {"forest": None, "cost": None, "timeline": None}
+        overview = section.overview
+        drawn = {
+            "forest": overview.forest
+            and charts.forest_svg(overview.forest, _reference(overview), _metric(overview)),
+            "cost": overview.cost_points
+            and charts.cost_svg(
+                overview.cost_points, _cost_label(overview.cost_basis), _metric(overview)
+            ),
+            "timeline": not section.timeline.empty and charts.timeline_svg(section.timeline),
+        }
+        for kind, svg in drawn.items():
+            if svg:
+                name = f"assets/{section.slug}-{kind}.svg"
+                files[name] = svg
+                refs[kind] = name
+        chart_refs[section.slug] = refs
+        cost_labels[section.slug] = _cost_label(overview.cost_basis)
+    data = orjson.dumps(contents.data)
+    files["assets/report-data.js"] = b"window.BENCHLEDGER_REPORT = " + data + b";\n"
+    for name in STATIC_ASSETS:
+        files[f"assets/{name}"] = resources.files("projections.report").joinpath(
+            "assets", name
+        ).read_bytes()
+    html = _environment().get_template("index.html.j2").render(
+        ledger_id=contents.ledger_id,
+        sections=contents.sections,
+        audit=contents.audit,
+        charts=chart_refs,
+        cost_labels=cost_labels,
+        version=version,
+    )
+    return {"index.html": html.encode("utf-8"), **files}
+
+
+def _reference(overview: Any) -> str:
+    return str((overview.document or {}).get("reference") or "")
+
+
+def _metric(overview: Any) -> str:
+    document = overview.document or {}
+    return f"{document.get('metric', 'score')} ({document.get('per_case_policy', 'mean')} per case)"
+
+
+def _cost_label(basis: str | None) -> str:
+    from projections.report.overview import COST_BASES
+
+    return COST_BASES.get(basis or "", "cost")
+
+
+def _environment() -> Any:
+    """Jinja2 with autoescape on for every template: every value on the page is escaped."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("projections.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(num=number_cell, when=_when)
+    return env
+
+
+def number_cell(value: Any, field: str, digits: int = 3) -> Any:
+    """A number as shown (rounded) with its exact value in ``data-value`` (compare's JSON)."""
+    import orjson
+    from markupsafe import Markup, escape
+
+    if value is None:
+        return Markup('<span data-field="{}" data-value="null">–</span>').format(field)
+    shown = str(value) if isinstance(value, int) else f"{value:.{digits}f}"
+    exact = orjson.dumps(value).decode()
+    return Markup('<span data-field="{}" data-value="{}">{}</span>').format(
+        field, exact, escape(shown)
+    )
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def write_directory(target: Path, files: dict[str, bytes]) -> None:
+    """Build the directory beside ``target`` and swap it in; on failure nothing changes."""
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = parent / f".{target.name}.{os.getpid()}.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for name, data in files.items():
+            path = staging / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        _swap(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _swap(staging: Path, target: Path) -> None:
+    if not target.exists():
+        os.replace(staging, target)
+        return
+    retired = target.parent / f".{target.name}.{os.getpid()}.old"
+    shutil.rmtree(retired, ignore_errors=True)
+    os.replace(target, retired)
+    try:
+        os.replace(staging, target)
+    except BaseException:
+        os.replace(retired, target)
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
