@@ -1,0 +1,113 @@
+"""Helpers for the report tests: a small two-arm ledger built through the CLI, and readers
+for what the report wrote (its files, its data script, the numbers in its overview)."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from tests.support_harbor_ingest_cli import cli, copy_job, ingest, load_manifest
+
+BENCHMARK = "terminal-bench@2.0"
+LEDGER = "ledger.json"
+# Two arms on overlapping tasks (one job, two agents), a second job of the second arm with
+# fractional rewards, and a multi-attempt job of the first arm: pairs, costs, partial scores.
+JOBS = (
+    "tb2-arm-compare-20260505/jobs/2026-05-05__14-10-10",
+    "tb2-pilot-20260502/jobs/tb2-partial-credit-sonnet",
+    "tb2-pilot-20260502/jobs/2026-05-03__08-00-41",
+)
+ARCHIVED_CASE = "regex-log"
+ARCHIVED_ARM = "terminus-2__anthropic-claude-sonnet-4-5"
+
+
+def build_two_arm_ledger(shared_dir: Path, work: Path, db: str) -> None:
+    """Ingest ``JOBS`` into ``ledger.json`` of the project in the cwd, then archive one run."""
+    manifest = load_manifest(shared_dir)
+    by_dir = {job["job_dir"]: job for job in manifest["jobs"]}
+    for job_dir in JOBS:
+        copied = copy_job(shared_dir, manifest, by_dir[job_dir], work)
+        call = ingest(
+            copied, db=db, runtime_root=work / "runtime",
+            extra=("--run-ledger-path", LEDGER, "--no-global-sync"),
+        )  # fmt: skip
+        assert call.code == 0, call.result.output
+    archived = cli(
+        ["benchmark", "run-ledger-archive", "--run-ledger-path", LEDGER,
+         "--benchmark-id", BENCHMARK, "--case-id", ARCHIVED_CASE, "--arm-id", ARCHIVED_ARM,
+         "--reason", "rerun planned", "--execute", "--format", "json"],
+        db=db,
+    )  # fmt: skip
+    assert archived.code == 0, archived.result.output
+
+
+def report(db: str, *args: str) -> Any:
+    return cli(["report", "--run-ledger-path", LEDGER, "--format", "json", *args], db=db)
+
+
+def compare_json(db: str, benchmark_id: str = BENCHMARK) -> dict[str, Any]:
+    call = cli(
+        ["compare", "--benchmark-id", benchmark_id, "--run-ledger-path", LEDGER,
+         "--format", "json"],
+        db=db,
+    )  # fmt: skip
+    assert call.code == 0, call.result.output
+    return call.payload["compare"]
+
+
+def report_data(out: Path) -> dict[str, Any]:
+    """The page's data script, parsed back into the object the page reads."""
+    text = (out / "assets" / "report-data.js").read_text(encoding="utf-8")
+    prefix = "window.BENCHLEDGER_REPORT = "
+    assert text.startswith(prefix) and text.rstrip().endswith(";")
+    return json.loads(text[len(prefix) :].rstrip().rstrip(";"))
+
+
+class _OverviewNumbers(HTMLParser):
+    """Collects ``data-value`` of every ``data-field`` span, keyed by (table, arm, field)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table: str | None = None
+        self.arm: str | None = None
+        self.benchmark: str | None = None
+        self.found: dict[tuple[str, str, str, str], Any] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "article" and a.get("data-benchmark"):
+            self.benchmark = a["data-benchmark"]
+        if tag == "table":
+            self.table = a.get("class")
+        if tag == "tr":
+            self.arm = a.get("data-arm")
+        if tag == "span" and a.get("data-field") and self.arm and self.table:
+            key = (self.benchmark or "", self.table, self.arm, a["data-field"])
+            self.found[key] = json.loads(a["data-value"] or "null")
+
+
+def overview_numbers(html: str) -> dict[tuple[str, str, str, str], Any]:
+    parser = _OverviewNumbers()
+    parser.feed(html)
+    return parser.found
+
+
+def expected_numbers(benchmark_id: str, document: dict) -> dict[tuple[str, str, str, str], Any]:
+    """What compare's JSON says the overview must show, in the parser's keys."""
+    out: dict[tuple[str, str, str, str], Any] = {}
+    for arm in document["arms"]:
+        for field in ("mean", "ci_low", "ci_high", "se", "n_cases", "n_attempts"):
+            out[(benchmark_id, "arms", arm["arm_id"], field)] = arm[field]
+        coverage = arm["coverage"]
+        out[(benchmark_id, "arms", arm["arm_id"], "cases_included")] = coverage["cases_included"]
+        out[(benchmark_id, "arms", arm["arm_id"], "cases_total")] = coverage["cases_total"]
+        for basis in ("cost_usd_per_case", "tokens_per_case"):
+            if arm["cost"][basis] is not None:
+                out[(benchmark_id, "arms", arm["arm_id"], basis)] = arm["cost"][basis]
+                break
+    for pair in document["paired"]:
+        for field in ("n_pairs", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"):
+            out[(benchmark_id, "paired", pair["arm_id"], field)] = pair[field]
+    return out

@@ -1,0 +1,150 @@
+"""``benchledger report`` through the CLI, on SQLite and PostgreSQL: the files it writes, the
+export it records, the numbers it shows, and how it refuses bad requests."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from tests.support_harbor_ingest_cli import cli
+from tests.support_report import (
+    ARCHIVED_ARM,
+    ARCHIVED_CASE,
+    BENCHMARK,
+    build_two_arm_ledger,
+    compare_json,
+    expected_numbers,
+    overview_numbers,
+    report,
+    report_data,
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_dir: Path, db_url: str) -> Path:
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    build_two_arm_ledger(shared_dir, tmp_path / "work", db_url)
+    return cwd
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def _export_events(db: str) -> list[dict]:
+    call = cli(["events", "list", "--type", "export_written", "--payload", "--format", "json"], db=db)
+    assert call.code == 0, call.result.output
+    return call.payload["events"]
+
+
+def test_report_writes_a_static_site_and_records_it(project: Path, db_url: str, tmp_path: Path):
+    call = report(db_url, "--out", "site")
+    assert call.code == 0, call.result.output
+    out = project / "site"
+    assert call.payload["report"].endswith("index.html")
+    files = _files(out)
+    assert {"index.html", "assets/report.css", "assets/report.js", "assets/report-data.js"} <= set(
+        files
+    )
+    assert {"assets/b0-forest.svg", "assets/b0-cost.svg", "assets/b0-timeline.svg"} <= set(files)
+    for name, data in files.items():  # no machine path of this test run reaches the page
+        assert str(tmp_path).encode() not in data, name
+        assert b"/tmp/" not in data and b"/home/" not in data, name
+    exported = _export_events(db_url)[-1]["payload"]["files"]
+    recorded = {Path(f["path"]).relative_to(out).as_posix(): f["sha256"] for f in exported}
+    assert recorded == {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    assert not list(project.glob(".site.*")), "the staging directory was left behind"
+
+
+def test_rendering_again_without_new_events_is_byte_identical_and_records_nothing(
+    project: Path, db_url: str
+):
+    assert report(db_url, "--out", "site").code == 0
+    first, events = _files(project / "site"), len(_export_events(db_url))
+    assert report(db_url, "--out", "site").code == 0
+    assert _files(project / "site") == first
+    assert len(_export_events(db_url)) == events
+
+
+def test_overview_numbers_equal_compare_json(project: Path, db_url: str):
+    assert report(db_url, "--out", "site").code == 0
+    shown = overview_numbers((project / "site" / "index.html").read_text(encoding="utf-8"))
+    expected = expected_numbers(BENCHMARK, compare_json(db_url))
+    assert len(expected) > 15
+    assert {k: shown.get(k, "absent") for k in expected} == expected
+
+
+def test_grid_has_one_cell_per_case_and_arm_and_points_at_the_selected_run(
+    project: Path, db_url: str
+):
+    assert report(db_url, "--out", "site").code == 0
+    data = report_data(project / "site")
+    strings, (grid,) = data["strings"], data["grids"]
+    cases = [strings[i] for i in grid["cases"]]
+    arms = [strings[i] for i in grid["arms"]]
+    assert len(grid["bucket"]) == len(grid["run"]) == len(cases) * len(arms)
+    rows = cli(
+        ["sql", "SELECT run_id, case_id, arm_id, archived, official_score FROM ledger_runs_v",
+         "--format", "json"],
+        db=db_url,
+    ).payload["rows"]  # fmt: skip
+    by_run = {r[0]: r for r in rows}
+    columns = data["run_columns"]
+    buckets = [b["key"] for b in data["buckets"]]
+    for cell, run_index in enumerate(grid["run"]):
+        case, arm = cases[cell // len(arms)], arms[cell % len(arms)]
+        if run_index < 0:
+            assert buckets[grid["bucket"][cell]] == "missing"
+            continue
+        run = grid["runs"][run_index]
+        run_id, score = strings[run[columns.index("run_id")]], run[columns.index("score")]
+        assert by_run[run_id][1:3] == [case, arm]
+        assert not by_run[run_id][3], "an archived run was selected"
+        stored = by_run[run_id][4]  # the view's column is text on PostgreSQL
+        assert score == (None if stored is None else float(stored))
+    archived_cell = cases.index(ARCHIVED_CASE) * len(arms) + arms.index(ARCHIVED_ARM)
+    assert buckets[grid["bucket"][archived_cell]] == "missing"
+
+
+def test_decisions_and_backlog_list_what_the_markdown_lists(project: Path, db_url: str):
+    assert report(db_url, "--out", "site").code == 0
+    data = report_data(project / "site")
+    markdown = (project / "ledger.md").read_text(encoding="utf-8")
+    section = markdown.split("## Case Decisions", 1)[1].split("\n## ", 1)[0]
+    md_cases = [line.split("|")[2].strip(" `") for line in section.splitlines()[4:] if line]
+    shown = [data["strings"][line[1]] for line in data["decisions"]]
+    assert shown == md_cases and shown
+    backlog = markdown.split("## Repair Backlog", 1)[1].split("\n## ", 1)[0] if (
+        "## Repair Backlog" in markdown
+    ) else ""
+    md_backlog = [line.split("|")[3].strip(" `") for line in backlog.splitlines()[4:] if line]
+    assert [data["strings"][line[2]] for line in data["backlog"]] == md_backlog
+
+
+def test_benchmark_filter_and_unknown_benchmark(project: Path, db_url: str):
+    assert report(db_url, "--out", "one", "--benchmark-id", BENCHMARK).code == 0
+    call = report(db_url, "--out", "none", "--benchmark-id", "swe-bench@9")
+    assert call.code == 1
+    assert call.stderr.strip().splitlines() == [
+        f"error: no benchmark swe-bench@9 in ledger ledger.json (it has: {BENCHMARK})"
+    ]
+    assert not (project / "none").exists()
+
+
+def test_out_dir_holding_other_files_is_refused_and_left_alone(project: Path, db_url: str):
+    (project / "mine").mkdir()
+    (project / "mine" / "notes.txt").write_text("keep me")
+    call = report(db_url, "--out", "mine")
+    assert call.code == 1
+    assert "not a benchledger report" in call.stderr and "Traceback" not in call.stderr
+    assert [p.name for p in (project / "mine").iterdir()] == ["notes.txt"]
+
+
+def test_a_ledger_the_store_does_not_hold_is_refused(project: Path, db_url: str):
+    call = cli(["report", "--run-ledger-path", "other.json"], db=db_url)
+    assert call.code == 1
+    assert call.stderr.strip() == "error: no ledger other.json in the store"
