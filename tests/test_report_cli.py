@@ -36,7 +36,9 @@ def _files(out: Path) -> dict[str, bytes]:
 
 
 def _export_events(db: str) -> list[dict]:
-    call = cli(["events", "list", "--type", "export_written", "--payload", "--format", "json"], db=db)
+    call = cli(
+        ["events", "list", "--type", "export_written", "--payload", "--format", "json"], db=db
+    )
     assert call.code == 0, call.result.output
     return call.payload["events"]
 
@@ -118,9 +120,11 @@ def test_decisions_and_backlog_list_what_the_markdown_lists(project: Path, db_ur
     md_cases = [line.split("|")[2].strip(" `") for line in section.splitlines()[4:] if line]
     shown = [data["strings"][line[1]] for line in data["decisions"]]
     assert shown == md_cases and shown
-    backlog = markdown.split("## Repair Backlog", 1)[1].split("\n## ", 1)[0] if (
-        "## Repair Backlog" in markdown
-    ) else ""
+    backlog = (
+        markdown.split("## Repair Backlog", 1)[1].split("\n## ", 1)[0]
+        if ("## Repair Backlog" in markdown)
+        else ""
+    )
     md_backlog = [line.split("|")[3].strip(" `") for line in backlog.splitlines()[4:] if line]
     assert [data["strings"][line[2]] for line in data["backlog"]] == md_backlog
 

@@ -198,4 +198,3 @@ def _backlog(cases: list, strings: StringTable) -> list[list[int | None]]:
         ]
         for _key, bid, cid, row in entries
     ]
-

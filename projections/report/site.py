@@ -118,16 +118,20 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
     data = orjson.dumps(contents.data)
     files["assets/report-data.js"] = b"window.BENCHLEDGER_REPORT = " + data + b";\n"
     for name in STATIC_ASSETS:
-        files[f"assets/{name}"] = resources.files("projections.report").joinpath(
-            "assets", name
-        ).read_bytes()
-    html = _environment().get_template("index.html.j2").render(
-        ledger_id=contents.ledger_id,
-        sections=contents.sections,
-        audit=contents.audit,
-        charts=chart_refs,
-        cost_labels=cost_labels,
-        version=version,
+        files[f"assets/{name}"] = (
+            resources.files("projections.report").joinpath("assets", name).read_bytes()
+        )
+    html = (
+        _environment()
+        .get_template("index.html.j2")
+        .render(
+            ledger_id=contents.ledger_id,
+            sections=contents.sections,
+            audit=contents.audit,
+            charts=chart_refs,
+            cost_labels=cost_labels,
+            version=version,
+        )
     )
     return {"index.html": html.encode("utf-8"), **files}
 
