@@ -78,7 +78,7 @@ def forest_svg(rows: Sequence[Interval], reference: str, title: str) -> bytes:
         ax.axvline(0.0, color="#999999", linewidth=0.8, linestyle="--")
         ax.set_yticks(ys, [r.label for r in rows])
         ax.set_ylim(-0.7, len(rows) - 0.3)
-        ax.set_xlabel(f"{title} (difference from {reference}, 95 % interval)")
+        ax.set_xlabel(f"{title}: arm minus {reference}")
         return _svg(fig)
 
 
