@@ -127,7 +127,12 @@ def test_power_for_the_pair() -> None:
 
 
 def test_unscored_attempts_are_counted_not_zeroed() -> None:
-    rows = [run("A", "c1", [1, None]), run("A", "c2", [0]), run("B", "c1", [1]), run("B", "c2", [1])]
+    rows = [
+        run("A", "c1", [1, None]),
+        run("A", "c2", [0]),
+        run("B", "c1", [1]),
+        run("B", "c2", [1]),
+    ]
     doc = compare(rows)
     a = doc["arms"][0]
     assert a["mean"] == pytest.approx(0.5)  # c1 = 1 (its unscored attempt is not a 0), c2 = 0
