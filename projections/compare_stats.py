@@ -7,7 +7,10 @@ compared on paired differences over the cases both arms ran; the variance of a c
 into a between-case part and a within-case (attempt) part divided by the attempts, which is what
 tells whether more attempts or more cases would help; power uses the normal approximation.
 
-numpy and scipy are imported here only, so no command other than ``compare`` loads them.
+numpy (bootstrap, quantiles) and mpmath (the Student-t distribution) are imported here only, so
+no command other than ``compare`` loads them. scipy would give the same numbers (the tests check
+that it does) but importing ``scipy.stats`` alone takes longer than the whole comparison is
+allowed to (bench/README.md).
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
+import mpmath
 import numpy as np
-from scipy import stats
 
 from ledger.record import pass_at_k_estimate
 
@@ -89,8 +93,27 @@ def t_interval(values: Sequence[float], confidence: float) -> Interval:
         return Interval(n, mean, None, None, None, None)
     sd = float(data.std(ddof=1))
     se = sd / math.sqrt(n)
-    half = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * se
+    half = t_quantile((1 + confidence) / 2, n - 1) * se
     return Interval(n, mean, se, mean - half, mean + half, sd)
+
+
+def t_two_sided_p(t: float, df: int) -> float:
+    """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom: I_{df/(df+t²)}(df/2, 1/2)."""
+    x = mpmath.mpf(df) / (df + mpmath.mpf(t) ** 2)
+    return float(mpmath.betainc(mpmath.mpf(df) / 2, 0.5, 0, x, regularized=True))
+
+
+def t_quantile(q: float, df: int) -> float:
+    """The t value below which a share ``q`` (> 1/2) of the distribution lies, by root finding on
+    the exact tail from the normal quantile as the first guess."""
+    tail = mpmath.mpf(2 * (1 - q))
+    start = NormalDist().inv_cdf(q)
+    root = mpmath.findroot(lambda t: _two_sided(t, df) - tail, start)
+    return float(root)
+
+
+def _two_sided(t: mpmath.mpf, df: int) -> mpmath.mpf:
+    return mpmath.betainc(mpmath.mpf(df) / 2, 0.5, 0, df / (df + t * t), regularized=True)
 
 
 def paired_p_value(interval: Interval) -> float | None:
@@ -103,8 +126,7 @@ def paired_p_value(interval: Interval) -> float | None:
         return None
     if interval.se == 0:
         return 1.0 if interval.mean == 0 else None
-    t = interval.mean / interval.se
-    return float(2 * stats.t.sf(abs(t), interval.n - 1))
+    return t_two_sided_p(interval.mean / interval.se, interval.n - 1)
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
@@ -120,10 +142,14 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 
 
 def mcnemar_exact(b: int, c: int) -> float:
-    """Exact McNemar: two-sided binomial test of b discordant pairs out of b + c at p = 1/2."""
-    if b + c == 0:
-        return 1.0
-    return float(stats.binomtest(b, b + c, 0.5).pvalue)
+    """Exact McNemar: two-sided binomial test of b discordant pairs out of n = b + c at p = 1/2.
+
+    The distribution is symmetric, so the two-sided p-value is 2·P(X ≤ min(b, c)), at most 1,
+    summed in exact integers.
+    """
+    n = b + c
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / 2**n)
 
 
 def bootstrap_interval(
@@ -184,7 +210,8 @@ def _pooled_within(cases: Sequence[Sequence[float]]) -> float | None:
 
 def z_sum(alpha: float = ALPHA, power: float = POWER) -> float:
     """z(1 − α/2) + z(power): the distance, in standard errors, a detectable effect must span."""
-    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    normal = NormalDist()
+    return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
 
 
 @dataclass(frozen=True)

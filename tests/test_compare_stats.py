@@ -173,3 +173,28 @@ def test_power_plan_when_cases_are_the_bottleneck() -> None:
 def test_pareto_front() -> None:
     points = [(0.5, 1.0), (0.6, 2.0), (0.4, 3.0), None, (0.6, 1.5)]
     assert cs.pareto_front(points) == [True, False, False, None, True]
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 7, 30, 250, 6000])
+def test_t_distribution_agrees_with_scipy(df: int) -> None:
+    from scipy import stats
+
+    for q in (0.9, 0.95, 0.975, 0.995):
+        assert cs.t_quantile(q, df) == pytest.approx(float(stats.t.ppf(q, df)), rel=1e-9)
+    for t in (0.0, 0.3, 1.0, 2.0, 4.5, -2.5):
+        expected = float(2 * stats.t.sf(abs(t), df))
+        assert cs.t_two_sided_p(t, df) == pytest.approx(expected, rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize(("b", "c"), [(0, 1), (3, 1), (7, 2), (10, 10), (0, 25), (40, 13)])
+def test_mcnemar_agrees_with_scipy_binomtest(b: int, c: int) -> None:
+    from scipy import stats
+
+    assert cs.mcnemar_exact(b, c) == pytest.approx(stats.binomtest(b, b + c, 0.5).pvalue)
+
+
+def test_z_sum_agrees_with_scipy() -> None:
+    from scipy import stats
+
+    assert cs.z_sum() == pytest.approx(float(stats.norm.ppf(0.975) + stats.norm.ppf(0.8)))
+    assert cs.z_sum() == pytest.approx(Z_SUM)
