@@ -61,8 +61,11 @@ def record(arm: int, case: int, rng: random.Random) -> dict:
         "trial_count": len(trials),
         "trials": trials,
         "timeout_policy": {"official_comparable": True, "source": "harbor_job_config"},
-        "metrics": {"input_tokens": rng.randint(10**5, 10**6), "output_tokens": 20000,
-                    "cost_usd": round(rng.uniform(0.2, 2.0), 4)},  # fmt: skip
+        "metrics": {
+            "input_tokens": rng.randint(10**5, 10**6),
+            "output_tokens": 20000,
+            "cost_usd": round(rng.uniform(0.2, 2.0), 4),
+        },  # fmt: skip
         "metrics_coverage": {"attempts_with_usage": len(trials), "attempts_total": len(trials)},
     }
     if scored:
