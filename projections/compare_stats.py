@@ -27,7 +27,6 @@ from ledger.record import pass_at_k_estimate
 
 POWER = 0.8
 ALPHA = 0.05
-BOOTSTRAP_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -155,21 +154,22 @@ def mcnemar_exact(b: int, c: int) -> float:
 def bootstrap_interval(
     values: Sequence[float], resamples: int, seed: int, confidence: float
 ) -> tuple[float, float] | None:
-    """Percentile interval of the mean over resampled cases.
+    """Percentile interval of the mean over cases resampled with replacement.
 
-    Resample b draws ``rng.integers(0, n, size=n)`` from ``numpy.random.default_rng(seed)``, in
-    order; the interval is ``numpy.quantile`` (linear) of the resample means at (1 ± level)/2.
-    Draws are taken in blocks only to bound memory: the stream, and so the result, is the same.
+    Drawing n cases with replacement is drawing how many times each distinct value comes up:
+    a multinomial over the distinct values with their shares as probabilities. Resample b is
+    the b-th ``numpy.random.default_rng(seed).multinomial(n, shares)`` (values sorted); its mean
+    is counts · values / n. The same distribution as drawing case indices, at a cost that grows
+    with the distinct values instead of the cases. The interval is ``numpy.quantile`` (linear)
+    of the resample means at (1 ± level)/2.
     """
     n = len(values)
     if n == 0 or resamples < 1:
         return None
-    data = np.asarray(values, dtype=float)
+    distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
     rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    for start in range(0, resamples, BOOTSTRAP_BLOCK):
-        size = min(BOOTSTRAP_BLOCK, resamples - start)
-        means[start : start + size] = data[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    draws = rng.multinomial(n, counts / n, size=resamples)
+    means = draws @ distinct / n
     alpha = 1 - confidence
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
@@ -192,20 +192,22 @@ class VarianceSplit:
 
 def variance_split(cases: Sequence[Sequence[float]]) -> VarianceSplit:
     cases = [c for c in cases if c]
+    if not cases:
+        return VarianceSplit(None, None, None)
+    sizes = np.array([len(c) for c in cases])
+    flat = np.fromiter((v for c in cases for v in c), dtype=float, count=int(sizes.sum()))
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    means = np.add.reduceat(flat, starts) / sizes
+    squares = np.add.reduceat((flat - np.repeat(means, sizes)) ** 2, starts)
+    repeated = sizes >= 2
+    within = float(np.mean(squares[repeated] / (sizes[repeated] - 1))) if repeated.any() else None
     if len(cases) < 2:
-        return VarianceSplit(None, _pooled_within(cases), None)
-    means = np.array([math.fsum(c) / len(c) for c in cases])
-    inverse = float(np.mean([1 / len(c) for c in cases]))
+        return VarianceSplit(None, within, None)
+    inverse = float(np.mean(1 / sizes))
     total = float(means.var(ddof=1))
-    within = _pooled_within(cases)
     if within is None:
         return VarianceSplit(total, None, inverse)
     return VarianceSplit(max(0.0, total - within * inverse), within, inverse)
-
-
-def _pooled_within(cases: Sequence[Sequence[float]]) -> float | None:
-    repeated = [np.var(np.asarray(c, dtype=float), ddof=1) for c in cases if len(c) >= 2]
-    return float(np.mean(repeated)) if repeated else None
 
 
 def z_sum(alpha: float = ALPHA, power: float = POWER) -> float:

@@ -102,18 +102,33 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
 
 
-def test_bootstrap_matches_a_brute_force_loop_over_the_same_draws() -> None:
+def test_bootstrap_matches_a_loop_over_the_documented_draws() -> None:
     values = [0.5, 0.0, 0.5, -0.25, 1.0]
     resamples, seed = 700, 11
+    distinct = sorted(set(values))  # -0.25, 0, 0.5, 1 with counts 1, 1, 2, 1
+    shares = [values.count(v) / len(values) for v in distinct]
     rng = np.random.default_rng(seed)
     means = []
     for _ in range(resamples):
-        picks = rng.integers(0, len(values), size=len(values))
-        means.append(sum(values[int(i)] for i in picks) / len(values))
+        counts = rng.multinomial(len(values), shares)
+        means.append(sum(int(k) * v for k, v in zip(counts, distinct, strict=True)) / len(values))
     means.sort()
     low, high = cs.bootstrap_interval(values, resamples, seed, 0.95)
     assert low == pytest.approx(_quantile(means, 0.025))
     assert high == pytest.approx(_quantile(means, 0.975))
+
+
+def test_bootstrap_agrees_with_resampling_case_indices() -> None:
+    """Same distribution as the textbook bootstrap that draws case indices (other stream)."""
+    values = [0.0, 1.0, 1.0, 0.5, 0.25, 1.0, 0.0, 0.75]
+    rng = np.random.default_rng(99)
+    means = sorted(
+        sum(values[int(i)] for i in rng.integers(0, len(values), size=len(values))) / len(values)
+        for _ in range(20000)
+    )
+    low, high = cs.bootstrap_interval(values, 20000, 5, 0.95)
+    assert low == pytest.approx(_quantile(means, 0.025), abs=0.02)
+    assert high == pytest.approx(_quantile(means, 0.975), abs=0.02)
 
 
 def test_bootstrap_converges_to_the_exhaustive_resampling_distribution() -> None:
