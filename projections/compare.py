@@ -28,7 +28,7 @@ METRICS = ("score", "pass")
 NOT_FINISHED = frozenset({"running", "planned", "fixture"})
 NOT_COMPLETED = frozenset({"cancelled", "incomplete", "corrupt", "not_started"})
 INTERVAL_METHOD = "student_t_over_cases"
-BOOTSTRAP_METHOD = "percentile_over_cases_numpy_default_rng"
+BOOTSTRAP_METHOD = "percentile_over_cases_multinomial_numpy_default_rng"
 POWER_METHOD = "normal_approximation_two_sided"
 
 
@@ -212,7 +212,8 @@ def _exclusion_reason(row: Mapping[str, Any]) -> str:
 
 
 def _attempt_values(row: Mapping[str, Any], metric: str, result: ArmResult) -> list[float]:
-    """The run's scored attempts in order; unscored ones are counted, never read as 0.
+    """The run's scored attempts in stored (attempt) order; unscored ones are counted, never
+    read as 0.
 
     A row without attempt detail (imported from loopx, or upserted from a record without
     trials) stands for one attempt: its official score and verdict.
@@ -224,7 +225,9 @@ def _attempt_values(row: Mapping[str, Any], metric: str, result: ArmResult) -> l
             return [1.0 if row.get("official_passed") is True else 0.0]
         return [float(row["official_score"])]
     values: list[float] = []
-    for item in sorted((o for o in outcomes if isinstance(o, Mapping)), key=lambda o: _index(o)):
+    for item in outcomes:
+        if not isinstance(item, Mapping):
+            continue
         reward = item.get("primary_reward")
         if isinstance(reward, bool) or not isinstance(reward, int | float):
             result.attempts_unscored[str(item.get("unscored_reason") or "unscored")] += 1
@@ -235,11 +238,6 @@ def _attempt_values(row: Mapping[str, Any], metric: str, result: ArmResult) -> l
         else:
             values.append(float(reward))
     return values
-
-
-def _index(item: Mapping[str, Any]) -> float:
-    index = item.get("attempt_index")
-    return float(index) if isinstance(index, int | float) and not isinstance(index, bool) else 0.0
 
 
 # --------------------------------------------------------------------------------- document

@@ -80,37 +80,43 @@ def _short(values: Sequence[str]) -> str:
     return "/".join(v if len(v) <= SHOWN_CHARS else v[:SHOWN_CHARS] + "…" for v in values)
 
 
-def _case_facts(entry: ArmCase, read: Callable[[Mapping[str, Any]], set[str]]) -> set[str]:
-    found: set[str] = set()
+def _case_facts(entry: ArmCase) -> tuple[frozenset[str], ...]:
+    """The facts of a case's counted runs, one set per kind in ``FACTS`` order."""
+    found: list[set[str]] = [set() for _ in FACTS]
     for row in entry.rows:
-        found |= read(row)
-    return found
+        for slot, (_kind, read) in zip(found, FACTS, strict=True):
+            slot |= read(row)
+    return tuple(frozenset(slot) for slot in found)
 
 
 def find_mismatches(results: Sequence[ArmResult]) -> list[Mismatch]:
     """Every (arm, fact) that differs, the reference (``results[0]``) first; deterministic."""
-    reference = results[0]
-    ref_cases = reference.included()
+    facts = {
+        id(result): {case: _case_facts(entry) for case, entry in result.included().items()}
+        for result in results
+    }
+    reference = facts[id(results[0])]
     found: list[Mismatch] = []
     for arm in results:
-        mine = arm.included()
-        for kind, read in FACTS:
+        mine = facts[id(arm)]
+        for slot, (kind, _read) in enumerate(FACTS):
             inside = tuple(
-                (case, tuple(sorted(values)), ())
-                for case, entry in mine.items()
-                if len(values := _case_facts(entry, read)) > 1
+                (case, tuple(sorted(sets[slot])), ())
+                for case, sets in mine.items()
+                if len(sets[slot]) > 1
             )
             if inside:
                 found.append(Mismatch(kind, arm.arm_id, None, inside))
-            if arm is reference:
+            if arm is results[0]:
                 continue
-            against = []
-            for case, entry in mine.items():
-                if case not in ref_cases:
-                    continue
-                a, b = _case_facts(entry, read), _case_facts(ref_cases[case], read)
-                if a and b and a != b:
-                    against.append((case, tuple(sorted(a)), tuple(sorted(b))))
+            against = tuple(
+                (case, tuple(sorted(a)), tuple(sorted(b)))
+                for case, sets in mine.items()
+                if case in reference
+                and (a := sets[slot])
+                and (b := reference[case][slot])
+                and a != b
+            )
             if against:
-                found.append(Mismatch(kind, arm.arm_id, reference.arm_id, tuple(against)))
+                found.append(Mismatch(kind, arm.arm_id, results[0].arm_id, against))
     return found

@@ -7,7 +7,10 @@ compared on paired differences over the cases both arms ran; the variance of a c
 into a between-case part and a within-case (attempt) part divided by the attempts, which is what
 tells whether more attempts or more cases would help; power uses the normal approximation.
 
-numpy and scipy are imported here only, so no command other than ``compare`` loads them.
+numpy (bootstrap, quantiles) and mpmath (the Student-t distribution) are imported here only, so
+no command other than ``compare`` loads them. scipy would give the same numbers (the tests check
+that it does) but importing ``scipy.stats`` alone takes longer than the whole comparison is
+allowed to (bench/README.md).
 """
 
 from __future__ import annotations
@@ -15,15 +18,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
+import mpmath
 import numpy as np
-from scipy import stats
 
 from ledger.record import pass_at_k_estimate
 
 POWER = 0.8
 ALPHA = 0.05
-BOOTSTRAP_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -89,8 +92,27 @@ def t_interval(values: Sequence[float], confidence: float) -> Interval:
         return Interval(n, mean, None, None, None, None)
     sd = float(data.std(ddof=1))
     se = sd / math.sqrt(n)
-    half = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * se
+    half = t_quantile((1 + confidence) / 2, n - 1) * se
     return Interval(n, mean, se, mean - half, mean + half, sd)
+
+
+def t_two_sided_p(t: float, df: int) -> float:
+    """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom: I_{df/(df+t²)}(df/2, 1/2)."""
+    x = mpmath.mpf(df) / (df + mpmath.mpf(t) ** 2)
+    return float(mpmath.betainc(mpmath.mpf(df) / 2, 0.5, 0, x, regularized=True))
+
+
+def t_quantile(q: float, df: int) -> float:
+    """The t value below which a share ``q`` (> 1/2) of the distribution lies, by root finding on
+    the exact tail from the normal quantile as the first guess."""
+    tail = mpmath.mpf(2 * (1 - q))
+    start = NormalDist().inv_cdf(q)
+    root = mpmath.findroot(lambda t: _two_sided(t, df) - tail, start)
+    return float(root)
+
+
+def _two_sided(t: mpmath.mpf, df: int) -> mpmath.mpf:
+    return mpmath.betainc(mpmath.mpf(df) / 2, 0.5, 0, df / (df + t * t), regularized=True)
 
 
 def paired_p_value(interval: Interval) -> float | None:
@@ -103,8 +125,7 @@ def paired_p_value(interval: Interval) -> float | None:
         return None
     if interval.se == 0:
         return 1.0 if interval.mean == 0 else None
-    t = interval.mean / interval.se
-    return float(2 * stats.t.sf(abs(t), interval.n - 1))
+    return t_two_sided_p(interval.mean / interval.se, interval.n - 1)
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
@@ -120,30 +141,35 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 
 
 def mcnemar_exact(b: int, c: int) -> float:
-    """Exact McNemar: two-sided binomial test of b discordant pairs out of b + c at p = 1/2."""
-    if b + c == 0:
-        return 1.0
-    return float(stats.binomtest(b, b + c, 0.5).pvalue)
+    """Exact McNemar: two-sided binomial test of b discordant pairs out of n = b + c at p = 1/2.
+
+    The distribution is symmetric, so the two-sided p-value is 2·P(X ≤ min(b, c)), at most 1,
+    summed in exact integers.
+    """
+    n = b + c
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / 2**n)
 
 
 def bootstrap_interval(
     values: Sequence[float], resamples: int, seed: int, confidence: float
 ) -> tuple[float, float] | None:
-    """Percentile interval of the mean over resampled cases.
+    """Percentile interval of the mean over cases resampled with replacement.
 
-    Resample b draws ``rng.integers(0, n, size=n)`` from ``numpy.random.default_rng(seed)``, in
-    order; the interval is ``numpy.quantile`` (linear) of the resample means at (1 ± level)/2.
-    Draws are taken in blocks only to bound memory: the stream, and so the result, is the same.
+    Drawing n cases with replacement is drawing how many times each distinct value comes up:
+    a multinomial over the distinct values with their shares as probabilities. Resample b is
+    the b-th ``numpy.random.default_rng(seed).multinomial(n, shares)`` (values sorted); its mean
+    is counts · values / n. The same distribution as drawing case indices, at a cost that grows
+    with the distinct values instead of the cases. The interval is ``numpy.quantile`` (linear)
+    of the resample means at (1 ± level)/2.
     """
     n = len(values)
     if n == 0 or resamples < 1:
         return None
-    data = np.asarray(values, dtype=float)
+    distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
     rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    for start in range(0, resamples, BOOTSTRAP_BLOCK):
-        size = min(BOOTSTRAP_BLOCK, resamples - start)
-        means[start : start + size] = data[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    draws = rng.multinomial(n, counts / n, size=resamples)
+    means = draws @ distinct / n
     alpha = 1 - confidence
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
@@ -166,25 +192,28 @@ class VarianceSplit:
 
 def variance_split(cases: Sequence[Sequence[float]]) -> VarianceSplit:
     cases = [c for c in cases if c]
+    if not cases:
+        return VarianceSplit(None, None, None)
+    sizes = np.array([len(c) for c in cases])
+    flat = np.fromiter((v for c in cases for v in c), dtype=float, count=int(sizes.sum()))
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    means = np.add.reduceat(flat, starts) / sizes
+    squares = np.add.reduceat((flat - np.repeat(means, sizes)) ** 2, starts)
+    repeated = sizes >= 2
+    within = float(np.mean(squares[repeated] / (sizes[repeated] - 1))) if repeated.any() else None
     if len(cases) < 2:
-        return VarianceSplit(None, _pooled_within(cases), None)
-    means = np.array([math.fsum(c) / len(c) for c in cases])
-    inverse = float(np.mean([1 / len(c) for c in cases]))
+        return VarianceSplit(None, within, None)
+    inverse = float(np.mean(1 / sizes))
     total = float(means.var(ddof=1))
-    within = _pooled_within(cases)
     if within is None:
         return VarianceSplit(total, None, inverse)
     return VarianceSplit(max(0.0, total - within * inverse), within, inverse)
 
 
-def _pooled_within(cases: Sequence[Sequence[float]]) -> float | None:
-    repeated = [np.var(np.asarray(c, dtype=float), ddof=1) for c in cases if len(c) >= 2]
-    return float(np.mean(repeated)) if repeated else None
-
-
 def z_sum(alpha: float = ALPHA, power: float = POWER) -> float:
     """z(1 − α/2) + z(power): the distance, in standard errors, a detectable effect must span."""
-    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    normal = NormalDist()
+    return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
 
 
 @dataclass(frozen=True)
