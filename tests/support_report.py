@@ -58,11 +58,12 @@ def compare_json(db: str, benchmark_id: str = BENCHMARK) -> dict[str, Any]:
 
 
 def report_data(out: Path) -> dict[str, Any]:
-    """The page's data script, parsed back into the object the page reads."""
-    text = (out / "assets" / "report-data.js").read_text(encoding="utf-8")
-    prefix = "window.BENCHLEDGER_REPORT = "
-    assert text.startswith(prefix) and text.rstrip().endswith(";")
-    return json.loads(text[len(prefix) :].rstrip().rstrip(";"))
+    """The page's data block, parsed back into the object the page reads."""
+    html = (out / "index.html").read_text(encoding="utf-8")
+    start = html.index('<script id="report-data" type="application/json">')
+    block = html[html.index(">", start) + 1 : html.index("</script>", start)]
+    assert "<" not in block, "the data block must not contain a raw '<'"
+    return json.loads(block)
 
 
 class _OverviewNumbers(HTMLParser):

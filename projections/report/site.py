@@ -115,8 +115,7 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
                 refs[kind] = name
         chart_refs[section.slug] = refs
         cost_labels[section.slug] = _cost_label(overview.cost_basis)
-    data = orjson.dumps(contents.data)
-    files["assets/report-data.js"] = b"window.BENCHLEDGER_REPORT = " + data + b";\n"
+    data = page_data_json(orjson.dumps(contents.data))
     for name in STATIC_ASSETS:
         files[f"assets/{name}"] = (
             resources.files("projections.report").joinpath("assets", name).read_bytes()
@@ -131,9 +130,22 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
             charts=chart_refs,
             cost_labels=cost_labels,
             version=version,
+            data=data,
         )
     )
     return {"index.html": html.encode("utf-8"), **files}
+
+
+def page_data_json(data: bytes) -> Any:
+    """The page's data as JSON inside a ``<script type="application/json">`` block.
+
+    ``JSON.parse`` of a data block is many times faster than compiling the same data as a
+    script (over a second for 30,000 runs), and a data block never runs. ``<`` is written as
+    ``\\u003c`` (it can only occur inside JSON strings), so no text can close the block.
+    """
+    from markupsafe import Markup
+
+    return Markup(data.replace(b"<", b"\\u003c").decode("utf-8"))
 
 
 def _reference(overview: Any) -> str:

@@ -1,9 +1,10 @@
-/* benchledger report: the grid and the long tables, drawn from report-data.js.
+/* benchledger report: the grid and the long tables, drawn from the page's JSON data block.
    Plain DOM, text set with textContent only; nothing is fetched. */
 (function () {
   "use strict";
-  var R = window.BENCHLEDGER_REPORT;
-  if (!R) { return; }
+  var block = document.getElementById("report-data");
+  if (!block) { return; }
+  var R = JSON.parse(block.textContent);
   var S = R.strings;
   var PAGE = 100;
   var SHORT = { pass: "pass", partial: "partial", official_zero: "0", uncountable_official_score: "uncountable",
