@@ -66,6 +66,18 @@ def report_data(out: Path) -> dict[str, Any]:
     return json.loads(block)
 
 
+def run_facts(out: Path, data: dict[str, Any], grid: dict[str, Any]) -> list[Any]:
+    """Every cell's run facts (None: no run), read back from the grid's chunk files."""
+    facts: list[Any] = []
+    for k in range(-(-len(grid["cases"]) // data["chunk_cases"]) or 1):
+        text = (out / "assets" / f"runs-{grid['slug']}-{k}.js").read_text(encoding="utf-8")
+        prefix = f'window.BENCHLEDGER_RUNS("{grid["slug"]}", {k}, '
+        assert text.startswith(prefix) and text.endswith(");\n")
+        facts += json.loads(text[len(prefix) : -3])
+    assert len(facts) == len(grid["bucket"])
+    return facts
+
+
 class _OverviewNumbers(HTMLParser):
     """Collects ``data-value`` of every ``data-field`` span, keyed by (table, arm, field)."""
 

@@ -19,6 +19,7 @@ from tests.support_report import (
     overview_numbers,
     report,
     report_data,
+    run_facts,
 )
 
 
@@ -86,7 +87,7 @@ def test_grid_has_one_cell_per_case_and_arm_and_points_at_the_selected_run(
     strings, (grid,) = data["strings"], data["grids"]
     cases = [strings[i] for i in grid["cases"]]
     arms = [strings[i] for i in grid["arms"]]
-    assert len(grid["bucket"]) == len(grid["run"]) == len(cases) * len(arms)
+    assert len(grid["bucket"]) == len(grid["score"]) == len(cases) * len(arms)
     rows = cli(
         ["sql", "SELECT run_id, case_id, arm_id, archived, official_score FROM ledger_runs_v",
          "--format", "json"],
@@ -95,17 +96,16 @@ def test_grid_has_one_cell_per_case_and_arm_and_points_at_the_selected_run(
     by_run = {r[0]: r for r in rows}
     columns = data["run_columns"]
     buckets = [b["key"] for b in data["buckets"]]
-    for cell, run_index in enumerate(grid["run"]):
+    for cell, run in enumerate(run_facts(project / "site", data, grid)):
         case, arm = cases[cell // len(arms)], arms[cell % len(arms)]
-        if run_index < 0:
+        if run is None:
             assert buckets[grid["bucket"][cell]] == "missing"
             continue
-        run = grid["runs"][run_index]
-        run_id, score = strings[run[columns.index("run_id")]], run[columns.index("score")]
+        run_id, score = run[columns.index("run_id")], run[columns.index("score")]
         assert by_run[run_id][1:3] == [case, arm]
         assert not by_run[run_id][3], "an archived run was selected"
         stored = by_run[run_id][4]  # the view's column is text on PostgreSQL
-        assert score == (None if stored is None else float(stored))
+        assert score == grid["score"][cell] == (None if stored is None else float(stored))
     archived_cell = cases.index(ARCHIVED_CASE) * len(arms) + arms.index(ARCHIVED_ARM)
     assert buckets[grid["bucket"][archived_cell]] == "missing"
 

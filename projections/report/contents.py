@@ -65,6 +65,7 @@ class ReportContents:
     sections: list[BenchmarkSection]
     audit: Audit
     data: dict[str, Any] = field(default_factory=dict)
+    facts: dict[str, list[list[Any] | None]] = field(default_factory=dict)  # by grid slug
 
 
 def gather(
@@ -79,13 +80,14 @@ def gather(
     chosen = _chosen(present, benchmark_ids, ledger_id)
     events = _archive_events(store, conn, ledger_id)
     strings = StringTable()
-    sections, grids = [], []
+    sections, grids, facts = [], [], {}
     for i, benchmark_id in enumerate(chosen):
         own = [r for r in rows if r.get("benchmark_id") == benchmark_id]
         overview = compare_benchmark(read_compare_rows(conn, ledger_id, benchmark_id), benchmark_id)
         arms = grid_arms(own, overview.arm_order)
         grid = build_grid(own, benchmark_id, arms, strings)
-        grids.append({"benchmark": strings.ref(benchmark_id), "slug": f"b{i}", **grid})
+        grids.append({"benchmark": strings.ref(benchmark_id), "slug": f"b{i}", **grid.page})
+        facts[f"b{i}"] = grid.facts
         timeline = build_timeline(own, arms, [_for_benchmark(e, benchmark_id) for e in events])
         archived = sum(1 for r in own if r.get("archive_state") == "archived")
         sections.append(
@@ -112,7 +114,7 @@ def gather(
     }
     data["strings"] = strings.strings
     audit = build_audit(store, conn, ledger_id, benchmark_ids)
-    return ReportContents(ledger_id=ledger_id, sections=sections, audit=audit, data=data)
+    return ReportContents(ledger_id, sections, audit, data, facts)
 
 
 def _chosen(present: list[str], wanted: Sequence[str], ledger_id: str) -> list[str]:

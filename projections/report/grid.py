@@ -3,17 +3,19 @@ buckets a case (``ledger_ops.aggregate``, best-of-N selection), so the grid and 
 can never disagree about a case.
 
 Each cell points at the run the aggregate selected and carries that run's compact facts
-(attempts, scores, failure class, repair route, artifact references). The cells are encoded
-flat and the text interned (``packing``): the page draws rows on demand from this data.
+(attempts, scores, failure class, repair route, artifact references). The page gets the cells
+flat with their names interned (``packing``) and draws rows on demand; the facts, most of the
+weight of a large ledger, go to chunk files the page loads only when a cell is opened.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ledger.ledger_ops import BUCKET_PRECEDENCE, aggregate, is_archived
-from projections.report.packing import StringTable
+from projections.report.packing import StringTable, public_text
 
 NO_ARM = "(no arm)"
 BUCKET_LABELS = {
@@ -58,17 +60,25 @@ def grid_arms(rows: Sequence[dict], preferred: Sequence[str] = ()) -> list[str]:
     return first + sorted(present - set(first))
 
 
+@dataclass
+class Grid:
+    """``page``: what the page needs at once (names, buckets, scores; flat and case-major, cell
+    ``i * len(arms) + j``). ``facts``: per cell, the selected run's facts in ``RUN_COLUMNS``
+    order (None where no run was selected), written in chunks the page loads when asked."""
+
+    page: dict[str, Any]
+    facts: list[list[Any] | None]
+
+
 def build_grid(
     rows: Sequence[dict], benchmark_id: str, arms: Sequence[str], strings: StringTable
-) -> dict[str, Any]:
-    """``{cases, arms, bucket, run, runs}``: ``bucket`` and ``run`` are flat, case-major
-    (cell ``i * len(arms) + j``); ``run`` is -1 where no run was selected."""
+) -> Grid:
     cases = sorted({str(r.get("case_id") or "") for r in rows} - {""})
     counts = _run_counts(rows)
     by_id = {r.get("run_id"): r for r in rows if not is_archived(r)}
     buckets = [0] * (len(cases) * len(arms))
-    cell_runs = [-1] * len(buckets)
-    runs: list[list[Any]] = []
+    scores: list[float | int | None] = [None] * len(buckets)
+    facts: list[list[Any] | None] = [None] * len(buckets)
     for j, arm in enumerate(arms):
         arm_rows = [r for r in rows if arm_of(r) == arm]
         best = aggregate(arm_rows, benchmark_id=benchmark_id, canonical_case_ids=cases)
@@ -78,16 +88,15 @@ def build_grid(
             buckets[cell] = BUCKET_INDEX[summary["bucket"]]
             row = by_id.get(summary.get("run_id"))
             if row is not None:
-                cell_runs[cell] = len(runs)
-                active, archived = counts.get((case, arm), (0, 0))
-                runs.append(_run_facts(row, active, archived, strings))
-    return {
+                scores[cell] = _number(row.get("official_score"))
+                facts[cell] = _run_facts(row, *counts.get((case, arm), (0, 0)))
+    page = {
         "cases": [strings.ref(c) for c in cases],
         "arms": [strings.ref(a) for a in arms],
         "bucket": buckets,
-        "run": cell_runs,
-        "runs": runs,
+        "score": scores,
     }
+    return Grid(page, facts)
 
 
 def _run_counts(rows: Sequence[dict]) -> dict[tuple[str, str], tuple[int, int]]:
@@ -99,28 +108,31 @@ def _run_counts(rows: Sequence[dict]) -> dict[tuple[str, str], tuple[int, int]]:
     return counts
 
 
-def _run_facts(row: dict, active: int, archived: int, strings: StringTable) -> list[Any]:
-    """One run as a list in ``RUN_COLUMNS`` order (text as string-table indices)."""
-    ref = strings.ref
+def _run_facts(row: dict, active: int, archived: int) -> list[Any]:
+    """One run as a list in ``RUN_COLUMNS`` order; every text through the safety filter."""
     refs = row.get("artifact_refs") if isinstance(row.get("artifact_refs"), dict) else {}
     return [
-        ref(row.get("run_id")),
-        ref(row.get("recorded_at")),
-        ref(row.get("score_status") or row.get("status")),
+        _text(row.get("run_id")),
+        _text(row.get("recorded_at")),
+        _text(row.get("score_status") or row.get("status")),
         _number(row.get("official_score")),
         row.get("official_passed") if isinstance(row.get("official_passed"), bool) else None,
         _number(row.get("attempt_count")),
         _number(row.get("scored_attempt_count")),
         _attempt_rewards(row),
-        ref(row.get("failure_class")),
-        ref(row.get("repair_priority")),
-        ref(row.get("repair_class")),
-        ref(row.get("next_action")),
-        [[ref(key), ref(value)] for key, value in sorted(refs.items()) if value],
-        ref(row.get("job_name")),
+        _text(row.get("failure_class")),
+        _text(row.get("repair_priority")),
+        _text(row.get("repair_class")),
+        _text(row.get("next_action")),
+        [[_text(key), _text(value)] for key, value in sorted(refs.items()) if value],
+        _text(row.get("job_name")),
         active,
         archived,
     ]
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or value == "" else public_text(value)
 
 
 def _attempt_rewards(row: dict) -> list[float | None] | None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 GENERATOR_MARK = b'<meta name="generator" content="benchledger report">'
 STATIC_ASSETS = ("report.css", "report.js")
+CHUNK_CASES = 100  # cases per run-facts file (also the grid's page size)
 EXTRA_HINT = "benchledger report needs the report extra: pip install 'benchledger[report]'"
 
 
@@ -115,7 +116,9 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
                 refs[kind] = name
         chart_refs[section.slug] = refs
         cost_labels[section.slug] = _cost_label(overview.cost_basis)
-    data = page_data_json(orjson.dumps(contents.data))
+    for slug, facts in contents.facts.items():
+        files.update(fact_chunks(slug, facts, _arm_count(contents, slug)))
+    data = page_data_json(orjson.dumps({**contents.data, "chunk_cases": CHUNK_CASES}))
     for name in STATIC_ASSETS:
         files[f"assets/{name}"] = (
             resources.files("projections.report").joinpath("assets", name).read_bytes()
@@ -134,6 +137,24 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
         )
     )
     return {"index.html": html.encode("utf-8"), **files}
+
+
+def _arm_count(contents: ReportContents, slug: str) -> int:
+    return next(len(g["arms"]) for g in contents.data["grids"] if g["slug"] == slug)
+
+
+def fact_chunks(slug: str, facts: list[Any], arms: int) -> dict[str, bytes]:
+    """The grid's run facts, ``CHUNK_CASES`` cases per script, loaded when a cell is opened:
+    the page itself stays small and opens fast however many runs the ledger holds."""
+    import orjson
+
+    size = CHUNK_CASES * arms
+    chunks = {}
+    for k in range(0, max(1, -(-len(facts) // size))):
+        body = orjson.dumps(facts[k * size : (k + 1) * size])
+        call = f'window.BENCHLEDGER_RUNS("{slug}", {k}, '.encode() + body + b");\n"
+        chunks[f"assets/runs-{slug}-{k}.js"] = call
+    return chunks
 
 
 def page_data_json(data: bytes) -> Any:

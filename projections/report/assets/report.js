@@ -6,7 +6,7 @@
   if (!block) { return; }
   var R = JSON.parse(block.textContent);
   var S = R.strings;
-  var PAGE = 100;
+  var PAGE = R.chunk_cases;
   var SHORT = { pass: "pass", partial: "partial", official_zero: "0", uncountable_official_score: "uncountable",
     verifier_no_reward: "no reward", setup_runner_infra: "infra", missing: "—" };
 
@@ -46,9 +46,26 @@
   R.buckets.forEach(function (b, i) { option(bucketSel, i, b.label); });
 
   function grid() { return R.grids[G.g]; }
-  function cellScore(gr, cell) {
-    var r = gr.run[cell];
-    return r < 0 ? null : gr.runs[r][col.score];
+  function cellScore(gr, cell) { return gr.score[cell]; }
+
+  /* Run facts live in assets/runs-<grid>-<chunk>.js, loaded on first use (script elements:
+     a page opened from disk may not fetch()). */
+  var chunks = {}, waiting = {};
+  window.BENCHLEDGER_RUNS = function (slug, k, facts) {
+    var key = slug + "/" + k;
+    chunks[key] = facts;
+    (waiting[key] || []).forEach(function (done) { done(); });
+    delete waiting[key];
+  };
+  function withFacts(gr, i, j, show) {
+    var k = Math.floor(i / R.chunk_cases), key = gr.slug + "/" + k;
+    var pick = function () { show(chunks[key][(i - k * R.chunk_cases) * gr.arms.length + j]); };
+    if (chunks[key]) { pick(); return; }
+    if (waiting[key]) { waiting[key].push(pick); return; }
+    waiting[key] = [pick];
+    var script = el("script", { src: "assets/runs-" + gr.slug + "-" + k + ".js" });
+    script.addEventListener("error", function () { delete waiting[key]; show(undefined); });
+    document.body.appendChild(script);
   }
 
   function legend() {
@@ -134,43 +151,46 @@
   }
 
   function openRun(g, i, j) {
-    var gr = R.grids[g], A = gr.arms.length, cell = i * A + j;
+    var gr = R.grids[g], cell = i * gr.arms.length + j;
     var bucket = R.buckets[gr.bucket[cell]];
     var box = document.getElementById("run-facts");
     box.textContent = "";
     box.appendChild(el("h3", null, str(gr.cases[i]) + " × " + str(gr.arms[j])));
     box.appendChild(el("p", { "class": "note", "data-fact": "bucket" }, "bucket: " + bucket.label));
-    var r = gr.run[cell];
-    if (r < 0) {
-      box.appendChild(el("p", null, "No active run of this arm on this case."));
-    } else {
-      var run = gr.runs[r], dl = el("dl");
-      var rewards = run[col.attempt_rewards];
-      var facts = [
-        ["run_id", str(run[col.run_id])],
-        ["recorded_at", str(run[col.recorded_at])],
-        ["score status", str(run[col.status])],
-        ["official score", run[col.score] === null ? "missing" : String(run[col.score])],
-        ["passed", run[col.passed] === null ? "" : String(run[col.passed])],
-        ["attempts", run[col.attempts] === null ? "" : run[col.attempts] + " (" + (run[col.scored_attempts] || 0) + " scored)"],
-        ["attempt rewards", rewards ? rewards.map(function (x) { return x === null ? "unscored" : String(x); }).join(", ") : ""],
-        ["failure class", str(run[col.failure_class])],
-        ["repair", [str(run[col.repair_priority]), str(run[col.repair_class])].filter(Boolean).join(" · ")],
-        ["next action", str(run[col.next_action])],
-        ["job", str(run[col.job_name])],
-        ["runs in this cell", run[col.active_runs] + " active, " + run[col.archived_runs] + " archived"]
-      ];
-      run[col.artifact_refs].forEach(function (pair) { facts.push([str(pair[0]), str(pair[1])]); });
-      facts.forEach(function (f) {
-        if (f[1] === "") { return; }
-        dl.appendChild(el("dt", null, f[0]));
-        dl.appendChild(el("dd", { "data-fact": f[0] }, f[1]));
-      });
-      box.appendChild(dl);
-    }
+    var body = el("div", null, "loading…");
+    box.appendChild(body);
     var dialog = document.getElementById("run-dialog");
     if (dialog.open) { dialog.close(); }
     dialog.showModal();
+    withFacts(gr, i, j, function (run) { showFacts(body, run); });
+  }
+
+  function showFacts(body, run) {
+    body.textContent = "";
+    if (run === undefined) { body.textContent = "The run facts file of this report is missing."; return; }
+    if (run === null) { body.appendChild(el("p", null, "No active run of this arm on this case.")); return; }
+    var dl = el("dl"), rewards = run[col.attempt_rewards];
+    var facts = [
+      ["run_id", run[col.run_id]],
+      ["recorded_at", run[col.recorded_at]],
+      ["score status", run[col.status]],
+      ["official score", run[col.score] === null ? "missing" : String(run[col.score])],
+      ["passed", run[col.passed] === null ? "" : String(run[col.passed])],
+      ["attempts", run[col.attempts] === null ? "" : run[col.attempts] + " (" + (run[col.scored_attempts] || 0) + " scored)"],
+      ["attempt rewards", rewards ? rewards.map(function (x) { return x === null ? "unscored" : String(x); }).join(", ") : ""],
+      ["failure class", run[col.failure_class]],
+      ["repair", [run[col.repair_priority], run[col.repair_class]].filter(Boolean).join(" · ")],
+      ["next action", run[col.next_action]],
+      ["job", run[col.job_name]],
+      ["runs in this cell", run[col.active_runs] + " active, " + run[col.archived_runs] + " archived"]
+    ];
+    run[col.artifact_refs].forEach(function (pair) { facts.push([pair[0], pair[1]]); });
+    facts.forEach(function (f) {
+      if (f[1] === "" || f[1] === null || f[1] === undefined) { return; }
+      dl.appendChild(el("dt", null, f[0]));
+      dl.appendChild(el("dd", { "data-fact": f[0] }, f[1]));
+    });
+    body.appendChild(dl);
   }
 
   bench.addEventListener("change", function () { G.g = +bench.value; G.page = 0; resetArms(); legend(); drawGrid(); });
