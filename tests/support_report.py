@@ -21,6 +21,8 @@ JOBS = (
 )
 ARCHIVED_CASE = "regex-log"
 ARCHIVED_ARM = "terminus-2__anthropic-claude-sonnet-4-5"
+TEXT_FIELDS = {"run_id", "recorded_at", "status", "failure_class", "repair_priority",
+               "repair_class", "next_action", "job_name"}  # fmt: skip
 
 
 def build_two_arm_ledger(shared_dir: Path, work: Path, db: str) -> None:
@@ -67,13 +69,26 @@ def report_data(out: Path) -> dict[str, Any]:
 
 
 def run_facts(out: Path, data: dict[str, Any], grid: dict[str, Any]) -> list[Any]:
-    """Every cell's run facts (None: no run), read back from the grid's chunk files."""
+    """Every cell's run facts as ``{column: value}`` (None: no run), read back from the grid's
+    chunk files with their text resolved."""
+    columns = data["run_columns"]
     facts: list[Any] = []
     for k in range(-(-len(grid["cases"]) // data["chunk_cases"]) or 1):
         text = (out / "assets" / f"runs-{grid['slug']}-{k}.js").read_text(encoding="utf-8")
-        prefix = f'window.BENCHLEDGER_RUNS("{grid["slug"]}", {k}, '
-        assert text.startswith(prefix) and text.endswith(");\n")
-        facts += json.loads(text[len(prefix) : -3])
+        prefix, suffix = "window.BENCHLEDGER_RUNS(", ");\n"
+        assert text.startswith(prefix) and text.endswith(suffix)
+        slug, index, strings, packed = json.loads("[" + text[len(prefix) : -len(suffix)] + "]")
+        assert (slug, index) == (grid["slug"], k)
+        for run in packed:
+            if run is None:
+                facts.append(None)
+                continue
+            item = dict(zip(columns, run, strict=True))
+            for name, value in item.items():
+                if isinstance(value, int) and name in TEXT_FIELDS:
+                    item[name] = strings[value]
+            item["artifact_refs"] = {strings[a]: strings[b] for a, b in item["artifact_refs"]}
+            facts.append(item)
     assert len(facts) == len(grid["bucket"])
     return facts
 

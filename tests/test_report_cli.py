@@ -94,14 +94,13 @@ def test_grid_has_one_cell_per_case_and_arm_and_points_at_the_selected_run(
         db=db_url,
     ).payload["rows"]  # fmt: skip
     by_run = {r[0]: r for r in rows}
-    columns = data["run_columns"]
     buckets = [b["key"] for b in data["buckets"]]
     for cell, run in enumerate(run_facts(project / "site", data, grid)):
         case, arm = cases[cell // len(arms)], arms[cell % len(arms)]
         if run is None:
             assert buckets[grid["bucket"][cell]] == "missing"
             continue
-        run_id, score = run[columns.index("run_id")], run[columns.index("score")]
+        run_id, score = run["run_id"], run["score"]
         assert by_run[run_id][1:3] == [case, arm]
         assert not by_run[run_id][3], "an archived run was selected"
         stored = by_run[run_id][4]  # the view's column is text on PostgreSQL

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ledger.errors import InputError
+from projections.report.grid import RUN_COLUMNS
+from projections.report.packing import StringTable
 
 if TYPE_CHECKING:
     from projections.report.contents import ReportContents
@@ -26,6 +28,12 @@ if TYPE_CHECKING:
 GENERATOR_MARK = b'<meta name="generator" content="benchledger report">'
 STATIC_ASSETS = ("report.css", "report.js")
 CHUNK_CASES = 100  # cases per run-facts file (also the grid's page size)
+TEXT_COLUMNS = tuple(
+    RUN_COLUMNS.index(name)
+    for name in ("run_id", "recorded_at", "status", "failure_class", "repair_priority",
+                 "repair_class", "next_action", "job_name")
+)  # fmt: skip
+REFS_COLUMN = RUN_COLUMNS.index("artifact_refs")
 EXTRA_HINT = "benchledger report needs the report extra: pip install 'benchledger[report]'"
 
 
@@ -145,16 +153,31 @@ def _arm_count(contents: ReportContents, slug: str) -> int:
 
 def fact_chunks(slug: str, facts: list[Any], arms: int) -> dict[str, bytes]:
     """The grid's run facts, ``CHUNK_CASES`` cases per script, loaded when a cell is opened:
-    the page itself stays small and opens fast however many runs the ledger holds."""
+    the page itself stays small and opens fast however many runs the ledger holds. Each chunk
+    interns its text (failure classes, next actions and artifact keys repeat run after run)."""
     import orjson
 
     size = CHUNK_CASES * arms
     chunks = {}
     for k in range(0, max(1, -(-len(facts) // size))):
-        body = orjson.dumps(facts[k * size : (k + 1) * size])
-        call = f'window.BENCHLEDGER_RUNS("{slug}", {k}, '.encode() + body + b");\n"
-        chunks[f"assets/runs-{slug}-{k}.js"] = call
+        strings = StringTable()
+        packed = [_packed_run(run, strings) for run in facts[k * size : (k + 1) * size]]
+        args = orjson.dumps([slug, k, strings.strings, packed])[1:-1]
+        chunks[f"assets/runs-{slug}-{k}.js"] = b"window.BENCHLEDGER_RUNS(" + args + b");\n"
     return chunks
+
+
+def _packed_run(run: list[Any] | None, strings: StringTable) -> list[Any] | None:
+    """A run's facts with every text replaced by its index in the chunk's table."""
+    if run is None:
+        return None
+    packed = list(run)
+    for i in TEXT_COLUMNS:
+        packed[i] = strings.ref(run[i])
+    packed[REFS_COLUMN] = [
+        [strings.ref(key), strings.ref(value)] for key, value in run[REFS_COLUMN]
+    ]
+    return packed
 
 
 def page_data_json(data: bytes) -> Any:

@@ -4,7 +4,9 @@
   "use strict";
   var block = document.getElementById("report-data");
   if (!block) { return; }
+  performance.mark("report-script-start");
   var R = JSON.parse(block.textContent);
+  performance.mark("report-data-parsed");
   var S = R.strings;
   var PAGE = R.chunk_cases;
   var SHORT = { pass: "pass", partial: "partial", official_zero: "0", uncountable_official_score: "uncountable",
@@ -51,15 +53,18 @@
   /* Run facts live in assets/runs-<grid>-<chunk>.js, loaded on first use (script elements:
      a page opened from disk may not fetch()). */
   var chunks = {}, waiting = {};
-  window.BENCHLEDGER_RUNS = function (slug, k, facts) {
+  window.BENCHLEDGER_RUNS = function (slug, k, strings, facts) {
     var key = slug + "/" + k;
-    chunks[key] = facts;
+    chunks[key] = { strings: strings, facts: facts };
     (waiting[key] || []).forEach(function (done) { done(); });
     delete waiting[key];
   };
   function withFacts(gr, i, j, show) {
     var k = Math.floor(i / R.chunk_cases), key = gr.slug + "/" + k;
-    var pick = function () { show(chunks[key][(i - k * R.chunk_cases) * gr.arms.length + j]); };
+    var pick = function () {
+      var chunk = chunks[key];
+      show(chunk.facts[(i - k * R.chunk_cases) * gr.arms.length + j], chunk.strings);
+    };
     if (chunks[key]) { pick(); return; }
     if (waiting[key]) { waiting[key].push(pick); return; }
     waiting[key] = [pick];
@@ -162,29 +167,30 @@
     var dialog = document.getElementById("run-dialog");
     if (dialog.open) { dialog.close(); }
     dialog.showModal();
-    withFacts(gr, i, j, function (run) { showFacts(body, run); });
+    withFacts(gr, i, j, function (run, strings) { showFacts(body, run, strings); });
   }
 
-  function showFacts(body, run) {
+  function showFacts(body, run, strings) {
+    var t = function (i) { return i === null ? null : strings[i]; };
     body.textContent = "";
     if (run === undefined) { body.textContent = "The run facts file of this report is missing."; return; }
     if (run === null) { body.appendChild(el("p", null, "No active run of this arm on this case.")); return; }
     var dl = el("dl"), rewards = run[col.attempt_rewards];
     var facts = [
-      ["run_id", run[col.run_id]],
-      ["recorded_at", run[col.recorded_at]],
-      ["score status", run[col.status]],
+      ["run_id", t(run[col.run_id])],
+      ["recorded_at", t(run[col.recorded_at])],
+      ["score status", t(run[col.status])],
       ["official score", run[col.score] === null ? "missing" : String(run[col.score])],
       ["passed", run[col.passed] === null ? "" : String(run[col.passed])],
       ["attempts", run[col.attempts] === null ? "" : run[col.attempts] + " (" + (run[col.scored_attempts] || 0) + " scored)"],
       ["attempt rewards", rewards ? rewards.map(function (x) { return x === null ? "unscored" : String(x); }).join(", ") : ""],
-      ["failure class", run[col.failure_class]],
-      ["repair", [run[col.repair_priority], run[col.repair_class]].filter(Boolean).join(" · ")],
-      ["next action", run[col.next_action]],
-      ["job", run[col.job_name]],
+      ["failure class", t(run[col.failure_class])],
+      ["repair", [t(run[col.repair_priority]), t(run[col.repair_class])].filter(Boolean).join(" · ")],
+      ["next action", t(run[col.next_action])],
+      ["job", t(run[col.job_name])],
       ["runs in this cell", run[col.active_runs] + " active, " + run[col.archived_runs] + " archived"]
     ];
-    run[col.artifact_refs].forEach(function (pair) { facts.push([pair[0], pair[1]]); });
+    run[col.artifact_refs].forEach(function (pair) { facts.push([t(pair[0]), t(pair[1])]); });
     facts.forEach(function (f) {
       if (f[1] === "" || f[1] === null || f[1] === undefined) { return; }
       dl.appendChild(el("dt", null, f[0]));
@@ -235,4 +241,5 @@
   if (R.grids.length) { resetArms(); legend(); drawGrid(); }
   list("decisions", R.decision_columns, R.decisions);
   list("backlog", R.backlog_columns, R.backlog);
+  performance.mark("report-ready");
 }());
