@@ -68,6 +68,19 @@ def report_data(out: Path) -> dict[str, Any]:
     return json.loads(block)
 
 
+def report_lists(out: Path) -> dict[str, list[list[str | None]]]:
+    """The case decisions and repair backlog the page loads, with their text resolved."""
+    text = (out / "assets" / "lists.js").read_text(encoding="utf-8")
+    prefix, suffix = "window.BENCHLEDGER_LISTS(", ");\n"
+    assert text.startswith(prefix) and text.endswith(suffix)
+    lists = json.loads(text[len(prefix) : -len(suffix)])
+    strings = lists["strings"]
+    return {
+        name: [[None if i is None else strings[i] for i in line] for line in lists[name]]
+        for name in ("decisions", "backlog")
+    }
+
+
 def run_facts(out: Path, data: dict[str, Any], grid: dict[str, Any]) -> list[Any]:
     """Every cell's run facts as ``{column: value}`` (None: no run), read back from the grid's
     chunk files with their text resolved."""

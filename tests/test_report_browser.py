@@ -148,6 +148,7 @@ def test_a_cell_opens_its_run(page, site):
 
 
 def test_decisions_and_backlog_tables_page_and_filter(page):
+    page.wait_for_selector("body[data-lists=ready]", state="attached")
     count = page.locator("#decisions-count").inner_text()
     shown, total = (int(x) for x in count.split(" of "))
     assert shown == total > 0

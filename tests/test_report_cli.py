@@ -19,6 +19,7 @@ from tests.support_report import (
     overview_numbers,
     report,
     report_data,
+    report_lists,
     run_facts,
 )
 
@@ -111,11 +112,11 @@ def test_grid_has_one_cell_per_case_and_arm_and_points_at_the_selected_run(
 
 def test_decisions_and_backlog_list_what_the_markdown_lists(project: Path, db_url: str):
     assert report(db_url, "--out", "site").code == 0
-    data = report_data(project / "site")
     markdown = (project / "ledger.md").read_text(encoding="utf-8")
     section = markdown.split("## Case Decisions", 1)[1].split("\n## ", 1)[0]
     md_cases = [line.split("|")[2].strip(" `") for line in section.splitlines()[4:] if line]
-    shown = [data["strings"][line[1]] for line in data["decisions"]]
+    lists = report_lists(project / "site")
+    shown = [line[1] for line in lists["decisions"]]
     assert shown == md_cases and shown
     backlog = (
         markdown.split("## Repair Backlog", 1)[1].split("\n## ", 1)[0]
@@ -123,7 +124,7 @@ def test_decisions_and_backlog_list_what_the_markdown_lists(project: Path, db_ur
         else ""
     )
     md_backlog = [line.split("|")[3].strip(" `") for line in backlog.splitlines()[4:] if line]
-    assert [data["strings"][line[2]] for line in data["backlog"]] == md_backlog
+    assert [line[2] for line in lists["backlog"]] == md_backlog
 
 
 def test_benchmark_filter_and_unknown_benchmark(project: Path, db_url: str):

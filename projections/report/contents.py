@@ -66,6 +66,7 @@ class ReportContents:
     audit: Audit
     data: dict[str, Any] = field(default_factory=dict)
     facts: dict[str, list[list[Any] | None]] = field(default_factory=dict)  # by grid slug
+    lists: dict[str, Any] = field(default_factory=dict)  # decisions and backlog, own strings
 
 
 def gather(
@@ -108,13 +109,17 @@ def gather(
         "run_columns": RUN_COLUMNS,
         "grids": grids,
         "decision_columns": DECISION_COLUMNS,
-        "decisions": _decisions(cases, strings),
         "backlog_columns": BACKLOG_COLUMNS,
-        "backlog": _backlog(cases, strings),
+        "strings": strings.strings,
     }
-    data["strings"] = strings.strings
+    list_strings = StringTable()
+    lists = {
+        "strings": list_strings.strings,
+        "decisions": _decisions(cases, list_strings),
+        "backlog": _backlog(cases, list_strings),
+    }
     audit = build_audit(store, conn, ledger_id, benchmark_ids)
-    return ReportContents(ledger_id, sections, audit, data, facts)
+    return ReportContents(ledger_id, sections, audit, data, facts, lists)
 
 
 def _chosen(present: list[str], wanted: Sequence[str], ledger_id: str) -> list[str]:

@@ -126,6 +126,8 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
         cost_labels[section.slug] = _cost_label(overview.cost_basis)
     for slug, facts in contents.facts.items():
         files.update(fact_chunks(slug, facts, _arm_count(contents, slug)))
+    lists = orjson.dumps(contents.lists)
+    files["assets/lists.js"] = b"window.BENCHLEDGER_LISTS(" + lists + b");\n"
     data = page_data_json(orjson.dumps({**contents.data, "chunk_cases": CHUNK_CASES}))
     for name in STATIC_ASSETS:
         files[f"assets/{name}"] = (

@@ -206,13 +206,16 @@
   document.getElementById("grid-search").addEventListener("input", function (e) { G.search = e.target.value.trim().toLowerCase(); G.page = 0; drawGrid(); });
 
   /* ---------------------------------------------------------------- lists */
-  function list(name, columns, lines) {
+  /* The case decisions and repair backlog (assets/lists.js, their own string table) load
+     after the first screen is drawn: a large ledger's lists never delay it. */
+  function list(name, columns, lines, strings) {
     var state = { search: "", page: 0 };
     var table = document.getElementById(name + "-table");
+    var text = function (i) { return i === null ? "" : strings[i]; };
     function draw() {
       var rows = lines.filter(function (line) {
         if (!state.search) { return true; }
-        return line.some(function (i) { return str(i).toLowerCase().indexOf(state.search) >= 0; });
+        return line.some(function (i) { return text(i).toLowerCase().indexOf(state.search) >= 0; });
       });
       var pages = Math.max(1, Math.ceil(rows.length / PAGE));
       state.page = Math.min(state.page, pages - 1);
@@ -225,7 +228,7 @@
       var body = el("tbody");
       rows.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (line) {
         var tr = el("tr");
-        line.forEach(function (i) { tr.appendChild(el("td", null, str(i) || "–")); });
+        line.forEach(function (i) { tr.appendChild(el("td", null, text(i) || "–")); });
         body.appendChild(tr);
       });
       table.appendChild(body);
@@ -238,8 +241,13 @@
     draw();
   }
 
+  window.BENCHLEDGER_LISTS = function (lists) {
+    list("decisions", R.decision_columns, lists.decisions, lists.strings);
+    list("backlog", R.backlog_columns, lists.backlog, lists.strings);
+    document.body.setAttribute("data-lists", "ready");
+  };
+
   if (R.grids.length) { resetArms(); legend(); drawGrid(); }
-  list("decisions", R.decision_columns, R.decisions);
-  list("backlog", R.backlog_columns, R.backlog);
   performance.mark("report-ready");
+  window.setTimeout(function () { document.body.appendChild(el("script", { src: "assets/lists.js" })); }, 0);
 }());
