@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from projections.report.packing import public_text
 from projections.report.timeline import Timeline
 
 WIDTH = 7.2
@@ -76,9 +77,9 @@ def forest_svg(rows: Sequence[Interval], reference: str, title: str) -> bytes:
             ax.plot([row.low, row.high], [y, y], color="#333333", linewidth=1.6)
             ax.plot([row.estimate], [y], marker="s", color="#1f77b4", markersize=6)
         ax.axvline(0.0, color="#999999", linewidth=0.8, linestyle="--")
-        ax.set_yticks(ys, [r.label for r in rows])
+        ax.set_yticks(ys, [public_text(r.label) for r in rows])
         ax.set_ylim(-0.7, len(rows) - 0.3)
-        ax.set_xlabel(f"{title}: arm minus {reference}")
+        ax.set_xlabel(public_text(f"{title}: arm minus {reference}"))
         return _svg(fig)
 
 
@@ -87,8 +88,9 @@ def cost_svg(points: Sequence[CostPoint], cost_label: str, score_label: str) -> 
     with _figure(3.2) as fig:
         ax = fig.subplots()
         for i, p in enumerate(points):
-            ax.scatter([p.cost], [p.score], s=46, color=colour(i), zorder=3, label=p.label)
-            ax.annotate(p.label, (p.cost, p.score), textcoords="offset points", xytext=(6, 4))
+            label = public_text(p.label)
+            ax.scatter([p.cost], [p.score], s=46, color=colour(i), zorder=3, label=label)
+            ax.annotate(label, (p.cost, p.score), textcoords="offset points", xytext=(6, 4))
         frontier = sorted((p for p in points if p.pareto), key=lambda p: p.cost)
         if len(frontier) > 1:
             ax.step(
@@ -112,7 +114,8 @@ def timeline_svg(timeline: Timeline) -> bytes:
         ax = fig.subplots()
         for i, (arm, (times, counts)) in enumerate(timeline.series.items()):
             if times:
-                ax.step(_dates(times), counts, where="post", color=colour(i), label=arm)
+                label = public_text(arm)
+                ax.step(_dates(times), counts, where="post", color=colour(i), label=label)
         seen: set[str] = set()
         for marker in timeline.markers:
             ax.axvline(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ledger.errors import InputError
 from projections.report.grid import RUN_COLUMNS
-from projections.report.packing import StringTable
+from projections.report.packing import StringTable, public_text
 
 if TYPE_CHECKING:
     from projections.report.contents import ReportContents
@@ -210,8 +210,15 @@ def _cost_label(basis: str | None) -> str:
 
 
 def _environment() -> Any:
-    """Jinja2 with autoescape on for every template: every value on the page is escaped."""
+    """Jinja2 with autoescape on: every value on the page is escaped, and every text value
+    passes the public-safety filter on its way out (``finalize``), whatever its source."""
     import jinja2
+    from markupsafe import Markup
+
+    def finalize(value: Any) -> Any:
+        if isinstance(value, str) and not isinstance(value, Markup):
+            return public_text(value)
+        return value
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("projections.report", "templates"),
@@ -219,6 +226,7 @@ def _environment() -> Any:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=finalize,
     )
     env.globals.update(num=number_cell, when=_when)
     return env
