@@ -152,3 +152,28 @@ def expected_numbers(benchmark_id: str, document: dict) -> dict[tuple[str, str, 
         for field in ("n_pairs", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"):
             out[(benchmark_id, "paired", pair["arm_id"], field)] = pair[field]
     return out
+
+
+HOSTILE_BENCHMARK = "tb<b>x</b>@2.0"
+HOSTILE_CASE = "<img src=x onerror=alert(1)>"
+HOSTILE_ARM = "<script>alert(2)</script>"
+
+
+def build_hostile_ledger(work: Path, db: str) -> None:
+    """One run whose benchmark, case and arm are markup (all public-safe text, so they are
+    kept in the ledger as they are): the page must show them as text, never run them."""
+    record = {
+        "schema_version": "benchmark_run_v0", "source_runner": "harbor",
+        "benchmark_id": HOSTILE_BENCHMARK, "case_id": HOSTILE_CASE,
+        "run_status": "completed", "runner_return_status": "completed",
+        "official_score": 1.0, "official_score_status": "completed",
+        "official_task_score": {"kind": "harbor_verifier_reward", "value": 1.0, "passed": True},
+    }  # fmt: skip
+    path = work / "hostile.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    call = cli(
+        ["benchmark", "run-ledger-upsert", "--benchmark-run-json", str(path),
+         "--run-ledger-path", LEDGER, "--arm-id", HOSTILE_ARM, "--execute", "--format", "json"],
+        db=db,
+    )  # fmt: skip
+    assert call.code == 0, call.result.output

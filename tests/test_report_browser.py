@@ -18,6 +18,10 @@ from tests.support_browser import ARTIFACTS, chromium  # noqa: F401 - the browse
 from tests.support_harbor_ingest_cli import cli
 from tests.support_report import (
     BENCHMARK,
+    HOSTILE_ARM,
+    HOSTILE_BENCHMARK,
+    HOSTILE_CASE,
+    build_hostile_ledger,
     build_two_arm_ledger,
     compare_json,
     expected_numbers,
@@ -165,3 +169,27 @@ def test_decisions_and_backlog_tables_page_and_filter(page):
 @pytest.mark.skipif(not os.environ.get("CI"), reason="the CI run checks the browser exists")
 def test_ci_has_the_browser(chromium):  # noqa: F811
     assert chromium.version
+
+
+def test_markup_in_the_ledger_is_shown_as_text_and_never_runs(chromium, tmp_path, monkeypatch):  # noqa: F811
+    db = f"sqlite:///{tmp_path / 'store' / 'ledger.db'}"
+    monkeypatch.chdir(tmp_path)
+    build_hostile_ledger(tmp_path, db)
+    assert report(db, "--out", "site").code == 0
+    out = tmp_path / "site"
+    context = chromium.new_context()
+    page = context.new_page()
+    errors, dialogs, requests = [], [], []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    context.route("**/*", lambda r: (requests.append(r.request.url), r.continue_()))
+    page.goto((out / "index.html").as_uri())
+    page.wait_for_selector("#grid-table tbody tr")
+    page.locator("#grid-table td button").first.click()
+    assert dialogs == [] and errors == []
+    assert [u for u in requests if not _inside(u, out)] == []
+    assert page.locator("#grid-table img, #grid-table script, #overview b").count() == 0
+    assert page.locator("#grid-table tbody th").first.inner_text() == HOSTILE_CASE
+    assert page.locator("#run-dialog h3").inner_text() == f"{HOSTILE_CASE} × {HOSTILE_ARM}"
+    assert page.locator("#overview h3").first.inner_text() == HOSTILE_BENCHMARK
+    context.close()

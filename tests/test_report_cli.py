@@ -13,6 +13,10 @@ from tests.support_report import (
     ARCHIVED_ARM,
     ARCHIVED_CASE,
     BENCHMARK,
+    HOSTILE_ARM,
+    HOSTILE_BENCHMARK,
+    HOSTILE_CASE,
+    build_hostile_ledger,
     build_two_arm_ledger,
     compare_json,
     expected_numbers,
@@ -150,3 +154,19 @@ def test_a_ledger_the_store_does_not_hold_is_refused(project: Path, db_url: str)
     call = cli(["report", "--run-ledger-path", "other.json"], db=db_url)
     assert call.code == 1
     assert call.stderr.strip() == "error: no ledger other.json in the store"
+
+
+def test_markup_in_ledger_text_is_escaped_and_unsafe_text_is_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_url: str
+):
+    from projections.report.site import _environment
+
+    monkeypatch.chdir(tmp_path)
+    build_hostile_ledger(tmp_path, db_url)
+    assert report(db_url, "--out", "site").code == 0
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    for raw in (HOSTILE_BENCHMARK, HOSTILE_CASE, HOSTILE_ARM):
+        assert raw not in html
+    assert "tb&lt;b&gt;x&lt;/b&gt;@2.0" in html
+    page = _environment().from_string("{{ a }}|{{ b }}").render(a="/home/alice/key.pem", b="<i>")
+    assert page == "[dropped: not public-safe]|&lt;i&gt;"
