@@ -237,8 +237,8 @@ def test_archive_all_matching_benchmark_and_sample_truncation() -> None:
     assert len(result.payload["archived_samples"]) == 20 and result.payload["truncated"] is True
 
 
-def test_archive_then_restore_returns_rows_exactly(shared_dir) -> None:
-    rows = document_rows(load_fixture_ledger(shared_dir))
+def test_archive_then_restore_returns_rows_exactly(fixtures_dir) -> None:
+    rows = document_rows(load_fixture_ledger(fixtures_dir))
     before = copy.deepcopy(rows)
     archived = archive_rows(
         rows,
@@ -545,8 +545,8 @@ def test_aggregate_target_lanes() -> None:
     )
 
 
-def test_aggregate_on_fixture_ledger(shared_dir) -> None:
-    rows = document_rows(load_fixture_ledger(shared_dir))
+def test_aggregate_on_fixture_ledger(fixtures_dir) -> None:
+    rows = document_rows(load_fixture_ledger(fixtures_dir))
     payload = aggregate(rows, benchmark_id="terminal-bench@2.0")
     assert payload["canonical_total"] == sum(payload["distribution"].values())
     assert sorted(payload["case_best"]) == sorted(
@@ -635,8 +635,8 @@ def test_drift_check_limits() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _scaled_rows(shared_dir, count: int) -> list[dict]:
-    templates = document_rows(load_fixture_ledger(shared_dir))
+def _scaled_rows(fixtures_dir, count: int) -> list[dict]:
+    templates = document_rows(load_fixture_ledger(fixtures_dir))
     rows = []
     for index in range(count):
         row = dict(templates[index % len(templates)])
@@ -648,8 +648,8 @@ def _scaled_rows(shared_dir, count: int) -> list[dict]:
     return rows
 
 
-def test_aggregate_and_drift_on_30000_rows_are_fast(shared_dir) -> None:
-    rows = _scaled_rows(shared_dir, 30_000)
+def test_aggregate_and_drift_on_30000_rows_are_fast(fixtures_dir) -> None:
+    rows = _scaled_rows(fixtures_dir, 30_000)
     assert rows[0]["rules_version"] == RULES_VERSION
     start = time.perf_counter()
     payload = aggregate(rows, benchmark_id="perf@1")
