@@ -11,6 +11,9 @@ import pytest
 # clone runs its suite with nothing beside it (see tests/fixtures/README.md).
 FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 
+# The CLI processes tests start fail on a deprecated call too, like pytest's filterwarnings.
+os.environ.setdefault("PYTHONWARNINGS", "error::DeprecationWarning")
+
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
