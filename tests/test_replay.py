@@ -87,7 +87,10 @@ def _history(rows: list[dict]) -> list[list[NewEvent]]:
 
 
 def _snapshot(conn) -> dict[str, list[tuple]]:
-    return {t.name: table_rows(conn, t) for t in READ_MODELS}
+    return {
+        t.name: table_rows(conn, t)
+        for t in READ_MODELS
+    }
 
 
 def test_buffered_rebuild_equals_incremental_read_models(db_url, fixtures_dir, monkeypatch):

@@ -76,7 +76,10 @@ def _history() -> list[list[NewEvent]]:
 
 
 def _snapshot(conn) -> dict[str, list[tuple]]:
-    return {t.name: table_rows(conn, t) for t in READ_MODELS}
+    return {
+        t.name: table_rows(conn, t)
+        for t in READ_MODELS
+    }
 
 
 @pytest.mark.parametrize("batch", [3, 5000])
