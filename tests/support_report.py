@@ -25,12 +25,12 @@ TEXT_FIELDS = {"run_id", "recorded_at", "status", "failure_class", "repair_prior
                "repair_class", "next_action", "job_name"}  # fmt: skip
 
 
-def build_two_arm_ledger(shared_dir: Path, work: Path, db: str) -> None:
+def build_two_arm_ledger(fixtures_dir: Path, work: Path, db: str) -> None:
     """Ingest ``JOBS`` into ``ledger.json`` of the project in the cwd, then archive one run."""
-    manifest = load_manifest(shared_dir)
+    manifest = load_manifest(fixtures_dir)
     by_dir = {job["job_dir"]: job for job in manifest["jobs"]}
     for job_dir in JOBS:
-        copied = copy_job(shared_dir, manifest, by_dir[job_dir], work)
+        copied = copy_job(fixtures_dir, manifest, by_dir[job_dir], work)
         call = ingest(
             copied, db=db, runtime_root=work / "runtime",
             extra=("--run-ledger-path", LEDGER, "--no-global-sync"),

@@ -30,7 +30,9 @@ from tests.support_report import (
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Iterator[tuple[Path, str]]:
+def site(
+    tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path
+) -> Iterator[tuple[Path, str]]:
     """A two-arm project and its report (SQLite; the CLI tests cover PostgreSQL)."""
     root = tmp_path_factory.mktemp("report")
     project = root / "project"
@@ -38,7 +40,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Iterator
     db = f"sqlite:///{root / 'store' / 'ledger.db'}"
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(project)
-        build_two_arm_ledger(shared_dir, root / "work", db)
+        build_two_arm_ledger(fixtures_dir, root / "work", db)
         call = report(db, "--out", "site")
         assert call.code == 0, call.result.output
         yield project / "site", db

@@ -29,11 +29,13 @@ from tests.support_report import (
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_dir: Path, db_url: str) -> Path:
+def project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures_dir: Path, db_url: str
+) -> Path:
     cwd = tmp_path / "project"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    build_two_arm_ledger(shared_dir, tmp_path / "work", db_url)
+    build_two_arm_ledger(fixtures_dir, tmp_path / "work", db_url)
     return cwd
 
 
