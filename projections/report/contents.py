@@ -73,7 +73,7 @@ def gather(
     store: EventStore, conn: Connection, ledger_id: str, benchmark_ids: Sequence[str] = ()
 ) -> ReportContents:
     """Read the ledger and build every view; unknown ``benchmark_ids`` are a user error."""
-    from projections.compare_rows import read_compare_rows
+    from projections.compare import matches_benchmark
 
     queries = LedgerQueries(conn)
     rows = list(queries.all_rows(ledger_id))
@@ -84,7 +84,10 @@ def gather(
     sections, grids, facts = [], [], {}
     for i, benchmark_id in enumerate(chosen):
         own = [r for r in rows if r.get("benchmark_id") == benchmark_id]
-        overview = compare_benchmark(read_compare_rows(conn, ledger_id, benchmark_id), benchmark_id)
+        # compare's own row set (``compare_rows``: every version of an id without one, archived
+        # rows included), taken from the rows already read instead of parsing them again.
+        theirs = [r for r in rows if matches_benchmark(r.get("benchmark_id"), benchmark_id)]
+        overview = compare_benchmark(theirs, benchmark_id)
         arms = grid_arms(own, overview.arm_order)
         grid = build_grid(own, benchmark_id, arms, strings)
         grids.append({"benchmark": strings.ref(benchmark_id), "slug": f"b{i}", **grid.page})

@@ -7,6 +7,7 @@ index in one shared table, which the page's script looks up when it shows a valu
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ledger.safety import is_public_safe
@@ -19,7 +20,12 @@ def public_text(value: Any) -> str:
 
     The marker replaces the whole value (never a mask over part of it), as everywhere else.
     """
-    text = "" if value is None else str(value)
+    return _public("" if value is None else str(value))
+
+
+@lru_cache(maxsize=1 << 16)
+def _public(text: str) -> str:
+    """Cached: a large ledger repeats the same classes and next actions thousands of times."""
     return text if is_public_safe(text) else NOT_PUBLIC
 
 
