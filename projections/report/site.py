@@ -235,15 +235,24 @@ def _environment() -> Any:
 def number_cell(value: Any, field: str, digits: int = 3) -> Any:
     """A number as shown (rounded) with its exact value in ``data-value`` (compare's JSON)."""
     import orjson
-    from markupsafe import Markup, escape
+    from markupsafe import Markup
 
     if value is None:
         return Markup('<span data-field="{}" data-value="null">–</span>').format(field)
-    shown = str(value) if isinstance(value, int) else f"{value:.{digits}f}"
     exact = orjson.dumps(value).decode()
     return Markup('<span data-field="{}" data-value="{}">{}</span>').format(
-        field, exact, escape(shown)
+        field, exact, shown_number(value, field, digits)
     )
+
+
+def shown_number(value: int | float, field: str, digits: int = 3) -> str:
+    """Integers as they are, others to ``digits`` places; a p-value that rounds to zero is
+    shown as ``< 0.001`` rather than a misleading 0."""
+    if isinstance(value, int):
+        return str(value)
+    if field.startswith("p_") and 0 <= value < 10**-digits:
+        return f"< {10**-digits:.{digits}f}"
+    return f"{value:.{digits}f}"
 
 
 def _when(at: float) -> str:
