@@ -89,7 +89,8 @@ def cost_svg(points: Sequence[CostPoint], cost_label: str, score_label: str) -> 
         ax = fig.subplots()
         for i, p in enumerate(points):
             label = public_text(p.label)
-            ax.scatter([p.cost], [p.score], s=46, color=colour(i), zorder=3, label=label)
+            ring = {"edgecolors": "#111111", "linewidths": 1.8} if p.pareto else {}
+            ax.scatter([p.cost], [p.score], s=52, color=colour(i), zorder=3, label=label, **ring)
             ax.annotate(label, (p.cost, p.score), textcoords="offset points", xytext=(6, 4))
         frontier = sorted((p for p in points if p.pareto), key=lambda p: p.cost)
         if len(frontier) > 1:
