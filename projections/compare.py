@@ -48,7 +48,7 @@ class CompareRequest:
     confidence: float = 0.95
 
 
-@dataclass
+@dataclass(slots=True)
 class ArmCase:
     """One arm on one case: the attempts it counts, or why it counts none."""
 
@@ -65,9 +65,13 @@ class ArmResult:
     runs_excluded: Counter = field(default_factory=Counter)
     attempts_unscored: Counter = field(default_factory=Counter)
     runs_without_attempt_detail: int = 0
+    _included: dict[str, ArmCase] | None = field(default=None, repr=False)
 
     def included(self) -> dict[str, ArmCase]:
-        return {case: c for case, c in self.cases.items() if c.value is not None}
+        """Cases with a value (computed once the cases are settled, then kept)."""
+        if self._included is None:
+            self._included = {case: c for case, c in self.cases.items() if c.value is not None}
+        return self._included
 
 
 def matches_benchmark(row_benchmark: Any, requested: str) -> bool:
@@ -178,9 +182,11 @@ def _arm_result(
         if not case_rows:
             entry.excluded = "missing"
             continue
-        counted = [r for r in case_rows if _countable(r)]
+        counted = []
         for row in case_rows:
-            if row not in counted:
+            if _countable(row):
+                counted.append(row)
+            else:
                 result.runs_excluded[_exclusion_reason(row)] += 1
         if not counted:
             entry.excluded = _exclusion_reason(case_rows[-1])
@@ -226,10 +232,10 @@ def _attempt_values(row: Mapping[str, Any], metric: str, result: ArmResult) -> l
         return [float(row["official_score"])]
     values: list[float] = []
     for item in outcomes:
-        if not isinstance(item, Mapping):
+        if type(item) is not dict:  # rows are parsed JSON: objects are plain dicts
             continue
         reward = item.get("primary_reward")
-        if isinstance(reward, bool) or not isinstance(reward, int | float):
+        if type(reward) is not float and (type(reward) is not int or isinstance(reward, bool)):
             result.attempts_unscored[str(item.get("unscored_reason") or "unscored")] += 1
             continue
         if metric == "pass":
@@ -324,7 +330,7 @@ def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
     tokens: list[float] = []
     dollars: list[float] = []
     for entry in included.values():
-        usages = [u if isinstance(u := r.get("usage"), Mapping) else {} for r in entry.rows]
+        usages = [u if type(u := r.get("usage")) is dict else {} for r in entry.rows]
         if usages and all("input_tokens" in u and "output_tokens" in u for u in usages):
             tokens.append(sum(u["input_tokens"] + u["output_tokens"] for u in usages))
         if usages and all("cost_usd" in u for u in usages):
