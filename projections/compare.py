@@ -85,6 +85,11 @@ def matches_benchmark(row_benchmark: Any, requested: str) -> bool:
 
 
 def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) -> dict[str, Any]:
+    """The ``benchmark_run_compare_v0`` document for ``rows`` (any order, any benchmarks).
+
+    Raises ``InputError`` — one line, for the CLI to print — on a bad request, a benchmark
+    without rows, an arm without runs, or mismatches the request did not allow.
+    """
     policy = _checked(request)
     metric = _metric(request, policy)
     chosen = sorted(
