@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.errors import InputError
-from ledger.ledger_ops import judge_row, row_sort_key
+from ledger.ledger_ops import COUNTABLE_BUCKETS, judge_row, row_sort_key
+from ledger.row_rules import RULES_VERSION
 from projections import compare_stats as cs
 from projections.compare_guard import Mismatch, find_mismatches
 from projections.compare_markdown import render_compare_markdown
@@ -163,13 +164,21 @@ def _arms(request: CompareRequest, by_arm: Mapping[str, Any]) -> list[str]:
 
 
 def _countable(row: Mapping[str, Any]) -> bool:
-    """Countable as the ledger decided it (§5.11), on an active row with a numeric score."""
+    """Countable as the ledger decides it (§5.11), on an active row with a numeric score.
+
+    Rows written by the current rules carry the decision; older ones (imported from loopx)
+    are judged the way ``run-ledger-aggregate`` judges them.
+    """
     if row.get("archive_state") == "archived":
         return False
     score = row.get("official_score")
     if isinstance(score, bool) or not isinstance(score, int | float):
         return False
-    return row.get("official_score_countable") is True
+    stored = row.get("official_score_countable")
+    if row.get("rules_version") == RULES_VERSION and isinstance(stored, bool):
+        return stored
+    judged = judge_row(dict(row))
+    return judged.countable and judged.bucket in COUNTABLE_BUCKETS
 
 
 def _arm_result(

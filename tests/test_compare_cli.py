@@ -248,3 +248,34 @@ print(json.dumps(sorted(m for m in sys.modules if m in NUMERIC)))
     before, after = done.stdout.strip().splitlines()[-2:]
     assert json.loads(before) == []
     assert json.loads(after) == ["mpmath", "numpy"]  # the check can see them when they load
+
+
+def test_imported_loopx_ledger_counts_what_the_aggregate_counts(
+    db_url: str, shared_dir: Path, project: Path
+) -> None:
+    """Rows imported from loopx carry no attempt detail and no stored countability: compare
+    judges them as ``run-ledger-aggregate`` does, so the cases it can count (over all arms)
+    are exactly the aggregate's countable cases."""
+    ledger = project / "benchmark-run-ledger.json"
+    ledger.write_bytes(
+        (shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json").read_bytes()
+    )
+    done = cli(["import", "loopx-ledger", str(ledger), "--execute"], db=db_url)
+    assert done.code == 0, done.result.output
+    aggregate = cli(["benchmark", "run-ledger-aggregate", "--benchmark-id", "skillsbench@1.1",
+                     "--format", "json"], db=db_url)  # fmt: skip
+    countable = aggregate.payload["aggregate"]["countable_score_summary"]["countable_case_ids"]
+    query = "SELECT DISTINCT case_id FROM ledger_runs_v WHERE benchmark_id = 'skillsbench@1.1'"
+    universe = {
+        row[0] for row in cli(["--format", "json", "sql", query], db=db_url).payload["rows"]
+    }
+    call = cli(["compare", "--benchmark-id", "skillsbench@1.1", "--format", "json"], db=db_url)
+    assert call.code == 0, call.result.output
+    included: set[str] = set()
+    for arm in call.payload["compare"]["arms"]:
+        cov = arm["coverage"]
+        assert cov["cases_total"] == len(universe)
+        excluded = {case for cases in cov["excluded"].values() for case in cases}
+        included |= universe - excluded
+        assert cov["runs_without_attempt_detail"] == cov["runs_included"]
+    assert countable and sorted(included) == sorted(countable)
