@@ -122,6 +122,8 @@ def _checked(request: CompareRequest) -> cs.CasePolicy:
         raise InputError("--confidence must be between 0 and 1")
     if request.bootstrap < 0:
         raise InputError("--bootstrap must be 0 (off) or a positive number of resamples")
+    if request.seed < 0:
+        raise InputError("--seed must be 0 or more")
     if request.effect is not None and not request.effect > 0:
         raise InputError("--effect must be a positive difference")
     return policy

@@ -317,6 +317,7 @@ def test_document_is_deterministic_and_json_ready() -> None:
         ({"confidence": 1.5}, "--confidence"),
         ({"bootstrap": -1}, "--bootstrap"),
         ({"effect": 0.0}, "--effect"),
+        ({"seed": -1}, "--seed"),
     ],
 )
 def test_bad_requests_are_refused(options: dict, message: str) -> None:
