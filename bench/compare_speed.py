@@ -12,7 +12,7 @@ installed ``benchledger``, median of ``--runs``:
 
 Wall time, CPU time and peak RSS are printed with the ratio compare / aggregate.
 
-Usage: python bench/compare_speed.py [--rows 30000] [--arms 5] [--runs 3] [--work DIR]
+Usage: python bench/compare_speed.py [--rows 30000] [--arms 5] [--runs 3] [--work DIR [--reuse]]
 """
 
 from __future__ import annotations
@@ -121,14 +121,16 @@ def main() -> None:
     parser.add_argument("--arms", type=int, default=5)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", type=Path, default=None, help="keep the store here")
+    parser.add_argument("--reuse", action="store_true", help="time the store already in --work")
     args = parser.parse_args()
     bl = benchledger_exe()
     work = args.work or Path(tempfile.mkdtemp(prefix="compare-speed-"))
     project = work / "project"
-    if project.exists():
-        shutil.rmtree(project)
-    (project / ".benchledger").mkdir(parents=True)
-    build_store(project, args.rows, args.arms, bl)
+    if not (args.reuse and (project / ".benchledger").is_dir()):
+        if project.exists():
+            shutil.rmtree(project)
+        (project / ".benchledger").mkdir(parents=True)
+        build_store(project, args.rows, args.arms, bl)
     compare = timed([bl, "compare", "--benchmark-id", BENCHMARK, "--format", "json"],
                     project, args.runs)  # fmt: skip
     doc = json.loads(compare["stdout"])["compare"]

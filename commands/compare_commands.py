@@ -31,7 +31,9 @@ TITLE = "Benchmark Compare"
               "latest.")  # fmt: skip
 @click.option("--bootstrap", type=click.IntRange(min=0), default=2000, show_default=True,
               help="Resamples of cases for the bootstrap interval (0: off).")  # fmt: skip
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed."
+)
 @click.option("--effect", type=float, default=0.05, show_default=True,
               help="Difference to plan for: the cases and attempts per case that would "
               "detect it.")  # fmt: skip

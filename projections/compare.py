@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.errors import InputError
-from ledger.ledger_ops import judge_row, row_sort_key
+from ledger.ledger_ops import COUNTABLE_BUCKETS, judge_row, row_sort_key
+from ledger.row_rules import RULES_VERSION
 from projections import compare_stats as cs
 from projections.compare_guard import Mismatch, find_mismatches
 from projections.compare_markdown import render_compare_markdown
@@ -48,7 +49,7 @@ class CompareRequest:
     confidence: float = 0.95
 
 
-@dataclass
+@dataclass(slots=True)
 class ArmCase:
     """One arm on one case: the attempts it counts, or why it counts none."""
 
@@ -65,9 +66,13 @@ class ArmResult:
     runs_excluded: Counter = field(default_factory=Counter)
     attempts_unscored: Counter = field(default_factory=Counter)
     runs_without_attempt_detail: int = 0
+    _included: dict[str, ArmCase] | None = field(default=None, repr=False)
 
     def included(self) -> dict[str, ArmCase]:
-        return {case: c for case, c in self.cases.items() if c.value is not None}
+        """Cases with a value (computed once the cases are settled, then kept)."""
+        if self._included is None:
+            self._included = {case: c for case, c in self.cases.items() if c.value is not None}
+        return self._included
 
 
 def matches_benchmark(row_benchmark: Any, requested: str) -> bool:
@@ -81,6 +86,11 @@ def matches_benchmark(row_benchmark: Any, requested: str) -> bool:
 
 
 def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) -> dict[str, Any]:
+    """The ``benchmark_run_compare_v0`` document for ``rows`` (any order, any benchmarks).
+
+    Raises ``InputError`` — one line, for the CLI to print — on a bad request, a benchmark
+    without rows, an arm without runs, or mismatches the request did not allow.
+    """
     policy = _checked(request)
     metric = _metric(request, policy)
     chosen = sorted(
@@ -112,6 +122,8 @@ def _checked(request: CompareRequest) -> cs.CasePolicy:
         raise InputError("--confidence must be between 0 and 1")
     if request.bootstrap < 0:
         raise InputError("--bootstrap must be 0 (off) or a positive number of resamples")
+    if request.seed < 0:
+        raise InputError("--seed must be 0 or more")
     if request.effect is not None and not request.effect > 0:
         raise InputError("--effect must be a positive difference")
     return policy
@@ -154,13 +166,21 @@ def _arms(request: CompareRequest, by_arm: Mapping[str, Any]) -> list[str]:
 
 
 def _countable(row: Mapping[str, Any]) -> bool:
-    """Countable as the ledger decided it (§5.11), on an active row with a numeric score."""
+    """Countable as the ledger decides it (§5.11), on an active row with a numeric score.
+
+    Rows written by the current rules carry the decision; older ones (imported from loopx)
+    are judged the way ``run-ledger-aggregate`` judges them.
+    """
     if row.get("archive_state") == "archived":
         return False
     score = row.get("official_score")
     if isinstance(score, bool) or not isinstance(score, int | float):
         return False
-    return row.get("official_score_countable") is True
+    stored = row.get("official_score_countable")
+    if row.get("rules_version") == RULES_VERSION and isinstance(stored, bool):
+        return stored
+    judged = judge_row(dict(row))
+    return judged.countable and judged.bucket in COUNTABLE_BUCKETS
 
 
 def _arm_result(
@@ -178,9 +198,11 @@ def _arm_result(
         if not case_rows:
             entry.excluded = "missing"
             continue
-        counted = [r for r in case_rows if _countable(r)]
+        counted = []
         for row in case_rows:
-            if row not in counted:
+            if _countable(row):
+                counted.append(row)
+            else:
                 result.runs_excluded[_exclusion_reason(row)] += 1
         if not counted:
             entry.excluded = _exclusion_reason(case_rows[-1])
@@ -226,10 +248,10 @@ def _attempt_values(row: Mapping[str, Any], metric: str, result: ArmResult) -> l
         return [float(row["official_score"])]
     values: list[float] = []
     for item in outcomes:
-        if not isinstance(item, Mapping):
+        if type(item) is not dict:  # rows are parsed JSON: objects are plain dicts
             continue
         reward = item.get("primary_reward")
-        if isinstance(reward, bool) or not isinstance(reward, int | float):
+        if type(reward) is not float and (type(reward) is not int or isinstance(reward, bool)):
             result.attempts_unscored[str(item.get("unscored_reason") or "unscored")] += 1
             continue
         if metric == "pass":
@@ -324,7 +346,7 @@ def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
     tokens: list[float] = []
     dollars: list[float] = []
     for entry in included.values():
-        usages = [u if isinstance(u := r.get("usage"), Mapping) else {} for r in entry.rows]
+        usages = [u if type(u := r.get("usage")) is dict else {} for r in entry.rows]
         if usages and all("input_tokens" in u and "output_tokens" in u for u in usages):
             tokens.append(sum(u["input_tokens"] + u["output_tokens"] for u in usages))
         if usages and all("cost_usd" in u for u in usages):

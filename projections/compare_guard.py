@@ -9,7 +9,7 @@ two tasks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,30 +19,30 @@ if TYPE_CHECKING:
 SHOWN_CHARS = 19  # "sha256:" and 12 hex digits: enough to tell digests apart on one line
 
 
-def _benchmark_versions(row: Mapping[str, Any]) -> set[str]:
+KINDS = ("benchmark_version", "dataset", "task_digest", "timeout_policy")
+Facts = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+OFFICIAL = {True: ("official",), False: ("non_official",)}
+
+
+def row_facts(row: Mapping[str, Any]) -> Facts:
+    """One run's facts in ``KINDS`` order, each a sorted tuple; empty when not recorded."""
     benchmark = row.get("benchmark_id")
-    if not isinstance(benchmark, str):
-        return set()
-    return {benchmark.partition("@")[2] or "unversioned"}
+    version = (benchmark.partition("@")[2] or "unversioned",) if type(benchmark) is str else ()
+    recorded = row.get("comparability")
+    if type(recorded) is not dict:
+        return (version, (), (), ())
+    return (
+        version,
+        _texts(recorded.get("dataset_sources")),
+        _texts(recorded.get("task_digests")),
+        OFFICIAL.get(recorded.get("timeout_official_comparable"), ()),  # type: ignore[arg-type]
+    )
 
 
-def _facts(key: str) -> Callable[[Mapping[str, Any]], set[str]]:
-    def read(row: Mapping[str, Any]) -> set[str]:
-        facts = row.get("comparability")
-        values = facts.get(key) if isinstance(facts, Mapping) else None
-        if isinstance(values, bool):
-            return {"official" if values else "non_official"}
-        return {v for v in values if isinstance(v, str)} if isinstance(values, list) else set()
-
-    return read
-
-
-FACTS: tuple[tuple[str, Callable[[Mapping[str, Any]], set[str]]], ...] = (
-    ("benchmark_version", _benchmark_versions),
-    ("dataset", _facts("dataset_sources")),
-    ("task_digest", _facts("task_digests")),
-    ("timeout_policy", _facts("timeout_official_comparable")),
-)
+def _texts(values: Any) -> tuple[str, ...]:
+    if type(values) is not list:
+        return ()
+    return tuple(sorted({v for v in values if type(v) is str}))
 
 
 @dataclass(frozen=True)
@@ -80,17 +80,23 @@ def _short(values: Sequence[str]) -> str:
     return "/".join(v if len(v) <= SHOWN_CHARS else v[:SHOWN_CHARS] + "…" for v in values)
 
 
-def _case_facts(entry: ArmCase) -> tuple[frozenset[str], ...]:
-    """The facts of a case's counted runs, one set per kind in ``FACTS`` order."""
-    found: list[set[str]] = [set() for _ in FACTS]
-    for row in entry.rows:
-        for slot, (_kind, read) in zip(found, FACTS, strict=True):
-            slot |= read(row)
-    return tuple(frozenset(slot) for slot in found)
+def _case_facts(entry: ArmCase) -> Facts:
+    """The union of the facts of a case's counted runs."""
+    rows = entry.rows
+    if len(rows) == 1:
+        return row_facts(rows[0])
+    every = [row_facts(row) for row in rows]
+    return tuple(  # type: ignore[return-value]
+        tuple(sorted({v for f in every for v in f[slot]})) for slot in range(len(KINDS))
+    )
 
 
 def find_mismatches(results: Sequence[ArmResult]) -> list[Mismatch]:
-    """Every (arm, fact) that differs, the reference (``results[0]``) first; deterministic."""
+    """Every (arm, fact) that differs, the reference (``results[0]``) first; deterministic.
+
+    Most cases agree on every fact at once, so whole fact tuples are compared first and the
+    kinds are looked at one by one only for cases that differ.
+    """
     facts = {
         id(result): {case: _case_facts(entry) for case, entry in result.included().items()}
         for result in results
@@ -99,23 +105,22 @@ def find_mismatches(results: Sequence[ArmResult]) -> list[Mismatch]:
     found: list[Mismatch] = []
     for arm in results:
         mine = facts[id(arm)]
-        for slot, (kind, _read) in enumerate(FACTS):
+        mixed = [case for case, sets in mine.items() if any(len(s) > 1 for s in sets)]
+        differing = (
+            []
+            if arm is results[0]
+            else [c for c, sets in mine.items() if c in reference and sets != reference[c]]
+        )
+        for slot, kind in enumerate(KINDS):
             inside = tuple(
-                (case, tuple(sorted(sets[slot])), ())
-                for case, sets in mine.items()
-                if len(sets[slot]) > 1
+                (case, mine[case][slot], ()) for case in mixed if len(mine[case][slot]) > 1
             )
             if inside:
                 found.append(Mismatch(kind, arm.arm_id, None, inside))
-            if arm is results[0]:
-                continue
             against = tuple(
-                (case, tuple(sorted(a)), tuple(sorted(b)))
-                for case, sets in mine.items()
-                if case in reference
-                and (a := sets[slot])
-                and (b := reference[case][slot])
-                and a != b
+                (case, a, b)
+                for case in differing
+                if (a := mine[case][slot]) and (b := reference[case][slot]) and a != b
             )
             if against:
                 found.append(Mismatch(kind, arm.arm_id, results[0].arm_id, against))

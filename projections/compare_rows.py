@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 def read_compare_rows(conn: Connection, ledger_id: str, benchmark_id: str) -> list[dict[str, Any]]:
     """Rows of ``benchmark_id`` (every version of it when the id has none), archived included:
     compare reports archived runs as exclusions rather than forgetting them."""
-    query = "SELECT DISTINCT benchmark_id FROM rm_ledger_rows WHERE ledger_id = ?"
-    benchmarks = [
-        b for b in scalars(conn.execute(query, (ledger_id,))) if matches_benchmark(b, benchmark_id)
-    ]
+    if "@" in benchmark_id:
+        benchmarks = [benchmark_id]
+    else:
+        query = "SELECT DISTINCT benchmark_id FROM rm_ledger_rows WHERE ledger_id = ?"
+        found = scalars(conn.execute(query, (ledger_id,)))
+        benchmarks = [b for b in found if matches_benchmark(b, benchmark_id)]
     if not benchmarks:
         return []
     rows = conn.execute(

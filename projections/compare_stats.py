@@ -97,9 +97,8 @@ def t_interval(values: Sequence[float], confidence: float) -> Interval:
 
 
 def t_two_sided_p(t: float, df: int) -> float:
-    """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom: I_{df/(df+t²)}(df/2, 1/2)."""
-    x = mpmath.mpf(df) / (df + mpmath.mpf(t) ** 2)
-    return float(mpmath.betainc(mpmath.mpf(df) / 2, 0.5, 0, x, regularized=True))
+    """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom."""
+    return float(_two_sided(mpmath.mpf(t), df))
 
 
 def t_quantile(q: float, df: int) -> float:
@@ -112,7 +111,14 @@ def t_quantile(q: float, df: int) -> float:
 
 
 def _two_sided(t: mpmath.mpf, df: int) -> mpmath.mpf:
-    return mpmath.betainc(mpmath.mpf(df) / 2, 0.5, 0, df / (df + t * t), regularized=True)
+    """I_x(df/2, 1/2) with x = df/(df+t²); for x near 1 (many cases, small t) through the
+    complement 1 − I_{1−x}(1/2, df/2), whose series converges in a few terms instead of
+    thousands."""
+    t2 = t * t
+    x = df / (df + t2)
+    if x < 0.5:
+        return mpmath.betainc(mpmath.mpf(df) / 2, 0.5, 0, x, regularized=True)
+    return 1 - mpmath.betainc(0.5, mpmath.mpf(df) / 2, 0, t2 / (df + t2), regularized=True)
 
 
 def paired_p_value(interval: Interval) -> float | None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from ledger.errors import InputError
+from ledger.row_rules import RULES_VERSION
 from projections.compare import CompareRequest, build_compare, render_compare_markdown
 
 T975 = {2: 4.302652729911275, 3: 3.182446305284263}
@@ -40,6 +41,7 @@ def run(arm: str, case: str, rewards: list[float | None], **extra: Any) -> dict[
         "arm_id": arm,
         "recorded_at": extra.pop("recorded_at", "2026-05-01T00:00:00Z"),
         "status": "completed",
+        "rules_version": RULES_VERSION,  # countability below is the rules' stored decision
         "attempt_outcomes": [attempt(r, i + 1) for i, r in enumerate(rewards)],
         "comparability": {
             "task_digests": [f"sha256:{case}"],
@@ -315,6 +317,7 @@ def test_document_is_deterministic_and_json_ready() -> None:
         ({"confidence": 1.5}, "--confidence"),
         ({"bootstrap": -1}, "--bootstrap"),
         ({"effect": 0.0}, "--effect"),
+        ({"seed": -1}, "--seed"),
     ],
 )
 def test_bad_requests_are_refused(options: dict, message: str) -> None:

@@ -43,10 +43,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cwd
 
 
-def _job(shared_dir: Path, tmp_path: Path, key: str) -> Path:
-    manifest = load_manifest(shared_dir)
+def _job(fixtures_dir: Path, tmp_path: Path, key: str) -> Path:
+    manifest = load_manifest(fixtures_dir)
     job = next(j for j in manifest["jobs"] if j["key"] == key)
-    return copy_job(shared_dir, manifest, job, tmp_path / "src")
+    return copy_job(fixtures_dir, manifest, job, tmp_path / "src")
 
 
 def _treated(record: dict) -> dict:
@@ -65,10 +65,10 @@ def _treated(record: dict) -> dict:
 
 
 @pytest.fixture
-def harbor_two_arms(db_url: str, shared_dir: Path, tmp_path: Path, project: Path) -> str:
+def harbor_two_arms(db_url: str, fixtures_dir: Path, tmp_path: Path, project: Path) -> str:
     """06_multi_attempt ingested as arm ``base``; the same tasks re-scored as arm ``treat``."""
     runtime = tmp_path / "rt"
-    job = _job(shared_dir, tmp_path, MULTI_ATTEMPT)
+    job = _job(fixtures_dir, tmp_path, MULTI_ATTEMPT)
     done = ingest(job, db=db_url, runtime_root=runtime, extra=("--arm-id", "base"))
     assert done.code == 0, done.result.output
     query = cli(["--format", "json", "sql", "SELECT record FROM goal_runs_v"], db=db_url)
@@ -136,13 +136,13 @@ def test_harbor_pass_metric_and_markdown(harbor_two_arms: str) -> None:
 
 
 def test_harbor_arms_with_other_task_content_are_refused(
-    db_url: str, shared_dir: Path, tmp_path: Path, project: Path
+    db_url: str, fixtures_dir: Path, tmp_path: Path, project: Path
 ) -> None:
     # 12 (hardened baseline) and 13 (managed treatment) ran fix-git from different task
     # digests, and 13 raised the agent timeout (agent_timeout_multiplier 4)
     runtime = tmp_path / "rt"
     for key in ("12_hardened_baseline_arm", "13_managed_treatment_arm"):
-        assert ingest(_job(shared_dir, tmp_path, key), db=db_url, runtime_root=runtime).code == 0
+        assert ingest(_job(fixtures_dir, tmp_path, key), db=db_url, runtime_root=runtime).code == 0
     call = cli(["compare", "--benchmark-id", "terminal-bench@2.0"], db=db_url)
     assert call.code == 1
     lines = call.stderr.strip().splitlines()
@@ -160,8 +160,8 @@ def test_harbor_arms_with_other_task_content_are_refused(
     assert doc["banner"] in markdown.result.stdout
 
 
-def _benchflow(db: str, shared_dir: Path, runtime: Path, case: str, arm: str) -> None:
-    root = shared_dir / "fixtures" / "benchflow" / "cases" / case / "jobs"
+def _benchflow(db: str, fixtures_dir: Path, runtime: Path, case: str, arm: str) -> None:
+    root = fixtures_dir / "benchflow" / "cases" / case / "jobs"
     args = ["benchmark", "run", "skillsbench", "--goal-id", "sb", "--skillsbench-result-root",
             str(root), "--arm-id", arm, "--update-run-ledger", "--execute"]  # fmt: skip
     done = cli(args, db=db, runtime_root=runtime)
@@ -169,13 +169,13 @@ def _benchflow(db: str, shared_dir: Path, runtime: Path, case: str, arm: str) ->
 
 
 def test_benchflow_rollouts_as_attempts(
-    db_url: str, shared_dir: Path, tmp_path: Path, project: Path
+    db_url: str, fixtures_dir: Path, tmp_path: Path, project: Path
 ) -> None:
     runtime = tmp_path / "rt"
     for case in ("01_pass", "02_fail", "05_error_with_pass", "23_multi_task_root"):
-        _benchflow(db_url, shared_dir, runtime, case, "sb-x")
+        _benchflow(db_url, fixtures_dir, runtime, case, "sb-x")
     for case in ("03_partial_reward", "04_agent_idle_timeout", "06_verifier_crash"):
-        _benchflow(db_url, shared_dir, runtime, case, "sb-y")
+        _benchflow(db_url, fixtures_dir, runtime, case, "sb-y")
     call = cli(["compare", "--benchmark-id", "skillsbench@1.1", "--format", "json"], db=db_url)
     # every fixture root was generated from its own task directory: digests differ
     assert call.code == 1 and "task_digest differs" in call.stderr
@@ -199,9 +199,9 @@ def test_benchflow_rollouts_as_attempts(
 
 
 def test_compare_needs_a_known_benchmark_and_arm(
-    db_url: str, shared_dir: Path, tmp_path: Path, project: Path
+    db_url: str, fixtures_dir: Path, tmp_path: Path, project: Path
 ) -> None:
-    _benchflow(db_url, shared_dir, tmp_path / "rt", "01_pass", "sb-x")
+    _benchflow(db_url, fixtures_dir, tmp_path / "rt", "01_pass", "sb-x")
     for args, message in [
         (["--benchmark-id", "nope"], "no ledger rows for benchmark nope"),
         (["--benchmark-id", "skillsbench@1.1", "--arm", "zz"], "no runs of arm zz"),
@@ -215,9 +215,9 @@ def test_compare_needs_a_known_benchmark_and_arm(
         assert message in lines[0] and "Traceback" not in call.result.output
 
 
-def test_numpy_and_mpmath_stay_out_of_ingest_and_upsert(tmp_path: Path, shared_dir: Path) -> None:
+def test_numpy_and_mpmath_stay_out_of_ingest_and_upsert(tmp_path: Path, fixtures_dir: Path) -> None:
     """Only compare pays for its numeric libraries: an ingest and an upsert never load them."""
-    root = shared_dir / "fixtures" / "benchflow" / "cases" / "01_pass" / "jobs"
+    root = fixtures_dir / "benchflow" / "cases" / "01_pass" / "jobs"
     script = f"""
 import json, os, sys
 NUMERIC = ("numpy", "scipy", "mpmath")
@@ -248,3 +248,32 @@ print(json.dumps(sorted(m for m in sys.modules if m in NUMERIC)))
     before, after = done.stdout.strip().splitlines()[-2:]
     assert json.loads(before) == []
     assert json.loads(after) == ["mpmath", "numpy"]  # the check can see them when they load
+
+
+def test_imported_loopx_ledger_counts_what_the_aggregate_counts(
+    db_url: str, fixtures_dir: Path, project: Path
+) -> None:
+    """Rows imported from loopx carry no attempt detail and no stored countability: compare
+    judges them as ``run-ledger-aggregate`` does, so the cases it can count (over all arms)
+    are exactly the aggregate's countable cases."""
+    ledger = project / "benchmark-run-ledger.json"
+    ledger.write_bytes((fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json").read_bytes())
+    done = cli(["import", "loopx-ledger", str(ledger), "--execute"], db=db_url)
+    assert done.code == 0, done.result.output
+    aggregate = cli(["benchmark", "run-ledger-aggregate", "--benchmark-id", "skillsbench@1.1",
+                     "--format", "json"], db=db_url)  # fmt: skip
+    countable = aggregate.payload["aggregate"]["countable_score_summary"]["countable_case_ids"]
+    query = "SELECT DISTINCT case_id FROM ledger_runs_v WHERE benchmark_id = 'skillsbench@1.1'"
+    universe = {
+        row[0] for row in cli(["--format", "json", "sql", query], db=db_url).payload["rows"]
+    }
+    call = cli(["compare", "--benchmark-id", "skillsbench@1.1", "--format", "json"], db=db_url)
+    assert call.code == 0, call.result.output
+    included: set[str] = set()
+    for arm in call.payload["compare"]["arms"]:
+        cov = arm["coverage"]
+        assert cov["cases_total"] == len(universe)
+        excluded = {case for cases in cov["excluded"].values() for case in cases}
+        included |= universe - excluded
+        assert cov["runs_without_attempt_detail"] == cov["runs_included"]
+    assert countable and sorted(included) == sorted(countable)
