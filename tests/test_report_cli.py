@@ -172,3 +172,20 @@ def test_markup_in_ledger_text_is_escaped_and_unsafe_text_is_dropped(
     assert "tb&lt;b&gt;x&lt;/b&gt;@2.0" in html
     page = _environment().from_string("{{ a }}|{{ b }}").render(a="/home/alice/key.pem", b="<i>")
     assert page == "[dropped: not public-safe]|&lt;i&gt;"
+
+
+def test_a_benchmark_whose_runs_are_all_archived_still_reports(project: Path, db_url: str):
+    archived = cli(
+        ["benchmark", "run-ledger-archive", "--run-ledger-path", "ledger.json",
+         "--benchmark-id", BENCHMARK, "--archive-all-matching-benchmark",
+         "--reason", "protocol changed", "--execute", "--format", "json"],
+        db=db_url,
+    )  # fmt: skip
+    assert archived.code == 0, archived.result.output
+    call = report(db_url, "--out", "site")
+    assert call.code == 0, call.result.output
+    (grid,) = report_data(project / "site")["grids"]
+    assert grid["arms"] == [] and grid["bucket"] == []
+    html = (project / "site" / "index.html").read_text(encoding="utf-8")
+    assert "compare refused:" in html or "data-arm" in html
+    assert report_lists(project / "site")["decisions"] == []

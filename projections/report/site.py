@@ -159,7 +159,7 @@ def fact_chunks(slug: str, facts: list[Any], arms: int) -> dict[str, bytes]:
     interns its text (failure classes, next actions and artifact keys repeat run after run)."""
     import orjson
 
-    size = CHUNK_CASES * arms
+    size = CHUNK_CASES * max(1, arms)  # a benchmark whose runs are all archived has no arm
     chunks = {}
     for k in range(0, max(1, -(-len(facts) // size))):
         strings = StringTable()
