@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -100,39 +101,14 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
     """Every file of the report by its path inside the directory, ``index.html`` first."""
     import orjson
 
-    from projections.report import charts
-
-    files: dict[str, bytes] = {}
-    chart_refs: dict[str, dict[str, str | None]] = {}
-    cost_labels: dict[str, str] = {}
-    for section in contents.sections:
-        refs: dict[str, str | None] = {"forest": None, "cost": None, "timeline": None}
-        overview = section.overview
-        drawn = {
-            "forest": overview.forest
-            and charts.forest_svg(overview.forest, _reference(overview), _metric(overview)),
-            "cost": overview.cost_points
-            and charts.cost_svg(
-                overview.cost_points, _cost_label(overview.cost_basis), _metric(overview)
-            ),
-            "timeline": not section.timeline.empty and charts.timeline_svg(section.timeline),
-        }
-        for kind, svg in drawn.items():
-            if svg:
-                name = f"assets/{section.slug}-{kind}.svg"
-                files[name] = svg
-                refs[kind] = name
-        chart_refs[section.slug] = refs
-        cost_labels[section.slug] = _cost_label(overview.cost_basis)
+    files, chart_refs = chart_files(contents.sections)
     for slug, facts in contents.facts.items():
         files.update(fact_chunks(slug, facts, _arm_count(contents, slug)))
     lists = orjson.dumps(contents.lists)
     files["assets/lists.js"] = b"window.BENCHLEDGER_LISTS(" + lists + b");\n"
-    data = page_data_json(orjson.dumps({**contents.data, "chunk_cases": CHUNK_CASES}))
     for name in STATIC_ASSETS:
-        files[f"assets/{name}"] = (
-            resources.files("projections.report").joinpath("assets", name).read_bytes()
-        )
+        asset = resources.files("projections.report").joinpath("assets", name)
+        files[f"assets/{name}"] = asset.read_bytes()
     html = (
         _environment()
         .get_template("index.html.j2")
@@ -141,12 +117,38 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
             sections=contents.sections,
             audit=contents.audit,
             charts=chart_refs,
-            cost_labels=cost_labels,
+            cost_labels={s.slug: _cost_label(s.overview.cost_basis) for s in contents.sections},
             version=version,
-            data=data,
+            data=page_data_json(orjson.dumps({**contents.data, "chunk_cases": CHUNK_CASES})),
         )
     )
     return {"index.html": html.encode("utf-8"), **files}
+
+
+def chart_files(sections: Sequence[Any]) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
+    """Each benchmark's forest, cost and timeline SVG (a chart with nothing to show is left
+    out), and per benchmark the file each chart is in (None when left out)."""
+    from projections.report import charts
+
+    files: dict[str, bytes] = {}
+    refs: dict[str, dict[str, Any]] = {}
+    for section in sections:
+        overview = section.overview
+        metric = _metric(overview)
+        drawn = {
+            "forest": overview.forest
+            and charts.forest_svg(overview.forest, _reference(overview), metric),
+            "cost": overview.cost_points
+            and charts.cost_svg(overview.cost_points, _cost_label(overview.cost_basis), metric),
+            "timeline": not section.timeline.empty and charts.timeline_svg(section.timeline),
+        }
+        refs[section.slug] = {}
+        for kind, svg in drawn.items():
+            name = f"assets/{section.slug}-{kind}.svg" if svg else None
+            if name:
+                files[name] = svg
+            refs[section.slug][kind] = name
+    return files, refs
 
 
 def _arm_count(contents: ReportContents, slug: str) -> int:
