@@ -51,9 +51,10 @@ def report(
     from ledger.errors import InputError
     from ledger.ledger_target import resolve_ledger_target
     from projections.queries import StoreReads
-    from projections.report.site import ReportRequest, write_report
+    from projections.report.site import ReportRequest, require_report_extra, write_report
 
     fmt = resolve_format(ctx, output_format)
+    require_report_extra()
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     out = Path(out_dir).expanduser()
     opened = open_store(ctx.find_root().obj.get("db"))

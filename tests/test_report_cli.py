@@ -189,3 +189,18 @@ def test_a_benchmark_whose_runs_are_all_archived_still_reports(project: Path, db
     html = (project / "site" / "index.html").read_text(encoding="utf-8")
     assert "compare refused:" in html  # no countable arm left to compare
     assert report_lists(project / "site")["decisions"] == []
+
+
+def test_without_the_report_extra_one_line_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    call = cli(["report"], db=f"sqlite:///{tmp_path / 'store' / 'ledger.db'}")
+    assert call.code == 1
+    assert call.stderr.strip().splitlines() == [
+        "error: benchledger report needs the report extra: pip install 'benchledger[report]'"
+    ]
+    assert not (tmp_path / "store").exists() and not (tmp_path / "benchledger-report").exists()

@@ -50,7 +50,7 @@ def write_report(opened: Any, request: ReportRequest, version: str) -> list[dict
     from projections.render import finish_exports, render_lock
     from projections.report.contents import gather
 
-    _require_extra()
+    require_report_extra()
     check_out_dir(request.out_dir)
     with render_lock(opened) as uow:
         contents = gather(opened.store, uow.conn, request.ledger_id, request.benchmark_ids)
@@ -68,7 +68,8 @@ def write_report(opened: Any, request: ReportRequest, version: str) -> list[dict
     return exports
 
 
-def _require_extra() -> None:
+def require_report_extra() -> None:
+    """One clear line instead of an import error when the ``report`` extra is missing."""
     for module in ("jinja2", "matplotlib"):
         try:
             __import__(module)
