@@ -44,7 +44,9 @@ def report(
     Opens from disk with no server and fetches nothing. Needs the report extra
     (pip install 'benchledger[report]').
 
-      benchledger report --out benchledger-report && open benchledger-report/index.html
+    \b
+      benchledger report --run-ledger-path benchmark-run-ledger.json --out benchledger-report
+      xdg-open benchledger-report/index.html
     """
     from commands.cli import VERSION
     from commands.runtime import open_store
