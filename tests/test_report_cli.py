@@ -62,9 +62,16 @@ def test_report_writes_a_static_site_and_records_it(project: Path, db_url: str, 
     for name, data in files.items():  # no machine path of this test run reaches the page
         assert str(tmp_path).encode() not in data, name
         assert b"/tmp/" not in data and b"/home/" not in data, name
-    exported = _export_events(db_url)[-1]["payload"]["files"]
-    recorded = {Path(f["path"]).relative_to(out).as_posix(): f["sha256"] for f in exported}
-    assert recorded == {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    (exported,) = _export_events(db_url)[-1]["payload"]["files"]
+    assert exported["kind"] == "report_html"
+    assert (exported["path"], exported["sha256"]) == (
+        str(out / "index.html"),
+        digests.pop("index.html"),
+    )
+    assert report_data(out)["asset_sha256"] == digests  # the index pins every asset
+    verified = cli(["verify", "--files", "--format", "json"], db=db_url)
+    assert verified.code == 0 and verified.payload["ok"] is True
     assert not list(project.glob(".site.*")), "the staging directory was left behind"
 
 

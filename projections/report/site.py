@@ -3,8 +3,9 @@
 The directory is built beside the target and swapped in by rename, so a reader sees the old
 report or the new one, never a mix; a failure leaves the old one untouched. ``--out`` may name
 a new directory, an empty one, or an earlier report; anything else is refused, because the swap
-replaces the whole directory. The files' digests go into an ``export_written`` event like every
-other published file, inside the same transaction that read the ledger.
+replaces the whole directory. The digest of ``index.html``, which lists every asset's digest,
+goes into an ``export_written`` event like every other published file, inside the same
+transaction that read the ledger.
 """
 
 from __future__ import annotations
@@ -56,13 +57,13 @@ def write_report(opened: Any, request: ReportRequest, version: str) -> list[dict
         contents = gather(opened.store, uow.conn, request.ledger_id, request.benchmark_ids)
         files = render_files(contents, version)
         write_directory(request.out_dir, files)
+        index = files["index.html"]
         exports = [
             {
-                "path": str(request.out_dir / name),
-                "kind": "report_html" if name == "index.html" else "report_asset",
-                "sha256": hashlib.sha256(data).hexdigest(),
+                "path": str(request.out_dir / "index.html"),
+                "kind": "report_html",
+                "sha256": hashlib.sha256(index).hexdigest(),
             }
-            for name, data in files.items()
         ]
         finish_exports(uow, exports)
     return exports
@@ -120,10 +121,18 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
             charts=chart_refs,
             cost_labels={s.slug: _cost_label(s.overview.cost_basis) for s in contents.sections},
             version=version,
-            data=page_data_json(orjson.dumps({**contents.data, "chunk_cases": CHUNK_CASES})),
+            data=page_data_json(orjson.dumps({**contents.data, **_page_extras(files)})),
         )
     )
     return {"index.html": html.encode("utf-8"), **files}
+
+
+def _page_extras(files: dict[str, bytes]) -> dict[str, Any]:
+    """The chunk size, and the sha256 of every asset: the export event records the digest of
+    ``index.html`` alone (its path never changes, while the set of assets does), and through
+    this table that digest pins every asset too."""
+    digests = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}
+    return {"chunk_cases": CHUNK_CASES, "asset_sha256": digests}
 
 
 def chart_files(sections: Sequence[Any]) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
