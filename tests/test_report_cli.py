@@ -211,3 +211,12 @@ def test_without_the_report_extra_one_line_says_how_to_install_it(
         "error: benchledger report needs the report extra: pip install 'benchledger[report]'"
     ]
     assert not (tmp_path / "store").exists() and not (tmp_path / "benchledger-report").exists()
+
+
+def test_timeline_marks_the_archive_event_at_its_position(project: Path, db_url: str):
+    assert report(db_url, "--out", "site").code == 0
+    html = (project / "site" / "index.html").read_text(encoding="utf-8")
+    call = cli(["events", "list", "--type", "ledger_runs_archived", "--format", "json"], db=db_url)
+    (event,) = call.payload["events"]
+    row = f'<td>archived</td><td class="n">1</td><td class="n">{event["position"]}</td>'
+    assert row in html
