@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from ledger.errors import SourceError
+from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
 from ledger.safety import is_public_safe
 from ledger.sources.base import SourceIngest
 
@@ -34,7 +35,6 @@ SCHEMA_VERSION = "benchmark_run_v0"
 SCORE_SOURCE = "harbor_attempt_mean"
 
 _TRIAL_MARKERS = ("result.json", "config.json", "lock.json")
-_READ_CHUNK = 1 << 16  # below malloc's mmap threshold; a trial's result.json is a few KB
 _PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 _MULTIPLIERS = (
     "timeout_multiplier",
@@ -169,13 +169,17 @@ class _Reader:
         self.skipped_links: list[str] = []
 
     def json(self, rel: str) -> _Json:
-        """The file as found; its digest is recorded exactly when its bytes could be read."""
+        """The file as found; its digest is recorded exactly when its bytes could be read.
+
+        A file that is there but must not be read (a FIFO, a device, a directory, one over the
+        size limit, a link loop) stops the ingest with an error naming it: reading on would
+        record a job state ("corrupt") that the runner never wrote."""
         try:
-            raw = _read_bytes(f"{self.root}/{rel}")
+            raw = read_regular_file(
+                f"{self.root}/{rel}", shown=f"Harbor job file {rel}", limit=RUNNER_JSON_LIMIT
+            )
         except FileNotFoundError:
             return _Json("missing")
-        except OSError:
-            return _Json("corrupt")
         self.files[rel] = hashlib.sha256(raw).hexdigest()
         try:
             data = orjson.loads(raw)
@@ -183,23 +187,6 @@ class _Reader:
             return _Json("corrupt")
         # Harbor writes only objects; anything else is as unusable as torn JSON.
         return _Json("ok", data) if isinstance(data, dict) else _Json("corrupt")
-
-
-def _read_bytes(path: str) -> bytes:
-    """The whole file, read until end of file.
-
-    ``os.read`` rather than a file object: ``open().read()`` costs seven system calls (two
-    ``fstat`` and an ``lseek`` to size its buffer), this costs four, and a large job reads
-    thousands of small files. A directory fails on its first read (``IsADirectoryError``).
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        chunks = []
-        while chunk := os.read(fd, _READ_CHUNK):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -392,11 +379,26 @@ def _trial_candidates(job_dir: str) -> tuple[list[str], list[str]]:
         for entry in it:
             if entry.name.startswith("."):
                 continue
+            _require_utf8_name(entry.name)
             if entry.is_symlink():
                 links.append(entry.name)
             elif entry.is_dir(follow_symlinks=False):
                 names.append(entry.name)
     return sorted(names), sorted(links)
+
+
+def _require_utf8_name(name: str) -> None:
+    """Harbor names trials ``<task>__<id>`` in UTF-8. A name that is not cannot become a trial
+    name, a provenance key or a warning, so the ingest stops and names it, escaped."""
+    if name.isascii():
+        return
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SourceError(
+            f"trial directory name is not valid UTF-8: {shown_path(name)}; "
+            "rename or remove that directory and rerun"
+        ) from None
 
 
 # What later steps read from a TrialResult; the rest of what harbor.md §4 lets us use (names,
