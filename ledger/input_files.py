@@ -107,9 +107,7 @@ def read_input_file(path: str | os.PathLike[str], *, shown: str, limit: int) -> 
     try:
         return read_regular_file(path, shown=shown, limit=limit)
     except FileNotFoundError:
-        raise UnreadableFileError(
-            f"file not found: {shown_path(shown)}; check the path"
-        ) from None
+        raise UnreadableFileError(f"file not found: {shown_path(shown)}") from None
 
 
 def read_stream(stream: object, *, shown: str, limit: int) -> bytes:

@@ -1196,9 +1196,7 @@ def _compact_resolved(found: Mapping[str, Any] | None, error: InputError) -> dic
 
 
 def _parse_json(text: str | bytes | bytearray) -> object:
-    import orjson
+    from ledger.json_input import parse_json
 
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        raise InputError(NOT_AN_OBJECT) from None
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    return parse_json(raw, what=NOT_AN_OBJECT)

@@ -1,0 +1,78 @@
+"""Parse a JSON document a user handed us, and say exactly what is wrong with one that fails.
+
+"must contain an object" for an empty file, a torn write, a NaN and a Latin-1 file alike sends
+the user looking in the wrong place; each failure here names its cause and where it is.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+from ledger.errors import InputError
+
+MAX_DEPTH = 1024  # orjson's own nesting limit; the stdlib fallback is held to the same
+
+
+def json_failure(raw: bytes) -> str | None:
+    """Why ``raw`` is not one JSON document (None when it is); one short clause."""
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return _reason(raw, exc)
+    return None
+
+
+def parse_json(raw: bytes, *, what: str) -> Any:
+    """The parsed document; an ``InputError`` ``"{what}: {reason}"`` otherwise."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"{what}: {_reason(raw, exc)}") from None
+
+
+def _reason(raw: bytes, exc: orjson.JSONDecodeError) -> str:
+    if not raw.strip():
+        return "the file is empty"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not UTF-8 at byte {bad.start}"
+    if text.startswith("\ufeff"):
+        return "it starts with a byte order mark; save it as UTF-8 without BOM"
+    where = f"line {exc.lineno}, column {exc.colno}"
+    message = str(exc.msg)
+    if "recursion limit" in message or "depth limit" in message:
+        return f"nested deeper than {MAX_DEPTH} levels (at {where})"
+    constant = _non_finite_constant(text)
+    if constant is not None:
+        return f"{constant} is not allowed in JSON (at {constant_where(text, constant)})"
+    if exc.pos >= len(text.rstrip()) or "EOF" in message:
+        return f"truncated JSON: the document ends early (at {where})"
+    return f"invalid JSON at {where}: {message.split(':')[0]}"
+
+
+def _non_finite_constant(text: str) -> str | None:
+    """NaN, Infinity or -Infinity when the stdlib (which accepts them) finds one."""
+    found: list[str] = []
+
+    def constant(name: str) -> float:
+        found.append(name)
+        raise ValueError(name)
+
+    try:
+        json.loads(text, parse_constant=constant)
+    except (ValueError, RecursionError):
+        pass
+    return found[0] if found else None
+
+
+def constant_where(text: str, constant: str) -> str:
+    """Line and column of the first bare ``constant`` outside a string, roughly: good enough
+    to point a user at it."""
+    index = text.find(constant)
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"line {line}, column {column}"
