@@ -276,9 +276,16 @@ def import_group() -> None:
 @click.option(
     "--run-ledger-path",
     default=None,
-    help="Where to render the imported ledger (default: PATH itself).",
+    help="Where the imported ledger lives and is rendered (default: PATH itself, which is "
+    "only rewritten with --in-place).",
 )
 @click.option("--ledger-id", default=None)
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="Render the imported ledger over PATH (and its .md twin). Without it, or an explicit "
+    "--run-ledger-path, the source file is left untouched; `benchledger render` renders later.",
+)
 @_write_controls
 @format_option
 @click.pass_context
@@ -287,11 +294,14 @@ def import_loopx_ledger(
     path: str,
     run_ledger_path: str | None,
     ledger_id: str | None,
+    in_place: bool,
     dry_run: bool,
     execute: bool,
     output_format: str | None,
 ) -> None:
-    """Import a loopx benchmark_run_ledger_v0 JSON (run ids and archive state kept)."""
+    """Import a loopx benchmark_run_ledger_v0 JSON (run ids and archive state kept).
+
+    PATH itself is never rewritten unless --in-place says so."""
     from commands.runtime import command_metadata, open_store
     from ledger.errors import InputError
     from ledger.handlers.import_loopx import import_idempotency_key, plan_import
@@ -306,6 +316,7 @@ def import_loopx_ledger(
     target = resolve_ledger_target(run_ledger_path or path, ledger_id=ledger_id)
     events, summary = plan_import(data, name=Path(path).name, target=target)
     already = False
+    render = execute and (in_place or run_ledger_path is not None)
     if execute:
         opened = open_store(ctx.find_root().obj.get("db"))
         try:
@@ -315,7 +326,8 @@ def import_loopx_ledger(
                 idempotency_key=import_idempotency_key(target, data),
             )
             already = result.already_recorded
-            render_ledger(opened, target)
+            if render:
+                render_ledger(opened, target)
         finally:
             opened.close()
     emit(
@@ -327,11 +339,17 @@ def import_loopx_ledger(
             "ledger_id": target.ledger_id,
             "ledger_path": target.display_path,
             "markdown_path": target.display_markdown_path,
+            "rendered": render,
+            "source_rewritten": render and _same_file(target.json_path, path),
             **summary,
         },
         fmt,
         "Import loopx Ledger",
     )
+
+
+def _same_file(rendered: Path, given: str) -> bool:
+    return given != "-" and Path(rendered).resolve() == Path(given).expanduser().resolve()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def _reason(raw: bytes, exc: orjson.JSONDecodeError) -> str:
         return f"{constant} is not allowed in JSON (at {constant_where(text, constant)})"
     if exc.pos >= len(text.rstrip()) or "EOF" in message:
         return f"truncated JSON: the document ends early (at {where})"
-    return f"invalid JSON at {where}: {message.split(':')[0]}"
+    return f"{message.split(':')[0]} (at {where})"
 
 
 def _non_finite_constant(text: str) -> str | None:
@@ -76,3 +76,22 @@ def constant_where(text: str, constant: str) -> str:
     line = text.count("\n", 0, index) + 1
     column = index - (text.rfind("\n", 0, index) + 1) + 1
     return f"line {line}, column {column}"
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, as errors cite it (``got an integer``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
