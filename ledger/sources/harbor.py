@@ -27,6 +27,7 @@ import orjson
 
 from ledger.errors import SourceError
 from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
+from ledger.json_input import json_type
 from ledger.safety import is_public_safe
 from ledger.sources.base import SourceIngest
 
@@ -1296,6 +1297,10 @@ def _record_warnings(
         for a, s in zip(attempts, scores, strict=True)
     ):
         warnings.append("multi_step_trial_not_aggregated")
+    if any(s.reason == "non_numeric_reward" for s in scores):
+        warnings.append("reward_not_a_number")
+    if any(s.primary is not None and not 0.0 <= s.primary <= 1.0 for s in scores):
+        warnings.append("reward_out_of_range")
     if differ:
         warnings.append("timeout_multipliers_differ_between_attempts")
     if job.unattributed:
@@ -1490,7 +1495,21 @@ def _file_warnings(
             warnings.append(
                 f"{attempt.trial_name}: no task name found; the attempt is not attributed"
             )
+        warnings.extend(_reward_warnings(attempt))
     return warnings
+
+
+def _reward_warnings(attempt: _Attempt) -> list[str]:
+    """A reward that is not a number is not scored and one outside 0..1 is kept; either way
+    the user is told which trial, so neither passes without a word."""
+    primary, key, reason = _primary_reward(attempt.rewards if attempt.result.ok else None)
+    where = f"{attempt.trial_name}/result.json verifier_result.rewards.{key}"
+    if reason == "non_numeric_reward":
+        found = json_type(attempt.rewards.get(key) if attempt.rewards else None)
+        return [f"{where} is {found}, not a number; the attempt is not scored"]
+    if primary is not None and not 0.0 <= primary <= 1.0:
+        return [f"{where} = {primary!r} is outside 0..1; kept as found and flagged"]
+    return []
 
 
 def _group(
