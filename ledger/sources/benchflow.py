@@ -791,6 +791,10 @@ def _attempt_warnings(data: dict[str, Any], reward: float | None, trial: dict) -
         warnings.append("export_error_present")
     if reward is None and trial.get("verifier_reward_file_present"):
         warnings.append("reward_file_present_without_verifier_result")
+    if trial.get("unscored_reason") == "non_numeric_reward":
+        warnings.append("reward_not_a_number")  # "1.0" or true: not scored, but said so
+    if reward is not None and not 0.0 <= reward <= 1.0:
+        warnings.append("reward_out_of_range")  # kept as BenchFlow wrote it
     return warnings
 
 
