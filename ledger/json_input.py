@@ -39,7 +39,7 @@ def _reason(raw: bytes, exc: orjson.JSONDecodeError) -> str:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as bad:
-        return f"not UTF-8 at byte {bad.start}"
+        return f"not UTF-8 at byte offset {bad.start}"
     if text.startswith("\ufeff"):
         return "it starts with a byte order mark; save it as UTF-8 without BOM"
     where = f"line {exc.lineno}, column {exc.colno}"
