@@ -25,7 +25,7 @@ from ledger.input_files import (
     read_regular_file,
     shown_path,
 )
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 from tests.support_bad_input import HARBOR_JOB, harbor_empty_dirs, make_writable_copy
 from tests.test_ledger_cli import compact_run
 
@@ -209,7 +209,7 @@ def test_shown_path_escapes_undecodable_bytes_and_controls() -> None:
 
 def _harbor_job(root: Path) -> Path:
     return make_writable_copy(
-        SHARED_DIR / "fixtures" / "harbor" / HARBOR_JOB,
+        FIXTURES_DIR / "harbor" / HARBOR_JOB,
         root / "harbor" / "job",
         harbor_empty_dirs(HARBOR_JOB),
     )
@@ -289,7 +289,7 @@ def test_harbor_reward_that_is_not_a_number_or_out_of_range_is_reported(env: Env
 
 def _benchflow_root(root: Path) -> Path:
     return make_writable_copy(
-        SHARED_DIR / "fixtures" / "benchflow" / "cases" / BENCHFLOW_CASE, root / "bf"
+        FIXTURES_DIR / "benchflow" / "cases" / BENCHFLOW_CASE, root / "bf"
     )
 
 
@@ -367,6 +367,6 @@ def test_real_fixtures_are_far_below_the_limits() -> None:
     """The limits must never refuse what the runners really write."""
     from ledger.input_files import LEDGER_JSON_LIMIT, RUNNER_JSON_LIMIT
 
-    sizes = [p.stat().st_size for p in (SHARED_DIR / "fixtures").rglob("*.json")]
+    sizes = [p.stat().st_size for p in FIXTURES_DIR.rglob("*.json")]
     assert sizes and max(sizes) * 16 < RUNNER_JSON_LIMIT
     assert 90 * 1024 * 1024 * 4 < LEDGER_JSON_LIMIT  # the 30,000-row loopx ledger is ~90 MB

@@ -159,8 +159,8 @@ def test_in_range_scores_carry_no_flag(env: Env) -> None:
 # --------------------------------------------------------------------------- loopx import
 
 
-def _ledger_doc(shared_dir: Path) -> dict:
-    path = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+def _ledger_doc(fixtures_dir: Path) -> dict:
+    path = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     return json.loads(path.read_text("utf-8"))
 
 
@@ -209,8 +209,8 @@ BREAKS = [_break_cases, _break_runs, _break_run, _break_case_id, _break_score, _
 
 
 @pytest.mark.parametrize("damage", BREAKS, ids=lambda f: f.__name__)
-def test_import_refuses_what_it_would_drop(env: Env, shared_dir: Path, damage) -> None:  # noqa: ANN001
-    document = _ledger_doc(shared_dir)
+def test_import_refuses_what_it_would_drop(env: Env, fixtures_dir: Path, damage) -> None:  # noqa: ANN001
+    document = _ledger_doc(fixtures_dir)
     message = damage(document)
     source = env.root / "L.json"
     source.write_text(json.dumps(document, indent=2))
@@ -222,8 +222,8 @@ def test_import_refuses_what_it_would_drop(env: Env, shared_dir: Path, damage) -
         assert not (env.root / "L.md").exists()
 
 
-def test_import_leaves_the_source_alone_unless_told(env: Env, shared_dir: Path) -> None:
-    src = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+def test_import_leaves_the_source_alone_unless_told(env: Env, fixtures_dir: Path) -> None:
+    src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     document = json.loads(src.read_text("utf-8"))
     # reformatted, so a rewrite could not happen to give back the same bytes
     (env.root / "L.json").write_text(json.dumps(document, indent=4))
