@@ -138,7 +138,7 @@ def _resolve_records(opts: dict[str, Any]) -> tuple[list[dict], str, str | None]
     given = opts["post_launch_json"] or opts["benchmark_run_json"]
     raw, source_path = _read_input(given, COMPACT_JSON_LIMIT)
     shown = "standard input" if source_path is None else Path(given).name
-    data = parse_json(raw, what=f"{NOT_AN_OBJECT}; {shown}")
+    data = parse_json(raw, what=f"{NOT_AN_OBJECT}; {shown}", unique_keys=True)
     if not isinstance(data, dict):
         raise InputError("ledger input JSON must contain an object")
     if post_launch:

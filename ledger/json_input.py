@@ -25,12 +25,45 @@ def json_failure(raw: bytes) -> str | None:
     return None
 
 
-def parse_json(raw: bytes, *, what: str) -> Any:
-    """The parsed document; an ``InputError`` ``"{what}: {reason}"`` otherwise."""
+def parse_json(raw: bytes, *, what: str, unique_keys: bool = False) -> Any:
+    """The parsed document; an ``InputError`` ``"{what}: {reason}"`` otherwise.
+
+    ``unique_keys`` also refuses an object that names a key twice: every parser keeps one of
+    the two values without a word, so a hand-written record could say ``case_id`` twice and
+    have the second silently win."""
     try:
-        return orjson.loads(raw)
+        document = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"{what}: {_reason(raw, exc)}") from None
+    if unique_keys and isinstance(document, dict | list):
+        key = _duplicate_key(raw)
+        if key is not None:
+            shown = key if len(key) <= 60 else key[:59] + "…"
+            raise InputError(
+                f"{what}: key {json.dumps(shown)} appears twice in one object; keep one"
+            )
+    return document
+
+
+def _duplicate_key(raw: bytes) -> str | None:
+    """The first key named twice in one object, found by the stdlib's pair hook."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        if not found:
+            seen: set[str] = set()
+            for key, _value in items:
+                if key in seen:
+                    found.append(key)
+                    break
+                seen.add(key)
+        return dict(items)
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):  # orjson accepted it; its depth check is the bound
+        return None
+    return found[0] if found else None
 
 
 def _reason(raw: bytes, exc: orjson.JSONDecodeError) -> str:

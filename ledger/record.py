@@ -1215,4 +1215,4 @@ def _parse_json(text: str | bytes | bytearray) -> object:
     from ledger.json_input import parse_json
 
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-    return parse_json(raw, what=NOT_AN_OBJECT)
+    return parse_json(raw, what=NOT_AN_OBJECT, unique_keys=True)

@@ -67,6 +67,18 @@ def test_upsert_names_the_parse_failure(env: Env, raw: bytes, reason: str) -> No
     assert reason in line
 
 
+def test_a_key_given_twice_is_refused_not_silently_resolved(env: Env) -> None:
+    raw = b'{"schema_version": "benchmark_run_v0", "case_id": "a", "case_id": "b"}'
+    line = _upsert(env, raw)
+    assert 'key "case_id" appears twice in one object' in line
+    nested = (
+        b'{"schema_version": "benchmark_run_v0", "case_id": "a", '
+        b'"agent": {"name": "x", "name": "y"}}'
+    )
+    assert 'key "name" appears twice' in _upsert(env, nested)
+    assert parse_json(b'{"a": 1, "a": 2}', what="x") == {"a": 2}  # only when asked
+
+
 def test_truncated_json_says_where(env: Env) -> None:
     line = _upsert(env, b'{\n  "schema_version": "benchmark_run_v0",\n  "case_id": "a"')
     assert "truncated JSON" in line and "line 3" in line
