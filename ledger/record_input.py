@@ -17,6 +17,7 @@ from typing import Any
 from ledger import record as spec
 from ledger.errors import InputError
 from ledger.json_input import json_type
+from ledger.safety import finite_number
 
 _INTEGER_KINDS = frozenset({spec.INT, spec.NNINT})
 _NUMBER_KINDS = frozenset({spec.NUM, spec.NNNUM, spec.POSNUM, spec.FLOAT})
@@ -70,13 +71,24 @@ def _check_value(value: Any, kind: Any, path: str) -> None:
     elif kind in _INTEGER_KINDS:
         if isinstance(value, bool) or not isinstance(value, int):
             _wrong(path, "an integer", value)
+        _require_64_bits(value, path)
     elif kind in _NUMBER_KINDS:
         if isinstance(value, bool) or not isinstance(value, int | float):
             _wrong(path, "a number", value)
+        _require_64_bits(value, path)
     elif hasattr(kind, "spec"):
         if not isinstance(value, Mapping):
             _wrong(path, "an object", value)
         _check_object(value, kind.spec, path + ".")
+
+
+def _require_64_bits(value: int | float, path: str) -> None:
+    """Compaction drops an integer beyond 64 bits (no database column holds it); say so."""
+    if finite_number(value) is None:
+        raise InputError(
+            f"{path} is beyond the 64-bit integer range; write it as a decimal number "
+            "(e.g. 1.8e19) or fix the input"
+        )
 
 
 def _wrong(path: str, expected: str, value: Any) -> None:

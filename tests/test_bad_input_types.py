@@ -116,6 +116,7 @@ WRONG_TYPES = [
     ({"trial_count": 2.5}, "trial_count must be an integer, got a number"),
     ({"case_ids": [1]}, "case_ids[0] must be a string, got an integer"),
     ({"run_status": "finished"}, "run_status must be one of"),
+    ({"official_score": 18446744073709551615}, "official_score is beyond the 64-bit"),
 ]
 
 
@@ -208,7 +209,13 @@ def _break_case_id(doc: dict) -> str:
 def _break_score(doc: dict) -> str:
     bench, case = _first(doc)
     doc["benchmarks"][bench]["cases"][case]["runs"][0]["official_score"] = "1.0"
-    return ".runs[0].official_score must be a number, got a string"
+    return ".runs[0].official_score must be a number within 64 bits, got a string"
+
+
+def _break_huge_int(doc: dict) -> str:
+    bench, case = _first(doc)
+    doc["benchmarks"][bench]["cases"][case]["runs"][0]["official_score"] = 2**64 - 1
+    return ".runs[0].official_score must be a number within 64 bits, got an integer"
 
 
 def _break_node(doc: dict) -> str:
@@ -217,7 +224,15 @@ def _break_node(doc: dict) -> str:
     return f'benchmarks["{bench}"] must be an object, got a list'
 
 
-BREAKS = [_break_cases, _break_runs, _break_run, _break_case_id, _break_score, _break_node]
+BREAKS = [
+    _break_cases,
+    _break_runs,
+    _break_run,
+    _break_case_id,
+    _break_score,
+    _break_huge_int,
+    _break_node,
+]
 
 
 @pytest.mark.parametrize("damage", BREAKS, ids=lambda f: f.__name__)

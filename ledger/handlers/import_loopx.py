@@ -16,6 +16,7 @@ from ledger.chain import canonical_json
 from ledger.errors import InputError
 from ledger.events import LEDGER_IMPORTED, NewEvent
 from ledger.ledger_target import LedgerTarget
+from ledger.safety import finite_number
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 IMPORT_CHUNK_ROWS = 500
@@ -82,8 +83,8 @@ def _check_row_types(run: Mapping[str, Any], where: str, name: str) -> None:
         if value is not None and not isinstance(value, str):
             _wrong(f"{where}.{field}", "a string", value, name)
     score = run.get("official_score")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-        _wrong(f"{where}.official_score", "a number", score, name)
+    if score is not None and finite_number(score) is None:
+        _wrong(f"{where}.official_score", "a number within 64 bits", score, name)
     passed = run.get("official_passed")
     if passed is not None and not isinstance(passed, bool):
         _wrong(f"{where}.official_passed", "true or false", passed, name)
