@@ -340,6 +340,19 @@ def test_upsert_import_merge_and_registry_refuse_special_files(env: Env, how: st
     assert "registry in.json" in registry and words in registry
 
 
+def test_verify_files_does_not_block_on_a_fifo_where_a_ledger_was_published(env: Env) -> None:
+    (env.root / "run.json").write_text(json.dumps(compact_run("a", score=1, job="j")))
+    result = env.run("benchmark", "run-ledger-upsert", "--benchmark-run-json", "run.json",
+                     "--execute")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    published = env.root / "benchmark-run-ledger.json"
+    published.unlink()
+    os.mkfifo(published)
+    verified = env.run("verify", "--files", "--format", "json")
+    assert "Traceback" not in verified.output
+    assert json.loads(verified.stdout)["verify"]["ok"] is False  # the file no longer matches
+
+
 def test_merge_source_that_is_a_fifo_is_refused(env: Env) -> None:
     _plant(env.root / "src.json", "fifo")
     line = env.refused("benchmark", "run-ledger-merge", "--source-run-ledger-path", "src.json",
