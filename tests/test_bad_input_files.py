@@ -236,6 +236,25 @@ def test_harbor_refuses_a_file_that_is_not_a_file(env: Env, rel: str, how: str) 
     assert not (env.root / "benchmark-run-ledger.json").exists()
 
 
+def test_harbor_job_dir_that_cannot_be_listed_is_named(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _harbor_job(env.root)
+    real = os.scandir
+
+    def scandir(path):  # noqa: ANN001, ANN202
+        # tests run as root, where chmod 000 denies nothing; the OS answer is simulated
+        if os.fspath(path) == os.fspath(job.resolve()):
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    line = _harbor(env, job)
+    assert line == (
+        "error: --harbor-job-dir cannot be listed: Permission denied; check its permissions"
+    )
+
+
 def test_harbor_trial_config_is_read_safely_too(env: Env) -> None:
     """Without a usable result the trial's own config.json is read: a FIFO there is refused."""
     job = _harbor_job(env.root)

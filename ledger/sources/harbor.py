@@ -534,7 +534,13 @@ def _exists(path: str) -> bool:
 
 
 def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
-    candidates, reader.skipped_links = _trial_candidates(reader.root)
+    try:
+        candidates, reader.skipped_links = _trial_candidates(reader.root)
+    except OSError as exc:
+        raise SourceError(
+            f"--harbor-job-dir cannot be listed: {exc.strerror or type(exc).__name__}; "
+            "check its permissions"
+        ) from None
     total = len(candidates)
     if progress:
         progress(0, total)
