@@ -115,7 +115,7 @@ WRONG_TYPES = [
     ({"trials": [{"primary_reward": "1"}]}, "trials[0].primary_reward must be a number"),
     ({"trial_count": 2.5}, "trial_count must be an integer, got a number"),
     ({"case_ids": [1]}, "case_ids[0] must be a string, got an integer"),
-    ({"run_status": "finished"}, "run_status must be one of"),
+    ({"run_status": 5}, "run_status must be a string, got an integer"),
     ({"official_score": 18446744073709551615}, "official_score is beyond the 64-bit"),
 ]
 
