@@ -266,6 +266,7 @@ def test_harbor_trial_config_is_read_safely_too(env: Env) -> None:
 
 def test_harbor_non_utf8_trial_directory_is_named(env: Env) -> None:
     job = _harbor_job(env.root)
+    (Path(os.fsdecode(os.fsencode(job) + b"/notes-\xff.txt"))).write_text("x")  # not a trial
     bad = os.fsencode(job) + b"/regex-chess__\xff\xfe"
     os.rename(os.fsencode(job / HARBOR_TRIAL), bad)
     line = _harbor(env, job)

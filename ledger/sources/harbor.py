@@ -380,10 +380,11 @@ def _trial_candidates(job_dir: str) -> tuple[list[str], list[str]]:
         for entry in it:
             if entry.name.startswith("."):
                 continue
-            _require_utf8_name(entry.name)
             if entry.is_symlink():
+                _require_utf8_name(entry.name)
                 links.append(entry.name)
             elif entry.is_dir(follow_symlinks=False):
+                _require_utf8_name(entry.name)
                 names.append(entry.name)
     return sorted(names), sorted(links)
 
