@@ -274,6 +274,17 @@ def test_harbor_non_utf8_trial_directory_is_named(env: Env) -> None:
     assert "rename" in line
 
 
+def test_harbor_stray_file_with_a_non_utf8_name_is_not_a_trial(env: Env) -> None:
+    job = _harbor_job(env.root)
+    Path(os.fsdecode(os.fsencode(job) + b"/notes-\xff.txt")).write_text("x")
+    result = env.run(
+        "benchmark", "run", "terminal-bench", "--goal-id", "g", "--harbor-job-dir", str(job),
+        "--update-run-ledger", "--execute", "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["ok"] is True
+
+
 def test_harbor_reward_that_is_not_a_number_or_out_of_range_is_reported(env: Env) -> None:
     job = _harbor_job(env.root)
     trial = job / HARBOR_TRIAL / "result.json"
