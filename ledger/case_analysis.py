@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ledger.errors import InputError
+from ledger.safety import UNSAFE_PART, is_public_safe
 
 REPORT_SCHEMA = "benchmark_case_analysis_candidate_report_v0"
 PROPOSAL_SCHEMA = "benchmark_case_analysis_upsert_proposal_v0"
@@ -165,6 +166,9 @@ def find_candidates(ledger: Mapping[str, Any], analysis: Mapping[str, Any]) -> l
 
 
 def slug(value: str) -> str:
+    """An id part; text failing the safety filter becomes ``unsafe`` (slugging would hide it)."""
+    if not is_public_safe(value):
+        return UNSAFE_PART
     text = re.sub(r"[^0-9a-z]+", "-", value.lower()).strip("-")
     return text or "unknown"
 

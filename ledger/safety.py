@@ -169,11 +169,18 @@ def is_public_safe(text: str) -> bool:
     return text.isascii() or not _has_unsafe_match(" ".join(text.casefold().split()))
 
 
-def unsafe_parts(*parts: object) -> bool:
-    """True when any text part of a value we build (a key, slug, arm or file name) fails the
-    filter: the built value must then not be published, even if its joined or slugged form
-    would pass (``/Users/bob`` slugged is ``users-bob``)."""
-    return any(isinstance(part, str) and not is_public_safe(part) for part in parts)
+UNSAFE_PART = "unsafe"
+
+
+def join_public(separator: str, *parts: str) -> str:
+    """``parts`` joined by ``separator``, each part that fails the filter replaced by
+    ``unsafe``, for every value we build from parts (run keys, evals keys, arm ids).
+
+    A blocked part must block the built value even where joining or slugging would hide it
+    from the filter (``/Users/bob`` slugged is ``users-bob``); the part is replaced rather than
+    the whole value dropped so the value still tells runs apart by their public parts, and it
+    is never hashed (a digest of a secret would confirm a guess)."""
+    return separator.join(part if is_public_safe(part) else UNSAFE_PART for part in parts)
 
 
 def _scalar_text(value: Any) -> str | None:
