@@ -183,6 +183,38 @@ def join_public(separator: str, *parts: str) -> str:
     return separator.join(part if is_public_safe(part) else UNSAFE_PART for part in parts)
 
 
+def public_json(value: Any) -> tuple[Any, int]:
+    """A JSON value with every string that fails the filter dropped, and how many were.
+
+    For rows that arrive whole rather than field by field (an imported or merged ledger): a
+    failing string value is removed from its object or list, an entry under a failing key is
+    removed with its key. Everything else is kept exactly, so a clean row is unchanged."""
+    if isinstance(value, str):
+        return (value, 0) if is_public_safe(value) else (None, 1)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        dropped = 0
+        for key, child in value.items():
+            if isinstance(key, str) and not is_public_safe(key):
+                dropped += 1
+                continue
+            kept, n = public_json(child)
+            dropped += n
+            if kept is not None or child is None:
+                out[key] = kept
+        return out, dropped
+    if isinstance(value, list):
+        items: list[Any] = []
+        dropped = 0
+        for child in value:
+            kept, n = public_json(child)
+            dropped += n
+            if kept is not None or child is None:
+                items.append(kept)
+        return items, dropped
+    return value, 0
+
+
 def _scalar_text(value: Any) -> str | None:
     """Strings and finite numbers become text; bools, containers and NaN never do.
 
