@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ledger.errors import InputError
+from ledger.markdown import table_code, table_text
 from ledger.safety import UNSAFE_PART, is_public_safe
 
 REPORT_SCHEMA = "benchmark_case_analysis_candidate_report_v0"
@@ -346,7 +347,7 @@ def render_candidates_markdown(payload: Mapping[str, Any]) -> str:
             str(item["run_count"]),
             item["recommended_handling"],
         )
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        lines.append("| " + " | ".join(table_text(cell) for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -354,7 +355,7 @@ def _score_cell(value: Any) -> str:
     """0.0 renders as ``0.0`` (loopx 0.4.8 rendered empty backticks for a falsy score)."""
     if value is None or value == "" or isinstance(value, bool):
         return "n/a"
-    return f"`{value}`"
+    return table_code(str(value))
 
 
 def render_analysis_markdown(analysis: Mapping[str, Any], existing_markdown: str | None) -> str:
@@ -370,15 +371,15 @@ def render_analysis_markdown(analysis: Mapping[str, Any], existing_markdown: str
             continue
         scores = case.get("scores") if isinstance(case.get("scores"), Mapping) else {}
         cells = (
-            f"`{_text(case.get('benchmark_id'))}`",
-            f"`{_text(case.get('case_id'))}`",
-            _text(case.get("classification")).replace("_", " ") or "-",
+            table_code(_text(case.get("benchmark_id"))),
+            table_code(_text(case.get("case_id"))),
+            table_text(_text(case.get("classification")).replace("_", " ") or "-"),
             _score_cell(scores.get("baseline_official_score")),
             _score_cell(scores.get("treatment_official_score")),
             _score_cell(scores.get("official_score_delta")),
-            f"`{_text(case.get('decision'))}`",
+            table_code(_text(case.get("decision"))),
         )
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
     if existing_markdown and HAND_WRITTEN_HEADING in existing_markdown:
         text += "\n" + existing_markdown[existing_markdown.index(HAND_WRITTEN_HEADING) :]
