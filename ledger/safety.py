@@ -76,7 +76,7 @@ _KEYWORD_RULES: tuple[tuple[str, str], ...] = (
     ("a", _NG + _AK_SK_TAIL),
     ("s", _NG + _AK_SK_TAIL),
     ("t", r"oken" + _KV + _VALUE + "{12,}"),
-    ("a", _NG + r"uthorization" + _Q + r"\s*:"),
+    ("a", r"uthorization" + _Q + r"\s*:"),
     ("a", r"pi[_-]?key" + _KV + _VALUE),
     ("p", r"ass(?:w(?:or)?d|phrase)" + _KV + _VALUE),
 )
