@@ -425,8 +425,8 @@ CLI_PLANTS = [
 def test_cli_options_never_reach_public_files(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
 ) -> None:
-    """The free-text options of an ingest: a failing note is dropped with a warning, a failing
-    goal id, arm id or run group id is refused with one line; either way nothing leaks."""
+    """The free-text options of an ingest: a failing note is dropped, a failing goal id, arm id
+    or run group id is refused with one line; either way nothing leaks."""
     project = tmp_path / "project"
     job = make_writable_copy(
         SHARED_DIR / "fixtures" / "harbor" / HARBOR_JOB,
@@ -438,7 +438,6 @@ def test_cli_options_never_reach_public_files(
     base += ["--update-run-ledger", "--execute", "--format", "json"]
     noted = _cli(db_url, project, *base, "--goal-id", "g", "--run-ledger-note", plant)
     assert noted.exit_code == 0, noted.output
-    assert "note_dropped_public_safety" in noted.stdout
     for option in ("--goal-id", "--arm-id", "--run-group-id"):
         goal = plant if option == "--goal-id" else "g"
         extra = [] if option == "--goal-id" else [option, plant]
@@ -466,15 +465,17 @@ def test_cli_imported_loopx_ledger_is_filtered(
     run["case_id"] = f"{case_id} token={MARK}1234567890"
     document["benchmarks"][f"tb@2.0__/Users/bob/{MARK}"] = document["benchmarks"].pop(bench)
     project = tmp_path / "project"
-    project.mkdir()
+    (project / "docs").mkdir(parents=True)
     monkeypatch.chdir(project)
-    (tmp_path / "in.json").write_text(json.dumps(document), encoding="utf-8")
-    result = _cli(db_url, project, "import", "loopx-ledger", str(tmp_path / "in.json"), "--execute")
+    source = project / "docs" / "benchmark-run-ledger.json"
+    source.write_text(json.dumps(document), encoding="utf-8")
+    result = _cli(db_url, project, "import", "loopx-ledger", str(source), "--execute")
     assert result.exit_code == 0, result.output
-    rendered = _cli(db_url, project, "render")
+    source.unlink()  # the planted input itself is not a file we publish
+    rendered = _cli(db_url, project, "render", "--all")
     assert rendered.exit_code == 0, rendered.output
     published = _public_files(project)
-    assert "benchmark-run-ledger.json" in published
+    assert "docs/benchmark-run-ledger.json" in published, sorted(published)
     assert _leaks({**published, "stdout": result.stdout + rendered.stdout}) == []
     summary = _cli(db_url, project, "--format", "json", "sql", "SELECT row FROM ledger_runs_v")
     assert summary.exit_code == 0, summary.output
