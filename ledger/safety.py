@@ -66,8 +66,6 @@ _Q = r"[\"']?"
 _NOT_ENV_REF = r"(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?=[\s\"'`]|\Z))"
 _KV = _Q + r"\s*[=:]\s*" + _Q + _NOT_ENV_REF
 _VALUE = r"[^\s\"']"
-
-
 _AK_SK_TAIL = r"k(?:" + _KV + _VALUE + r"|[-_=:][a-z0-9_=-]{10,})"
 _KEYWORD_RULES: tuple[tuple[str, str], ...] = (
     ("b", _NG + r"earer\s+[a-z0-9._~+/=-]{16,}"),
