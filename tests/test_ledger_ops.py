@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import time
 
 import pytest
 
@@ -648,19 +647,14 @@ def _scaled_rows(shared_dir, count: int) -> list[dict]:
     return rows
 
 
-def test_aggregate_and_drift_on_30000_rows_are_fast(shared_dir) -> None:
+def test_aggregate_and_drift_on_30000_rows(shared_dir) -> None:
+    """Correctness at scale; the speed targets live in bench/ledger_scaling.py, not here."""
     rows = _scaled_rows(shared_dir, 30_000)
     assert rows[0]["rules_version"] == RULES_VERSION
-    start = time.perf_counter()
     payload = aggregate(rows, benchmark_id="perf@1")
-    aggregate_seconds = time.perf_counter() - start
     assert payload["canonical_total"] > 1000
     history = [
         _history(record(run_key=f"k{i}"), "2026-06-01T00:00:00Z", str(i)) for i in range(500)
     ]
-    start = time.perf_counter()
     drift = drift_check(history, rows, now=NOW)
-    drift_seconds = time.perf_counter() - start
     assert drift["missing_ledger_run_count"] == 500
-    assert aggregate_seconds < 1.66, aggregate_seconds
-    assert drift_seconds < 0.49, drift_seconds
