@@ -53,6 +53,9 @@ _PATH_RULES: tuple[tuple[str, str], ...] = (
     ("\\", r"(?<=[A-Za-z]:\\)(?i:users)\\"),
     ("~", r"/"),
     ("~", _NG + r"[a-z_][a-z0-9_.-]*/"),
+    # the same roots escaped: percent-encoded (``%2Fhome%2F``) or JSON-escaped (``\/home\/``)
+    ("%", r"(?i:2f)(?:Users|home|Volumes|tmp|root|private|var%2[fF]folders)%2[fF]"),
+    ("\\", r"/(?:Users|home|Volumes|tmp|root|private)\\/"),
 )
 
 # --- secret rules: keywords (case-insensitive) -----------------------------------------------
@@ -65,25 +68,31 @@ _PATH_RULES: tuple[tuple[str, str], ...] = (
 _Q = r"[\"']?"
 _NOT_ENV_REF = r"(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?=[\s\"'`]|\Z))"
 _KV = _Q + r"\s*[=:]\s*" + _Q + _NOT_ENV_REF
+# Common words (``token``, ``secret``, ``password``) also end task names, and ``:`` joins the
+# parts of our ids (``…:vulnerable-secret:codex:…``), so for them a ``:`` counts only when
+# quoted (``"token": "…"``) or followed by a space (``token: …``, the YAML spelling).
+_KV_WORD = _Q + r"(?:\s*=\s*|\s*:\s+|(?<=[\"'])\s*:\s*)" + _Q + _NOT_ENV_REF
 _VALUE = r"[^\s\"']"
 _AK_SK_TAIL = r"k(?:" + _KV + _VALUE + r"|[-_=:][a-z0-9_=-]{10,})"
 _KEYWORD_RULES: tuple[tuple[str, str], ...] = (
     ("b", _NG + r"earer\s+[a-z0-9._~+/=-]{16,}"),
-    ("a", r"ccess[_-]?key" + _KV + _VALUE),
-    ("s", r"ecret(?:[_-]?key)?" + _KV + _VALUE),
+    ("a", r"(?:ccess|ccount)[_-]?key" + _KV + _VALUE),
+    ("p", r"rivate[_-]?key" + _KV + _VALUE),
+    ("s", r"ecret[_-]?key" + _KV + _VALUE),
+    ("s", r"ecret" + _KV_WORD + _VALUE),
     ("a", _NG + _AK_SK_TAIL),
     ("s", _NG + _AK_SK_TAIL),
-    ("t", r"oken" + _KV + _VALUE + "{12,}"),
+    ("t", r"oken" + _KV_WORD + _VALUE + "{12,}"),
     ("a", r"uthorization" + _Q + r"\s*:"),
     ("a", r"pi[_-]?key" + _KV + _VALUE),
-    ("p", r"ass(?:w(?:or)?d|phrase)" + _KV + _VALUE),
+    ("p", r"ass(?:w(?:or)?d|phrase)" + _KV_WORD + _VALUE),
 )
 # Credentials inside a URL of any scheme: ``scheme://user:password@host``.
 _URL_CREDENTIAL_RULE = (":", r"//[^\s/?#@:]*:[^\s/?#@]+@")
 
 # --- secret rules: well-known credential shapes (case-sensitive, found anywhere) ------------
 _TOKEN_RULES: tuple[tuple[str, str], ...] = (
-    ("s", r"k-(?:proj|ant|svcacct|admin|or)-[A-Za-z0-9_-]{8,}"),  # OpenAI, Anthropic, OpenRouter
+    ("s", r"k-(?:proj|ant|svcacct|admin|or|None)-[A-Za-z0-9_-]{8,}"),  # OpenAI, Anthropic, …
     ("s", r"k-(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{20,}"),
     ("s", r"k_(?:live|test)_[A-Za-z0-9]{10,}"),  # Stripe
     ("r", r"k_(?:live|test)_[A-Za-z0-9]{10,}"),

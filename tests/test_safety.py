@@ -190,6 +190,12 @@ SECRETS = [
     "client_secret: abc",
     "\u017fK=abc",  # the long s folds to s
     "token\u00a0=\u00a0abcdef1234567890",  # non-ASCII whitespace
+    "file:%2F%2F%2Fhome%2Falice%2Fx",
+    "run..%2fUsers%2fbob%2f",
+    '{"path": "\\/home\\/alice\\/x"}',
+    "AccountKey=abc123==",
+    "private_key: abc",
+    "sk-None-abcdefghijklmnop",
 ]
 
 NOT_SECRETS = [
@@ -248,6 +254,10 @@ NOT_SECRETS = [
     "pass=3 fail=2",
     "codex__openai-gpt-5-codex",
     "single_arm_recorded",
+    # task names ending in a keyword, joined into our ids with ``:``
+    "harbor:2026-05-03__08-00-41:terminal-bench@2.0:vulnerable-secret:codex:openai-gpt-5",
+    "harbor:job:tb@2.0:refresh-token:codex:openai-gpt-5-codex",
+    "benchflow:job:sb@1.1:reset-password:codex:-",
 ]
 
 
