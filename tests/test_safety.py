@@ -398,3 +398,50 @@ def test_ctext_status_is_the_same_cached_or_not(text: str, limit: int) -> None:
     assert ctext_status(_Text(text), limit) == expected
     if expected[0] is not None:
         assert is_public_safe(expected[0])
+
+
+def test_join_public_replaces_a_failing_part() -> None:
+    """A built value never carries a blocked part, however it is joined (issue #13)."""
+    from ledger.safety import join_public
+
+    assert join_public("__", "codex", "gpt-5", "/Users/bob/tasks") == "codex__gpt-5__unsafe"
+    assert join_public(":", "harbor", "job", "fix-git") == "harbor:job:fix-git"
+    parts = ("harbor", "run__/home/alice/jobs", "tb@2.0", "hf_abcdefghijklmnopqrstuvwxyz")
+    assert join_public(":", *parts) == "harbor:unsafe:tb@2.0:unsafe"
+
+
+def test_public_json_drops_failing_strings_and_keys_and_counts_them() -> None:
+    from ledger.safety import public_json
+
+    row = {
+        "case_id": "fix-git",
+        "notes": "see /home/alice/x",
+        "labels": ["ok", "token=abcdef1234567890", None],
+        "/tmp/key": 1,
+        "nested": {"model": "openai/gpt-5", "url": "https://u:pw123@host/x"},
+        "score": 1.0,
+        "flag": False,
+        "missing": None,
+    }
+    cleaned, dropped = public_json(row)
+    assert dropped == 4
+    assert cleaned == {
+        "case_id": "fix-git",
+        "labels": ["ok", None],
+        "nested": {"model": "openai/gpt-5"},
+        "score": 1.0,
+        "flag": False,
+        "missing": None,
+    }
+    assert public_json(cleaned) == (cleaned, 0)  # a clean row is unchanged
+
+
+def test_imported_row_ids_never_come_from_a_dropped_value() -> None:
+    from ledger.handlers.import_loopx import public_row
+
+    row = public_row({"run_id": "/Users/bob/run", "notes": "ok"}, "tb@2.0 /home/x/y", "fix-git")
+    assert row["benchmark_id"] == "unsafe" and row["case_id"] == "fix-git"
+    assert row["run_id"].startswith("imported-")
+    assert row["public_safety"] == {"dropped_field_count": 1}
+    kept = public_row({"run_id": "r1", "benchmark_id": "tb@2.0"}, "tb@2.0", "fix-git")
+    assert kept == {"run_id": "r1", "benchmark_id": "tb@2.0", "case_id": "fix-git"}
