@@ -15,7 +15,7 @@ from ledger.markdown import code_span, one_line, table_code, table_text
 from ledger.row_rules import build_row
 from projections.goal_runs import render_append_markdown
 from projections.ledger_v0 import build_document, render_markdown
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 from tests.test_ledger_cli import compact_run
 
 ORDINARY = ["fix-git", "terminal-bench@2.0", "codex__openai-gpt-5", "", "a b", "0.5", "x\\y"]
@@ -111,7 +111,7 @@ def test_ledger_tables_hold_a_hostile_task_name() -> None:
 
 def test_ledger_markdown_of_ordinary_values_matches_loopx_bytes() -> None:
     """The shipped loopx 0.4.8 ledger renders to loopx's own Markdown, byte for byte."""
-    fixture = SHARED_DIR / "fixtures" / "loopx-ledger"
+    fixture = FIXTURES_DIR / "loopx-ledger"
     document = json.loads((fixture / "benchmark-run-ledger.loopx-normalized.json").read_text())
     assert render_markdown(document) == (fixture / "benchmark-run-ledger.md").read_text()
 

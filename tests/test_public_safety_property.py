@@ -46,7 +46,7 @@ from projections.goal_runs import (
     render_record_markdown,
 )
 from projections.ledger_v0 import build_document, dump_json, render_markdown
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 from tests.support_bad_input import (
     BENCHFLOW_CASE,
     HARBOR_JOB,
@@ -281,7 +281,7 @@ def test_compact_run_fields(path: tuple, text: str, note: str) -> None:
 @pytest.fixture(scope="module")
 def harbor_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_writable_copy(
-        SHARED_DIR / "fixtures" / "harbor" / HARBOR_JOB,
+        FIXTURES_DIR / "harbor" / HARBOR_JOB,
         tmp_path_factory.mktemp("harbor") / "job",
         harbor_empty_dirs(HARBOR_JOB),
     )
@@ -328,7 +328,7 @@ def test_harbor_fields(harbor_job: Path, field: tuple, text: str) -> None:
 @pytest.fixture(scope="module")
 def benchflow_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_writable_copy(
-        SHARED_DIR / "fixtures" / "benchflow" / BENCHFLOW_CASE,
+        FIXTURES_DIR / "benchflow" / BENCHFLOW_CASE,
         tmp_path_factory.mktemp("benchflow") / "root",
         benchflow_empty_dirs(BENCHFLOW_CASE),
     )
@@ -362,7 +362,7 @@ def test_benchflow_fields(
     assert _leaks(_published(ingest.records)) == []
 
 
-_LOOPX_LEDGER = SHARED_DIR / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+_LOOPX_LEDGER = FIXTURES_DIR / "loopx-ledger" / "benchmark-run-ledger.json"
 
 
 @pytest.fixture(scope="module")
@@ -429,7 +429,7 @@ def test_cli_options_never_reach_public_files(
     or run group id is refused with one line; either way nothing leaks."""
     project = tmp_path / "project"
     job = make_writable_copy(
-        SHARED_DIR / "fixtures" / "harbor" / HARBOR_JOB,
+        FIXTURES_DIR / "harbor" / HARBOR_JOB,
         project / "harbor" / "job",
         harbor_empty_dirs(HARBOR_JOB),
     )
@@ -484,6 +484,6 @@ def test_cli_imported_loopx_ledger_is_filtered(
 
 def test_harbor_job_dir_copy_is_independent(harbor_job: Path) -> None:
     """The pipeline tests restore every file they plant into (a guard for the suite itself)."""
-    source = SHARED_DIR / "fixtures" / "harbor" / HARBOR_JOB
+    source = FIXTURES_DIR / "harbor" / HARBOR_JOB
     for rel, _path in HARBOR_FIELDS:
         assert (harbor_job / rel).read_bytes() == (source / rel).read_bytes()
