@@ -68,6 +68,8 @@ def events_list(
 
 
 def _events_markdown(result: dict[str, Any]) -> str:
+    from ledger.markdown import table_text
+
     lines = ["# Events", "", f"- count: {result['count']}", ""]
     if result["events"]:
         lines += [
@@ -75,10 +77,8 @@ def _events_markdown(result: dict[str, Any]) -> str:
             "| --- | --- | --- | --- | --- |",
         ]
         for e in result["events"]:
-            lines.append(
-                f"| {e['position']} | {e['recorded_at']} | {e['stream']} | "
-                f"{e['stream_version']} | {e['event_type']} |"
-            )
+            keys = ("position", "recorded_at", "stream", "stream_version", "event_type")
+            lines.append("| " + " | ".join(table_text(str(e[key])) for key in keys) + " |")
     return "\n".join(lines)
 
 
@@ -204,11 +204,13 @@ def sql(ctx: click.Context, statement: str, limit: int, output_format: str | Non
 
 
 def _sql_markdown(result: dict[str, Any]) -> str:
+    from ledger.markdown import table_text
+
     cols = result["columns"]
-    lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
+    lines = ["| " + " | ".join(table_text(str(c)) for c in cols) + " |", "|" + " --- |" * len(cols)]
     for row in result["rows"]:
         lines.append(
-            "| " + " | ".join("" if v is None else str(v).replace("|", "\\|") for v in row) + " |"
+            "| " + " | ".join("" if v is None else table_text(str(v)) for v in row) + " |"
         )
     lines.append("")
     lines.append(f"{result['row_count']} row(s){' (truncated)' if result['truncated'] else ''}")
