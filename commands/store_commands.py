@@ -191,15 +191,27 @@ def rebuild(
 
 @click.command("sql")
 @click.argument("statement")
-@click.option("--limit", type=int, default=1000, show_default=True, help="Row cap.")
+@click.option("--limit", type=click.IntRange(min=0), default=1000, show_default=True, help="Row cap.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop the query after this long.",
+)
 @format_option
 @click.pass_context
-def sql(ctx: click.Context, statement: str, limit: int, output_format: str | None) -> None:
+def sql(
+    ctx: click.Context, statement: str, limit: int, timeout: float, output_format: str | None
+) -> None:
     """Run one read-only query (views: events_v, ledger_runs_v, goal_runs_v, rollout_events_v)."""
     from ledger.sql_query import run_read_only_query
 
     fmt = resolve_format(ctx, output_format)
-    result = run_read_only_query(ctx.find_root().obj.get("db"), statement, limit=limit)
+    result = run_read_only_query(
+        ctx.find_root().obj.get("db"), statement, limit=limit, timeout=timeout
+    )
     emit({"ok": True, **result}, fmt, "SQL", markdown=_sql_markdown)
 
 

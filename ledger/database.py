@@ -28,7 +28,7 @@ ENV_URL = "BENCHLEDGER_DATABASE_URL"
 STORE_DIR = ".benchledger"
 STORE_FILE = "ledger.db"
 # The Alembic head this code expects; tests/test_migrations.py keeps it equal to the scripts.
-SCHEMA_HEAD = "0002_ledger_render_cache"
+SCHEMA_HEAD = "0003_store_integrity"
 MIGRATION_LOCK_KEY = 0x62656E6D  # "benm": held while a new store is migrated
 
 
