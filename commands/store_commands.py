@@ -191,7 +191,9 @@ def rebuild(
 
 @click.command("sql")
 @click.argument("statement")
-@click.option("--limit", type=click.IntRange(min=0), default=1000, show_default=True, help="Row cap.")
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=1000, show_default=True, help="Row cap."
+)
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),

@@ -29,6 +29,9 @@ STORE_DIR = ".benchledger"
 STORE_FILE = "ledger.db"
 # The Alembic head this code expects; tests/test_migrations.py keeps it equal to the scripts.
 SCHEMA_HEAD = "0003_store_integrity"
+# Every revision this code knows, oldest first (kept equal to the scripts by the tests): a
+# store stamped with anything else was written by a newer benchledger.
+KNOWN_REVISIONS = ("0001_initial", "0002_ledger_render_cache", SCHEMA_HEAD)
 MIGRATION_LOCK_KEY = 0x62656E6D  # "benm": held while a new store is migrated
 
 
@@ -118,6 +121,7 @@ def ensure_schema(
     revision = current_revision(database)
     if revision == SCHEMA_HEAD:
         return
+    refuse_newer(revision)
     if revision is None and auto_upgrade:
         with _migration_lock(database):
             # another process may have created the schema while this one waited
@@ -130,6 +134,15 @@ def ensure_schema(
         f"database schema is at revision {revision or 'none'}, this benchledger needs "
         f"{SCHEMA_HEAD}: run `{upgrade_command_hint(location)}`"
     )
+
+
+def refuse_newer(revision: str | None) -> None:
+    """A store at a revision this code does not know cannot be upgraded by it: say so."""
+    if revision is not None and revision not in KNOWN_REVISIONS:
+        raise SchemaOutOfDateError(
+            f"this store was written by a newer benchledger (schema revision {revision}; "
+            f"this version knows up to {SCHEMA_HEAD}): upgrade benchledger to use it"
+        )
 
 
 def create_at_head(database: Database) -> None:
@@ -191,6 +204,7 @@ def alembic_config(database: Database) -> Any:
 def run_upgrade(database: Database, revision: str = "head") -> None:
     from alembic import command
 
+    refuse_newer(current_revision(database))
     cfg = alembic_config(database)
     try:
         command.upgrade(cfg, revision)
