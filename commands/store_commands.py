@@ -112,16 +112,25 @@ def _json(value: Any) -> str:
     return dumps(value)
 
 
-def _verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
+def _verify(
+    ctx: click.Context, files: bool, expect_head: str | None, output_format: str | None
+) -> None:
+    from ledger.head_witness import parse_expected_head, read_marker
+
     fmt = resolve_format(ctx, output_format)
+    expected = parse_expected_head(expect_head) if expect_head else None
     opened = _open(ctx)
     try:
-        report = opened.store.verify().as_dict()
+        marker = read_marker(opened.store.head_marker)
+        witnesses = [w for w in (marker, expected) if w is not None]
+        report = opened.store.verify(witnesses=witnesses).as_dict()
         if files:
             from projections.files import verify_exports
 
-            report["files"] = verify_exports(opened.store)
-            report["ok"] = report["ok"] and all(f["ok"] for f in report["files"])
+            checked = verify_exports(opened.store)
+            report["files"] = checked.files
+            report["exports"] = checked.summary
+            report["ok"] = report["ok"] and checked.ok
     finally:
         opened.close()
     emit({"ok": report["ok"], "verify": report}, fmt, "Event Chain Verify")
@@ -129,13 +138,24 @@ def _verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
         ctx.exit(1)
 
 
+_EXPECT_HEAD = click.option(
+    "--expect-head",
+    metavar="POS:HASH",
+    default=None,
+    help="Also fail unless the chain has this hash at this position (a head kept elsewhere).",
+)
+
+
 @events_group.command("verify")
 @click.option("--files", is_flag=True, help="Also check published files against the store.")
+@_EXPECT_HEAD
 @format_option
 @click.pass_context
-def events_verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
+def events_verify(
+    ctx: click.Context, files: bool, expect_head: str | None, output_format: str | None
+) -> None:
     """Re-walk the hash chain; exit 1 and name the first bad position if it breaks."""
-    _verify(ctx, files, output_format)
+    _verify(ctx, files, expect_head, output_format)
 
 
 @click.command("verify")
@@ -144,11 +164,14 @@ def events_verify(ctx: click.Context, files: bool, output_format: str | None) ->
     is_flag=True,
     help="Also check that published ledger/run files still match the store.",
 )
+@_EXPECT_HEAD
 @format_option
 @click.pass_context
-def verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
+def verify(
+    ctx: click.Context, files: bool, expect_head: str | None, output_format: str | None
+) -> None:
     """Verify the event chain (and, with --files, the published files)."""
-    _verify(ctx, files, output_format)
+    _verify(ctx, files, expect_head, output_format)
 
 
 @click.command("rebuild")

@@ -152,8 +152,10 @@ def create_at_head(database: Database) -> None:
     if database.dialect != "sqlite":
         run_upgrade(database)
         return
+    from ledger.head_witness import forget_marker
     from migrations.sqlite_head import REVISION, STATEMENTS
 
+    forget_marker(database)
     with database.begin() as conn:
         for statement in STATEMENTS:
             conn.execute(statement)
