@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 STALE_TEMP_SECONDS = 3600  # no render takes an hour: an older temp file is a leftover
 _TEMP_NAME = re.compile(r"^\..+\.(\d+)\.tmp$")
-_swept: set[Path] = set()  # directories this process has already cleaned
+_swept: set[Path] = set()  # directories the current render has already cleaned
 
 
 def sha256_file(path: Path) -> str | None:
@@ -127,10 +127,15 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
     os.replace(tmp, path)
 
 
+def start_sweeping() -> None:
+    """A new render: each directory it writes into is swept once more."""
+    _swept.clear()
+
+
 def sweep_stale_temp_files(directory: Path) -> list[Path]:
     """Remove ``.<name>.<pid>.tmp`` files left in ``directory`` by a writer that is gone (or
-    older than ``STALE_TEMP_SECONDS``, in case the pid was reused); once per process and
-    directory. A live writer's temp file is left alone."""
+    older than ``STALE_TEMP_SECONDS``, in case the pid was reused); once per render and
+    directory (``start_sweeping``). A live writer's temp file is left alone."""
     if directory in _swept:
         return []
     _swept.add(directory)

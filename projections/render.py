@@ -68,6 +68,9 @@ def _already_published(conn: Any, exports: list[dict[str, str]]) -> bool:
 def _render_lock(opened: Any) -> Iterator[Any]:
     """The store's write lock around read + write + export event; a file that cannot be
     written becomes one sentence that says the events are safe and how to finish."""
+    from projections.files import start_sweeping
+
+    start_sweeping()
     try:
         with opened.store.transaction({"reason": "render"}) as uow:
             yield uow
