@@ -10,7 +10,14 @@ import pytest
 
 from commands.runtime import open_store
 from ledger.head_witness import HEAD_FILE_ENV
-from tests.support_faults import LEDGER, cli, cli_in_process, harbor_copy, ingest_in_process, job_dir
+from tests.support_faults import (
+    LEDGER,
+    cli,
+    cli_in_process,
+    harbor_copy,
+    ingest_in_process,
+    job_dir,
+)
 
 JOB = "14_dash_named_baseline"  # two records: 6 command events, then 1 export_written
 LATER_JOB = "01_all_pass"
@@ -96,7 +103,8 @@ def test_export_records_wiped_with_the_tail_still_fail_verify_files(db_url, inge
     _marker(db_url, work).unlink()
     code, verdict = _verify(db_url, work, "--files")
     assert code == 1 and verdict["files"] == []
-    assert verdict["exports"]["ok"] is False and "benchledger render" in verdict["exports"]["reason"]
+    exports = verdict["exports"]
+    assert exports["ok"] is False and "benchledger render" in exports["reason"]
 
 
 def test_a_regrown_tail_is_named_by_hash_and_export(db_url, ingested, harbor):
