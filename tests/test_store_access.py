@@ -207,3 +207,11 @@ def _loopx_ledger(shared_dir: Path, tmp_path: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(ledger, target)
     return target
+
+
+def test_an_unreachable_postgresql_server_is_one_sentence_without_the_password(tmp_path):
+    code, _, err = cli("postgresql://alice:hunter2pass@127.0.0.1:9/nowhere", "events", "list",
+                       cwd=tmp_path)  # fmt: skip
+    assert code == 1
+    line = _one_line(err)
+    assert "cannot connect to the store" in line and "hunter2pass" not in line
