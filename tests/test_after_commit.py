@@ -28,8 +28,8 @@ TARGET = "01_all_pass"
 
 
 @pytest.fixture(scope="module")
-def harbor(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return harbor_copy(shared_dir, tmp_path_factory.mktemp("after-commit-fixtures"))
+def harbor(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return harbor_copy(fixtures_dir, tmp_path_factory.mktemp("after-commit-fixtures"))
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from tests.support_store import opened, upsert_event
 
 
 @pytest.fixture(scope="module")
-def harbor(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return harbor_copy(shared_dir, tmp_path_factory.mktemp("access-fixtures"))
+def harbor(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return harbor_copy(fixtures_dir, tmp_path_factory.mktemp("access-fixtures"))
 
 
 def _can_bind_read_only(probe: Path) -> bool:
@@ -163,7 +163,7 @@ def test_a_store_written_by_a_newer_benchledger_says_upgrade_benchledger(db_url,
     assert code == 0 and payload["revision"] == "0099_from_the_future", err
 
 
-def test_a_writer_blocked_past_the_busy_timeout_names_the_lock(tmp_path, shared_dir):
+def test_a_writer_blocked_past_the_busy_timeout_names_the_lock(tmp_path, fixtures_dir):
     db = tmp_path / "store" / "ledger.db"
     s = opened(f"sqlite:///{db}")
     s.store.append([upsert_event("L", "a")])
@@ -175,7 +175,7 @@ def test_a_writer_blocked_past_the_busy_timeout_names_the_lock(tmp_path, shared_
         started = time.monotonic()
         done = subprocess.run(
             [sys.executable, "-m", "commands.cli", "--db", str(db), "import", "loopx-ledger",
-             str(_loopx_ledger(shared_dir, tmp_path)), "--execute"],
+             str(_loopx_ledger(fixtures_dir, tmp_path)), "--execute"],
             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert time.monotonic() - started < 30
@@ -200,8 +200,8 @@ def test_a_bad_busy_timeout_is_refused(tmp_path):
     assert done.returncode == 1 and "BENCHLEDGER_BUSY_TIMEOUT" in _one_line(done.stderr)
 
 
-def _loopx_ledger(shared_dir: Path, tmp_path: Path) -> Path:
-    fixtures = sorted((shared_dir / "fixtures" / "loopx-ledger").rglob("*.json"))
+def _loopx_ledger(fixtures_dir: Path, tmp_path: Path) -> Path:
+    fixtures = sorted((fixtures_dir / "loopx-ledger").rglob("*.json"))
     ledger = next(p for p in fixtures if "ledger" in p.name)
     target = tmp_path / "imported" / "benchmark-run-ledger.json"
     target.parent.mkdir(parents=True, exist_ok=True)
