@@ -47,13 +47,15 @@ class QueryInterrupted(InputError):
 def run_read_only_query(
     db: str | None, statement: str, *, limit: int = 1000, timeout: float = DEFAULT_TIMEOUT_S
 ) -> dict[str, Any]:
-    from ledger.database import ensure_schema, open_database, resolve_location
+    from ledger.database import current_revision, ensure_schema, open_database, resolve_location
 
     statement = single_statement(statement)
     _refuse_writes(statement)
     location = resolve_location(db)
     database = open_database(location, read_only=True)
     try:
+        if current_revision(database) is None:
+            raise InputError("no benchledger store here yet: run a command with --execute first")
         ensure_schema(database, location, auto_upgrade=False)
         with database.connect() as conn:
             if database.dialect == "sqlite":

@@ -112,6 +112,21 @@ def test_read_only_store_with_a_write_ahead_log_is_read_with_it(read_only_store)
         assert "write-ahead log" in _one_line(err)
 
 
+def test_a_dry_run_ingest_works_on_a_read_only_store(read_only_store, harbor):
+    store_dir, db, work = read_only_store
+    before = (store_dir / "ledger.db").read_bytes()
+    code, payload, err = _read_only(
+        store_dir, db,
+        "--runtime-root", "rt", "benchmark", "run", "terminal-bench", "--goal-id", "g",
+        "--harbor-job-dir", str(job_dir(harbor, "01_all_pass")), "--update-run-ledger",
+        "--run-ledger-path", LEDGER, "--no-global-sync",
+        cwd=work,
+    )  # fmt: skip
+    assert code == 0, err
+    assert payload["dry_run"] is True
+    assert (store_dir / "ledger.db").read_bytes() == before
+
+
 def test_a_write_on_a_read_only_store_says_why_and_changes_nothing(read_only_store, harbor):
     store_dir, db, work = read_only_store
     before = (store_dir / "ledger.db").read_bytes()
