@@ -1,9 +1,9 @@
 """``benchledger import loopx-ledger``: an existing loopx ledger becomes events.
 
-Rows are kept exactly as loopx stored them (run ids, archive fields, everything), so the
-rendered ledger gives back every row unchanged; only a row with no ``run_id`` at all gets one,
-derived from its content, because the read model is keyed by it. Large ledgers are split into
-chunks of rows so no single event grows without bound.
+The event keeps every row exactly as the file stored it, with the benchmark and case keys it sat
+under (``row_locations``); the read model holds each row as loopx 0.4.8 reads it back
+(``ledger.loopx_reading``). Large ledgers are split into chunks of rows so no single event
+grows without bound.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ledger.chain import canonical_json
 from ledger.errors import InputError
 from ledger.events import LEDGER_IMPORTED, NewEvent
 from ledger.ledger_target import LedgerTarget
@@ -38,33 +37,29 @@ def load_ledger_document(data: bytes, name: str) -> dict[str, Any]:
     return document
 
 
-def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every run of the document in document order; the ids the node keys imply filled in."""
+def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[tuple[dict, str, str]]:
+    """Every run of the document in document order, untouched, with its benchmark and case keys."""
     benchmarks = document.get("benchmarks")
     for benchmark_key, node in (benchmarks if isinstance(benchmarks, Mapping) else {}).items():
         cases = node.get("cases") if isinstance(node, Mapping) else None
         for case_key, case in (cases if isinstance(cases, Mapping) else {}).items():
             runs = case.get("runs") if isinstance(case, Mapping) else None
             for run in runs if isinstance(runs, list) else []:
-                if not isinstance(run, Mapping):
-                    continue
-                row = dict(run)
-                row.setdefault("benchmark_id", benchmark_key)
-                row.setdefault("case_id", case_key)
-                if not row.get("run_id"):
-                    digest = hashlib.sha256(canonical_json(run).encode()).hexdigest()
-                    row["run_id"] = f"imported-{digest[:12]}"
-                yield row
+                if isinstance(run, Mapping):
+                    yield dict(run), str(benchmark_key), str(case_key)
 
 
 def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[NewEvent], dict]:
     """Events for the whole document plus a summary; the caller appends them in one go."""
     document = load_ledger_document(data, name)
-    rows = list(document_rows_as_stored(document))
+    located = list(document_rows_as_stored(document))
+    rows = [row for row, _, _ in located]
+    locations = [[benchmark_key, case_key] for _, benchmark_key, case_key in located]
     source_sha256 = hashlib.sha256(data).hexdigest()
-    chunks = [rows[i : i + IMPORT_CHUNK_ROWS] for i in range(0, len(rows), IMPORT_CHUNK_ROWS)]
+    starts = range(0, len(rows), IMPORT_CHUNK_ROWS)
+    chunks = [(rows[i : i + IMPORT_CHUNK_ROWS], locations[i : i + IMPORT_CHUNK_ROWS]) for i in starts]
     events = []
-    for index, chunk in enumerate(chunks or [[]]):
+    for index, (chunk, chunk_locations) in enumerate(chunks or [([], [])]):
         events.append(
             NewEvent(
                 target.stream,
@@ -73,6 +68,7 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
                     "ledger_id": target.ledger_id,
                     "ledger_path": target.display_path,
                     "rows": chunk,
+                    "row_locations": chunk_locations,
                     "updated_at": document.get("updated_at"),
                     "update_policy": document.get("update_policy"),
                     "provenance": {
