@@ -111,7 +111,6 @@ def _reroute(row: dict[str, Any]) -> None:
     fields = loopx_repair_fields(row)
     if fields and fields["repair_class"] == stored.get("repair_class") and stored.get("next_action"):
         fields["next_action"] = stored["next_action"]
-        fields.pop("repair_profile", None)
         if "repair_profile" in stored:
             fields["repair_profile"] = stored["repair_profile"]
     row.update(fields)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 import orjson
 
 from ledger.jsonfmt import json_like_stdlib
+from ledger.row_rules import compact_text
 
 SCHEMA_VERSION = "benchmark_run_ledger_v0"
 ARCHIVED = "archived"
@@ -701,32 +702,49 @@ def case_backlog_entries(bid: str, cid: str, active: list[dict]) -> list[tuple[i
     return entries
 
 
+# Repair classes whose profile is summarised by its first three required preflights.
+_PREFLIGHT_SUMMARY_CLASSES = frozenset(
+    {
+        "skillsbench_codex_acp_runtime_preflight",
+        "skillsbench_codex_acp_post_success_finalization",
+        "runner_result_finalization",
+    }
+)
+
+
 def _profile_summary(row: dict) -> str:
-    """One line a human can act on; empty when the row carries no profile."""
+    """One line a human can act on, as loopx 0.4.8 summarises a profile; empty without one."""
     profile = row.get("repair_profile")
     if not isinstance(profile, dict):
         return ""
-    repair_class = _cell(profile.get("repair_class") or row.get("repair_class"))
-    preflights = [_cell(p) for p in _list(profile.get("required_preflight"))]
+    repair_class = compact_text(profile.get("repair_class"), 80)
     if repair_class == "runner_model_access":
-        return (
-            f"blocked_model={_cell(profile.get('blocked_model_route'))}; "
-            f"rerun_model={_cell(profile.get('recommended_model_route'))}; "
-            "preflight=codex_cli_minimal_model_probe"
-        )
+        blocked = compact_text(profile.get("blocked_model_route"), 80) or "unknown"
+        rerun = compact_text(profile.get("recommended_model_route"), 80) or "probe_required"
+        return f"blocked_model={blocked}; rerun_model={rerun}; preflight=codex_cli_minimal_model_probe"
     if repair_class == "runner_setup_timeout":
-        required = _dict(profile.get("required_launch_overrides"))
-        disallowed = _dict(profile.get("disallowed_launch_overrides"))
-        return (
-            f"codex_install_strategy={_cell(required.get('codex_install_strategy'))}; "
-            f"agent_setup_timeout_multiplier="
-            f"{_cell(required.get('agent_setup_timeout_multiplier'))}; "
-            f"agent_timeout_multiplier={_cell(required.get('agent_timeout_multiplier'))}; "
-            f"disallow={_cell(disallowed.get('codex_install_strategy'))}"
-        )
-    if "preflight" in repair_class and preflights:
-        return "required_preflight=" + ",".join(preflights[:3])
+        return _setup_timeout_summary(profile)
+    if repair_class in _PREFLIGHT_SUMMARY_CLASSES:
+        preflights = [compact_text(item) for item in _list(profile.get("required_preflight"))]
+        preflights = [item for item in preflights if item][:3]
+        return "required_preflight=" + ",".join(preflights) if preflights else repair_class
     return repair_class
+
+
+def _setup_timeout_summary(profile: dict) -> str:
+    required = profile.get("required_launch_overrides")
+    if not isinstance(required, dict):
+        return "required_launch_overrides=missing"
+    strategy = compact_text(required.get("codex_install_strategy"), 80)
+    parts = [f"codex_install_strategy={strategy}"] if strategy else []
+    parts.append(f"agent_setup_timeout_multiplier={required.get('agent_setup_timeout_multiplier')}")
+    parts.append(f"agent_timeout_multiplier={required.get('agent_timeout_multiplier')}")
+    disallowed = compact_text(_dict(profile.get("disallowed_launch_overrides")).get(
+        "codex_install_strategy"
+    ), 80)
+    if disallowed:
+        parts.append(f"disallow={disallowed}")
+    return "; ".join(parts)
 
 
 def _archived_table(archived: list) -> list[str]:

@@ -1,7 +1,9 @@
 """Runs inside the loopx 0.4.8 venv: loopx's own reading of many ledgers in one process.
 
-Started once per batch by ``tests/support_loopx_diff.py`` (``python driver.py jobs.json``).
-Each job names a ledger file and an output stem; the driver writes what loopx would write:
+Started once per test session by ``tests/support_loopx_diff.py``: ``python driver.py jobs.json``
+runs a batch of jobs, ``python driver.py --serve`` reads one job per stdin line and answers
+``done`` on stdout after each. Each job names a ledger file and an output stem; the driver
+writes what loopx would write:
 
 * ``<stem>.json`` -- the ledger as loopx writes it back after loading it (its load-time
   normalisation applied; ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False)`` + newline);
@@ -98,6 +100,12 @@ def run_job(job: dict) -> None:
 
 
 def main() -> None:
+    if sys.argv[1] == "--serve":
+        for line in sys.stdin:
+            run_job(json.loads(line))
+            sys.stdout.write("done\n")
+            sys.stdout.flush()
+        return
     jobs = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
     for job in jobs:
         run_job(job)

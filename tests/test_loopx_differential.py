@@ -1,0 +1,99 @@
+"""Differential suite: an imported loopx ledger reads exactly as loopx 0.4.8 reads it.
+
+Each input goes through loopx 0.4.8 (``support_loopx_diff.Oracle``) and through
+``benchledger import loopx-ledger``; the Markdown must be byte-identical and the rendered JSON
+equal key for key, except for the additions listed in docs/loopx-compat.md. Inputs: the shipped
+real ledger, generated ledgers of several sizes, and hypothesis mutations of real rows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support_loopx_diff import (
+    Oracle,
+    Reading,
+    benchledger_read,
+    first_key_difference,
+    first_line_difference,
+    loopx_python,
+)
+from tests.support_loopx_ledgers import (
+    case_rows,
+    ledger_document,
+    real_ledger_path,
+    sized_ledger,
+)
+
+CASES_PER_LEDGER = 20
+GENERATED_LEDGERS = 100  # x CASES_PER_LEDGER = 2,000 generated cases
+SIZES = (10, 100, 1000)
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory: pytest.TempPathFactory):
+    python = loopx_python()
+    served = Oracle(python, tmp_path_factory.mktemp("oracle"))
+    yield served
+    served.close()
+
+
+def assert_same_reading(ours: Reading, loopx: Reading, what: str) -> None:
+    """Markdown byte for byte, JSON key for key; a loopx crash must be a clear error here."""
+    if loopx.error is not None:
+        assert ours.error is not None, f"{what}: loopx crashed ({loopx.error}); benchledger did not"
+        assert "\n" not in ours.error and "Traceback" not in ours.error, ours.error
+        return
+    assert ours.error is None, f"{what}: benchledger failed: {ours.error}"
+    assert ours.markdown is not None and loopx.markdown is not None
+    difference = first_line_difference(ours.markdown, loopx.markdown)
+    assert difference is None, f"{what}: Markdown differs at {difference}"
+    assert ours.json_text is not None and loopx.json_text is not None
+    difference = first_key_difference(json.loads(ours.json_text), json.loads(loopx.json_text))
+    assert difference is None, f"{what}: JSON differs at {difference}"
+
+
+def _both(oracle: Oracle, ledger: Path, workdir: Path) -> tuple[Reading, Reading]:
+    return benchledger_read(ledger, workdir), oracle.read(ledger)
+
+
+def test_shipped_ledger_reads_as_loopx_normalised_it(tmp_path: Path) -> None:
+    """Against loopx's own output shipped beside the ledger: runs without the oracle."""
+    source = real_ledger_path()
+    ours = benchledger_read(source, tmp_path)
+    loopx = Reading(
+        json_text=source.with_name("benchmark-run-ledger.loopx-normalized.json").read_text(
+            encoding="utf-8"
+        ),
+        markdown=source.with_suffix(".md").read_text(encoding="utf-8"),
+    )
+    assert_same_reading(ours, loopx, "shipped ledger")
+
+
+def test_shipped_ledger_matches_the_oracle(oracle: Oracle, tmp_path: Path) -> None:
+    assert_same_reading(*_both(oracle, real_ledger_path(), tmp_path / "ours"), "shipped ledger")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_generated_ledger_of_each_size(oracle: Oracle, tmp_path: Path, size: int) -> None:
+    ledger = tmp_path / f"ledger-{size}.json"
+    ledger.write_text(json.dumps(sized_ledger(size), indent=2), encoding="utf-8")
+    assert_same_reading(*_both(oracle, ledger, tmp_path / "ours"), f"{size}-row ledger")
+
+
+@settings(
+    max_examples=GENERATED_LEDGERS,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(cases=st.tuples(*(case_rows(index) for index in range(CASES_PER_LEDGER))))
+def test_mutated_real_rows(oracle: Oracle, tmp_path_factory: pytest.TempPathFactory, cases) -> None:
+    workdir = tmp_path_factory.mktemp("mutated")
+    ledger = workdir / "ledger.json"
+    ledger.write_text(json.dumps(ledger_document(list(cases)), indent=2), encoding="utf-8")
+    assert_same_reading(*_both(oracle, ledger, workdir / "ours"), "mutated ledger")
