@@ -1059,7 +1059,8 @@ _PREFLIGHTS = {
     ],
     "runner_model_access": ["codex_cli_minimal_model_probe"],
     "skillsbench_codex_acp_post_success_finalization": [
-        "codex_acp_post_success_finalization_preflight",
+        "round_reward_trace.success_observed",
+        "codex_acp_runtime_launch_preflight",
         "skillsbench_compact_failure_class",
     ],
     "skillsbench_codex_acp_runtime_preflight": [
@@ -1070,6 +1071,22 @@ _PREFLIGHTS = {
     "skillsbench_setup_preflight_selection": [
         "skillsbench_task_setup_preflight",
         "task_staging.bootstrap_light_preflight_blocked",
+    ],
+    "skillsbench_verifier_bootstrap_preflight_selection": [
+        "skillsbench_task_setup_preflight",
+        "verifier_bootstrap_risk_detected",
+        "task_staging.verifier_bootstrap_risk_preflight_blocked",
+    ],
+    "skillsbench_task_source_preflight_selection": [
+        "skillsbench_task_setup_preflight",
+        "canonical_task_present",
+        "nearest_canonical_task_ids",
+    ],
+    "skillsbench_task_source_excluded": [
+        "skillsbench_task_setup_preflight",
+        "task_excluded_from_formal_tasks",
+        "registry_source_kind=tasks_extra",
+        "registry_excluded=true",
     ],
     "runner_result_finalization": [
         "post_launch_compact_polling_contract",
@@ -1187,8 +1204,12 @@ def _repair_class_tail(cls: str, scope: str) -> tuple[str, str]:
     return "", ""
 
 
-def _repair_profile(repair_class: str, src: Mapping[str, Any]) -> dict[str, Any] | None:
-    loopx_mode = any(token in _str(src.get("mode")) for token in ("codex", "loopx"))
+def _repair_profile(
+    repair_class: str, src: Mapping[str, Any], *, loopx_reading: bool = False
+) -> dict[str, Any] | None:
+    """The structured profile of a route; ``loopx_reading`` emits loopx's Codex-specific
+    profiles whatever the mode, as loopx does on load."""
+    loopx_mode = loopx_reading or any(token in _str(src.get("mode")) for token in ("codex", "loopx"))
     if repair_class in _LOOPX_PROFILES and not loopx_mode:
         return None
     if repair_class not in _PREFLIGHTS:
@@ -1211,9 +1232,8 @@ def _repair_profile(repair_class: str, src: Mapping[str, Any]) -> dict[str, Any]
             "codex_install_strategy": "runtime_install_if_missing"
         }
     if repair_class == "runner_model_access":
-        blocked = ledger_text(src.get("agent_model"), 120)
-        if blocked:
-            profile["blocked_model_route"] = blocked
+        blocked = compact_text(src.get("agent_model"), 120)
+        profile["blocked_model_route"] = blocked
         if loopx_mode:
             profile["recommended_model_route"] = (
                 "current_local_codex_config_model_after_probe"
@@ -1230,7 +1250,9 @@ def repair_fields(failure_class: str, scope: str, src: Mapping[str, Any]) -> dic
     return _route_fields(priority, repair_class, src)
 
 
-def _route_fields(priority: str, repair_class: str, src: Mapping[str, Any]) -> dict[str, Any]:
+def _route_fields(
+    priority: str, repair_class: str, src: Mapping[str, Any], *, loopx_reading: bool = False
+) -> dict[str, Any]:
     if not repair_class:
         return {}
     fields: dict[str, Any] = {
@@ -1238,7 +1260,7 @@ def _route_fields(priority: str, repair_class: str, src: Mapping[str, Any]) -> d
         "repair_class": repair_class,
         "next_action": _NEXT_ACTIONS[repair_class],
     }
-    profile = _repair_profile(repair_class, src)
+    profile = _repair_profile(repair_class, src, loopx_reading=loopx_reading)
     if profile is not None:
         fields["repair_profile"] = profile
     return fields
@@ -1260,7 +1282,7 @@ def loopx_repair_fields(row: Mapping[str, Any]) -> dict[str, Any]:
         loopx_only=True,
         round_success=round_success,
     )
-    return _route_fields(priority, repair_class, row)
+    return _route_fields(priority, repair_class, row, loopx_reading=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -792,17 +792,22 @@ def _score_text(row: dict) -> str:
 
 
 def _round_rewards(records: object) -> str:
+    """``round:reward`` items (``*`` = passed); records without an integer round are skipped."""
     items = []
     for record in _list(records):
         if not isinstance(record, dict):
             continue
-        round_no = record.get("agent_round", record.get("round"))
+        round_no = record.get("agent_round")
+        if not isinstance(round_no, int) or isinstance(round_no, bool):
+            continue
         reward = record.get("reward")
         if isinstance(reward, int | float) and not isinstance(reward, bool):
-            text = format(reward, "g") + ("*" if record.get("passed") is True else "")
+            text = format(float(reward), "g")
         else:
             text = "missing" if record.get("reward_present") is False else "unknown"
-        items.append(f"{_cell(round_no)}:{text}")
+        if record.get("passed") is True:
+            text += "*"
+        items.append(f"{round_no}:{text}")
     return ",".join(items)
 
 
