@@ -63,7 +63,11 @@ def read_loopx_row(run: Mapping[str, Any], *, benchmark_key: str, case_key: str)
         row["case_id"] = compact_text(case_key, 160)
     renormalise_arm(row)
     _reroute(row)
-    for key in ("official_score_countable", "official_score_countability_reason", "countable_score"):
+    for key in (
+        "official_score_countable",
+        "official_score_countability_reason",
+        "countable_score",
+    ):
         row.pop(key, None)
     countable, reason, score = countability(row, loopx_reading=True)
     row["official_score_countable"] = countable
@@ -109,7 +113,11 @@ def _reroute(row: dict[str, Any]) -> None:
     """
     stored = {key: row.pop(key) for key in REPAIR_FIELDS if key in row}
     fields = loopx_repair_fields(row)
-    if fields and fields["repair_class"] == stored.get("repair_class") and stored.get("next_action"):
+    if (
+        fields
+        and fields["repair_class"] == stored.get("repair_class")
+        and stored.get("next_action")
+    ):
         fields["next_action"] = stored["next_action"]
         if "repair_profile" in stored:
             fields["repair_profile"] = stored["repair_profile"]
@@ -134,7 +142,9 @@ def _keep_loopx_refs(row: dict[str, Any]) -> None:
     refs = row.get("artifact_refs")
     if not isinstance(refs, Mapping):
         return
-    kept = {key: refs[key] for key in LOOPX_REF_KEYS if isinstance(refs.get(key), str) and refs[key]}
+    kept = {
+        key: refs[key] for key in LOOPX_REF_KEYS if isinstance(refs.get(key), str) and refs[key]
+    }
     if kept:
         row["artifact_refs"] = kept
     else:

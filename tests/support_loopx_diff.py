@@ -108,7 +108,9 @@ class Oracle:
 
 
 def benchledger_read(
-    ledger: Path, workdir: Path, aggregates: list[dict[str, Any]] = ()  # type: ignore[assignment]
+    ledger: Path,
+    workdir: Path,
+    aggregates: list[dict[str, Any]] = (),  # type: ignore[assignment]
 ) -> Reading:
     """``benchledger import loopx-ledger`` into a fresh store, then the rendered files and the
     ``run-ledger-aggregate`` payloads asked for, all through the CLI (in-process)."""
@@ -146,7 +148,9 @@ def benchledger_read(
         if options.get("include_noncanonical"):
             argv.append("--include-noncanonical-sanity-sources")
         result = runner.invoke(cli, argv)
-        payloads.append(json.loads(result.stdout) if result.stdout.strip() else {"error": result.stderr})
+        payloads.append(
+            json.loads(result.stdout) if result.stdout.strip() else {"error": result.stderr}
+        )
     return Reading(
         json_text=out.read_text(encoding="utf-8"),
         markdown=out.with_suffix(".md").read_text(encoding="utf-8"),
@@ -176,9 +180,7 @@ def first_line_difference(ours: str, theirs: str) -> str | None:
     for number, (mine, loopx) in enumerate(zip(our_lines, their_lines, strict=False), start=1):
         if _without_next_action(mine) != _without_next_action(loopx):
             return f"line {number}:\n  benchledger: {mine}\n  loopx:       {loopx}"
-    return (
-        f"line counts differ ({len(our_lines)} vs {len(their_lines)}) or trailing bytes differ"
-    )
+    return f"line counts differ ({len(our_lines)} vs {len(their_lines)}) or trailing bytes differ"
 
 
 def first_key_difference(

@@ -154,15 +154,18 @@ def _mutations() -> dict[str, st.SearchStrategy]:
         "job_name": st.sampled_from(JOB_NAMES + tuple(_observed("job_name")[:20])),
         "arm_id": _maybe(st.sampled_from(ARMS + tuple(_observed("arm_id")))),
         "official_score": _maybe(score),
-        "score_status": st.sampled_from(["completed", "passed", "failed", "missing", "provisional"]),
+        "score_status": st.sampled_from(
+            ["completed", "passed", "failed", "missing", "provisional"]
+        ),
         "official_score_status": _maybe(st.sampled_from(["completed", "missing", "error"])),
         "official_passed": bools,
         "official_task_score": _maybe(
             st.fixed_dictionaries(
                 {"passed": st.booleans()},
-                optional={"value": st.one_of(st.none(), score), "kind": st.just(
-                    "skillsbench_verifier_reward_missing"
-                )},
+                optional={
+                    "value": st.one_of(st.none(), score),
+                    "kind": st.just("skillsbench_verifier_reward_missing"),
+                },
             )
         ),
         "official_score_bool_fallback_used": bools,

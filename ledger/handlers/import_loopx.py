@@ -57,7 +57,9 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
     locations = [[benchmark_key, case_key] for _, benchmark_key, case_key in located]
     source_sha256 = hashlib.sha256(data).hexdigest()
     starts = range(0, len(rows), IMPORT_CHUNK_ROWS)
-    chunks = [(rows[i : i + IMPORT_CHUNK_ROWS], locations[i : i + IMPORT_CHUNK_ROWS]) for i in starts]
+    chunks = [
+        (rows[i : i + IMPORT_CHUNK_ROWS], locations[i : i + IMPORT_CHUNK_ROWS]) for i in starts
+    ]
     events = []
     for index, (chunk, chunk_locations) in enumerate(chunks or [([], [])]):
         events.append(
