@@ -1785,11 +1785,16 @@ def resolve_stored_arm(row: Mapping[str, Any]) -> str:
 
 
 def renormalise_arm(row: dict[str, Any]) -> None:
-    """§6.4 arm rule: explicit and adapter arms are never rewritten; any other stored arm is
-    resolved again as loopx resolves it on load (``resolve_stored_arm``)."""
-    if row.get("arm_source") in ("explicit", "adapter"):
+    """§6.4 arm rule: explicit and adapter arms are never rewritten; an arm benchledger inferred
+    is inferred again (the table may have changed); a stored arm without a source (a loopx row)
+    is resolved as loopx resolves it on load (``resolve_stored_arm``)."""
+    source = row.get("arm_source")
+    if source in ("explicit", "adapter"):
         return
-    arm = resolve_stored_arm(row)
+    if source in ("inferred", "unknown"):
+        arm = infer_arm(row) or "unknown_arm"
+    else:
+        arm = resolve_stored_arm(row)
     row["arm_id"] = arm
     row["arm_source"] = "unknown" if arm == "unknown_arm" else "inferred"
 

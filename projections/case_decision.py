@@ -41,16 +41,16 @@ _NO_UPLIFT_DECISIONS = frozenset(
 )
 _RESEARCH_KIND = {"case_timeout_research": "timeout", "case_exception_research": "exception"}
 
-# [loopx-specific] case routing; benchledger's wording.
+# [loopx-specific] case routing: wording kept from loopx so routed cases read the same.
 _ROUTING_NEXT_ACTION = {
-    "case_exception_research": "review the compact exception attribution and form a case-level "
-    "hypothesis before rerunning this case",
-    "timeout_tier_policy_candidate": "choose a timeout tier and continuation cadence before "
-    "rerunning; keep setup timeouts apart from solver timeouts",
+    "case_exception_research": "inspect compact exception attribution and form a case-level "
+    "intervention hypothesis before rerunning this case",
+    "timeout_tier_policy_candidate": "decide the timeout tier and continuation cadence before "
+    "rerunning; separate setup timeout from solver timeout evidence",
     "case_timeout_research": "inspect the compact timeout context and decide whether this case "
     "needs a longer timeout tier before rerunning it",
-    "bridge_connected_no_uplift": "the bridge is connected: analyse case or solution quality "
-    "instead of relaunching this case as a bridge repair",
+    "bridge_connected_no_uplift": "treat the bridge as connected and analyze case or solution "
+    "quality; do not relaunch this case as a bridge repair",
 }
 
 
