@@ -90,6 +90,18 @@ ARMS = (
     "other_arm",
     "",
 )
+# Arms that make pairs: mostly named baselines and treatments, some product-mode and others.
+PAIRING_ARMS = (
+    "codex_goal_mode_baseline",
+    "hardened_codex_baseline",
+    "baseline",
+    "codex_loopx_treatment",
+    "loopx_automation_loop_treatment",
+    "treatment",
+    "skillsbench_raw_codex_autonomous_max5_baseline",
+    "loopx_product_mode_treatment",
+    "other_arm",
+)
 JOB_NAMES = (
     "terminal_bench_04_hello_world_hardened_codex_baseline",
     "terminal_bench_12_fix_git_codex_loopx_treatment",
@@ -232,6 +244,12 @@ def _mutations() -> dict[str, st.SearchStrategy]:
 def mutated_row(draw: st.DrawFn, run_id: str, benchmark_id: str, case_id: str) -> dict[str, Any]:
     row = copy.deepcopy(draw(st.sampled_from(real_rows())))
     fields = _mutations()
+    # Every row gets an arm, a scope, a score and an archive state drawn here, so that cases
+    # pair arms and reach every decision; then up to ten other fields move.
+    row["arm_id"] = draw(st.sampled_from(PAIRING_ARMS))
+    row["failure_scope"] = draw(st.sampled_from(SCOPES))
+    row["official_score"] = draw(st.sampled_from([0.0, 0.0, 1.0, 0.5, None]))
+    row.update(archive_state=draw(st.sampled_from([None, None, None, "archived"])))
     keys = draw(st.lists(st.sampled_from(sorted(fields)), min_size=2, max_size=10, unique=True))
     for key in keys:
         value = draw(fields[key])
@@ -240,7 +258,7 @@ def mutated_row(draw: st.DrawFn, run_id: str, benchmark_id: str, case_id: str) -
         else:
             row[key] = value
     row.update(run_id=run_id, benchmark_id=benchmark_id, case_id=case_id, case_ids=[case_id])
-    return row
+    return {key: value for key, value in row.items() if value is not None}
 
 
 @st.composite
