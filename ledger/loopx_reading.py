@@ -106,21 +106,15 @@ def _reparse_case(row: dict[str, Any]) -> None:
 
 
 def _reroute(row: dict[str, Any]) -> None:
-    """Recompute the repair route from the stored class and scope.
+    """Recompute the repair route (class, priority, profile) from the stored class and scope.
 
-    When the recomputed class is the stored one, the stored next action and profile stay: they
-    are loopx's own wording for that class. Otherwise benchledger's wording is used.
+    When the recomputed class is the stored one, the stored next action stays: it is loopx's
+    own wording for that class. Otherwise benchledger's wording is used (loopx-compat.md).
     """
     stored = {key: row.pop(key) for key in REPAIR_FIELDS if key in row}
     fields = loopx_repair_fields(row)
-    if (
-        fields
-        and fields["repair_class"] == stored.get("repair_class")
-        and stored.get("next_action")
-    ):
+    if fields and fields["repair_class"] == stored.get("repair_class") and stored.get("next_action"):
         fields["next_action"] = stored["next_action"]
-        if "repair_profile" in stored:
-            fields["repair_profile"] = stored["repair_profile"]
     row.update(fields)
 
 

@@ -201,8 +201,6 @@ def _case_route(row: dict) -> dict:
         return {}
     if route["repair_class"] == row.get("repair_class") and row.get("next_action"):
         route["next_action"] = row["next_action"]
-        if "repair_profile" in row:
-            route["repair_profile"] = row["repair_profile"]
     route["failure_class"] = compact_text(row.get("failure_class"), 120)
     return {key: value for key, value in route.items() if value}
 

@@ -98,6 +98,8 @@ PAIRING_ARMS = (
     "codex_loopx_treatment",
     "loopx_automation_loop_treatment",
     "treatment",
+    "codex_goal_mode_baseline",
+    "codex_loopx_treatment",
     "skillsbench_raw_codex_autonomous_max5_baseline",
     "loopx_product_mode_treatment",
     "other_arm",
@@ -247,8 +249,8 @@ def mutated_row(draw: st.DrawFn, run_id: str, benchmark_id: str, case_id: str) -
     # Every row gets an arm, a scope, a score and an archive state drawn here, so that cases
     # pair arms and reach every decision; then up to ten other fields move.
     row["arm_id"] = draw(st.sampled_from(PAIRING_ARMS))
-    row["failure_scope"] = draw(st.sampled_from(SCOPES))
-    row["official_score"] = draw(st.sampled_from([0.0, 0.0, 1.0, 0.5, None]))
+    row["failure_scope"] = draw(st.sampled_from(SCOPES + ("passed", "case_or_solution") * 3))
+    row["official_score"] = draw(st.sampled_from([0.0, 0.0, 1.0, 1.0, 0.5, None]))
     row.update(archive_state=draw(st.sampled_from([None, None, None, "archived"])))
     keys = draw(st.lists(st.sampled_from(sorted(fields)), min_size=2, max_size=10, unique=True))
     for key in keys:
