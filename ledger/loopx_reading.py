@@ -113,7 +113,11 @@ def _reroute(row: dict[str, Any]) -> None:
     """
     stored = {key: row.pop(key) for key in REPAIR_FIELDS if key in row}
     fields = loopx_repair_fields(row)
-    if fields and fields["repair_class"] == stored.get("repair_class") and stored.get("next_action"):
+    if (
+        fields
+        and fields["repair_class"] == stored.get("repair_class")
+        and stored.get("next_action")
+    ):
         fields["next_action"] = stored["next_action"]
     row.update(fields)
 

@@ -1209,7 +1209,8 @@ def _repair_profile(
 ) -> dict[str, Any] | None:
     """The structured profile of a route; ``loopx_reading`` emits loopx's Codex-specific
     profiles whatever the mode, as loopx does on load."""
-    loopx_mode = loopx_reading or any(token in _str(src.get("mode")) for token in ("codex", "loopx"))
+    mode = _str(src.get("mode"))
+    loopx_mode = loopx_reading or "codex" in mode or "loopx" in mode
     if repair_class in _LOOPX_PROFILES and not loopx_mode:
         return None
     if repair_class not in _PREFLIGHTS:
