@@ -30,7 +30,25 @@ LOOPX_VENV_ENV = "BENCHLEDGER_LOOPX_VENV"
 ROW_ADDITIONS = frozenset({"arm_source"})
 # Values that are benchledger's own wording by design (ledger_v0.md §5.12, §7: "wording is not
 # part of the contract"): the key must be there on both sides, its text may differ.
-WORDING_PATHS = (".next_action",)
+WORDING_PATHS = (".next_action", ".current_evidence_rule", ".duplicate_case_rule")
+# Aggregate fields benchledger adds (docs/loopx-compat.md): the chosen run's arm role, job, mode
+# and rounds, the named selection policy, the rules version, and empty buckets listed as such.
+AGGREGATE_ADDITIONS = frozenset(
+    {
+        "arm_role",
+        "job_name",
+        "mode",
+        "official_score_bool_fallback_used",
+        "first_success_round",
+        "final_round_reward",
+        "best_round_reward",
+        "next_action",
+        "rules_version",
+        "selection",
+        "description",
+        "absolute_paths_recorded",
+    }
+)
 
 
 def _unavailable(reason: str) -> None:
@@ -190,7 +208,7 @@ def first_key_difference(
     if isinstance(ours, dict) and isinstance(theirs, dict):
         for key in sorted(set(ours) | set(theirs)):
             if key not in theirs:
-                if key in additions:
+                if key in additions or _empty_bucket(path, ours[key]):
                     continue
                 return f"{path}.{key}: only in benchledger ({_short(ours[key])})"
             if key not in ours:
@@ -212,6 +230,17 @@ def first_key_difference(
     if type(ours) is not type(theirs) or ours != theirs:
         return f"{path}: benchledger {_short(ours)} != loopx {_short(theirs)}"
     return None
+
+
+def _empty_bucket(path: str, value: Any) -> bool:
+    """benchledger lists every bucket, empty ones included; loopx only the ones it saw."""
+    return path.endswith((".distribution", ".cases_by_bucket")) and value in (0, [])
+
+
+def aggregate_difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str | None:
+    """``run-ledger-aggregate`` payloads compared key for key (additions allowed)."""
+    mine = {key: ours.get(key) for key in ("aggregate", "merge_preview")}
+    return first_key_difference(mine, theirs, additions=AGGREGATE_ADDITIONS)
 
 
 def _short(value: Any) -> str:

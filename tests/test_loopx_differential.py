@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from tests.support_loopx_diff import (
     Oracle,
     Reading,
+    aggregate_difference,
     benchledger_read,
     first_key_difference,
     first_line_difference,
@@ -56,10 +57,44 @@ def assert_same_reading(ours: Reading, loopx: Reading, what: str) -> None:
     assert ours.json_text is not None and loopx.json_text is not None
     difference = first_key_difference(json.loads(ours.json_text), json.loads(loopx.json_text))
     assert difference is None, f"{what}: JSON differs at {difference}"
+    assert len(ours.aggregates) == len(loopx.aggregates)
+    for index, (mine, theirs) in enumerate(zip(ours.aggregates, loopx.aggregates, strict=True)):
+        difference = aggregate_difference(mine, theirs)
+        assert difference is None, f"{what}: aggregate {index} differs at {difference}"
+
+
+def aggregate_options(ledger: Path) -> list[dict]:
+    """Every selection mode over each benchmark of the ledger: best-of-N over its cases (named
+    explicitly: loopx also counts archived-only cases, a deliberate difference), the same with
+    one case marked active, and a target lane with current and backfill patterns."""
+    document = json.loads(ledger.read_text(encoding="utf-8"))
+    options = []
+    for benchmark_id, node in sorted(document["benchmarks"].items()):
+        cases = sorted(node["cases"])
+        options.append({"benchmark_id": benchmark_id, "canonical_case_ids": cases})
+        options.append(
+            {
+                "benchmark_id": benchmark_id,
+                "canonical_case_ids": cases,
+                "active_case_ids": cases[:1],
+            }
+        )
+        options.append(
+            {
+                "benchmark_id": benchmark_id,
+                "canonical_case_ids": cases,
+                "target_lane_id": "lane-a",
+                "target": ["x0", "s0"],
+                "current": ["x1"],
+                "backfill": ["x2", "sized-0000"],
+            }
+        )
+    return options
 
 
 def _both(oracle: Oracle, ledger: Path, workdir: Path) -> tuple[Reading, Reading]:
-    return benchledger_read(ledger, workdir), oracle.read(ledger)
+    options = aggregate_options(ledger)
+    return benchledger_read(ledger, workdir, options), oracle.read(ledger, options)
 
 
 def test_shipped_ledger_reads_as_loopx_normalised_it(tmp_path: Path) -> None:
