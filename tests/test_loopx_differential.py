@@ -132,3 +132,14 @@ def test_mutated_real_rows(oracle: Oracle, tmp_path_factory: pytest.TempPathFact
     ledger = workdir / "ledger.json"
     ledger.write_text(json.dumps(ledger_document(list(cases)), indent=2), encoding="utf-8")
     assert_same_reading(*_both(oracle, ledger, workdir / "ours"), "mutated ledger")
+
+
+def test_where_loopx_refuses_benchledger_answers_one_line(oracle: Oracle, tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text(json.dumps({"schema_version": "other", "benchmarks": {}}), encoding="utf-8")
+    ours, loopx = benchledger_read(ledger, tmp_path / "ours"), oracle.read(ledger)
+    assert loopx.error is not None and "schema_version" in loopx.error
+    assert_same_reading(ours, loopx, "foreign schema")
+    assert (
+        ours.error == "error: benchmark run ledger must use schema_version=benchmark_run_ledger_v0"
+    )
