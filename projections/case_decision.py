@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ledger.row_rules import compact_text, loopx_repair_fields
-from projections.product_mode_pair import is_product_baseline, is_product_treatment, review_pair
+from projections.product_mode_pair import is_product_treatment, product_roles, review_pair
 
 _SUFFIX_BY_REPAIR_CLASS = {
     "runner_setup_timeout": "setup_timeout_repair_required",
@@ -39,6 +39,8 @@ _BRIDGE_LABEL = "worker_bridge_connected_official_score_failure"
 _NO_UPLIFT_DECISIONS = frozenset(
     {"paired_no_score_uplift", "paired_no_score_uplift_case_research_required"}
 )
+_BASELINE, _TREATMENT = frozenset({"baseline"}), frozenset({"treatment"})
+_BOTH, _NEITHER = _BASELINE | _TREATMENT, frozenset()
 _RESEARCH_KIND = {"case_timeout_research": "timeout", "case_exception_research": "exception"}
 
 # [loopx-specific] case routing: wording kept from loopx so routed cases read the same.
@@ -67,12 +69,12 @@ def arm_roles(row: dict) -> frozenset[str]:
     if stored == "other":
         return frozenset()
     arm = str(row.get("arm_id", ""))
-    roles = set()
-    if "baseline" in arm or is_product_baseline(row):
-        roles.add("baseline")
-    if "treatment" in arm or is_product_treatment(row):
-        roles.add("treatment")
-    return frozenset(roles)
+    product_baseline, product_treatment = product_roles(row)
+    baseline = "baseline" in arm or product_baseline
+    treatment = "treatment" in arm or product_treatment
+    if baseline:
+        return _BOTH if treatment else _BASELINE
+    return _TREATMENT if treatment else _NEITHER
 
 
 def arm_role(row: dict) -> str:

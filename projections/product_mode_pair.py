@@ -41,29 +41,40 @@ _REVIEW_FIELDS = (
 )
 
 
-def _identity_tokens(row: dict, *, contract_fields: tuple[str, ...]) -> set[str]:
+def _identity_tokens(row: dict, *, contract_fields: tuple[str, ...]) -> list[str]:
+    """Lower-cased arm, mode, route and loop-contract texts, as loopx compacts them (160)."""
     contract = row.get("benchmark_loop_contract")
-    contract = contract if isinstance(contract, dict) else {}
-    texts = [compact_text(row.get(key)) for key in ("arm_id", "mode", "route")]
-    texts += [compact_text(contract.get(key)) for key in contract_fields]
-    return {text.lower() for text in texts if text}
+    values = [row.get("arm_id"), row.get("mode"), row.get("route")]
+    if isinstance(contract, dict):
+        values += [contract.get(key) for key in contract_fields]
+    tokens = []
+    for value in values:
+        if value is None:
+            continue
+        text = value if type(value) is str and len(value) <= 160 else compact_text(value)
+        if text:
+            tokens.append(text.lower())
+    return tokens
 
 
-def _matches(tokens: set[str], needles: tuple[str, ...]) -> bool:
-    return any(needle.lower() in token for needle in needles for token in tokens)
+def _matches(tokens: list[str], needles: tuple[str, ...]) -> bool:
+    return any(needle in token for needle in needles for token in tokens)
+
+
+def product_roles(row: dict) -> tuple[bool, bool]:
+    """(names the raw-Codex max-5 baseline route, names loopx's product-mode route)."""
+    tokens = _identity_tokens(row, contract_fields=("route", "protocol_id"))
+    return _matches(tokens, BASELINE_TOKENS), _matches(tokens, TREATMENT_TOKENS)
 
 
 def is_product_baseline(row: dict) -> bool:
     """The row names the raw Codex autonomous max-5 route (arm, mode, route or loop contract)."""
-    return _matches(
-        _identity_tokens(row, contract_fields=("route", "protocol_id")), BASELINE_TOKENS
-    )
+    return product_roles(row)[0]
 
 
 def is_product_treatment(row: dict) -> bool:
     """The row names loopx's product-mode route (arm, mode, route or loop contract)."""
-    tokens = _identity_tokens(row, contract_fields=("route", "protocol_id"))
-    return _matches(tokens, TREATMENT_TOKENS)
+    return product_roles(row)[1]
 
 
 def _route_matches(row: dict, needles: tuple[str, ...]) -> bool:
