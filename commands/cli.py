@@ -109,11 +109,18 @@ def _register() -> None:
     from commands import (
         analysis_commands,
         benchmark_commands,
+        compare_commands,
         ledger_commands,
         registry_commands,
     )
 
-    for module in (benchmark_commands, ledger_commands, registry_commands, analysis_commands):
+    for module in (
+        benchmark_commands,
+        ledger_commands,
+        registry_commands,
+        analysis_commands,
+        compare_commands,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 
