@@ -18,8 +18,6 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.conftest import SHARED_DIR
-
 REPO = Path(__file__).resolve().parents[1]
 BENCHMARKS = ("skillsbench@1.1", "terminal-bench@2.0", "swe-marathon")
 UPDATE_POLICY = {
@@ -33,12 +31,8 @@ DELETE = object()  # a mutation that removes the field
 
 
 def real_ledger_path() -> Path:
-    """The shipped real loopx ledger (in the repository once fixtures land, else shared/)."""
-    for base in (REPO / "tests" / "fixtures", SHARED_DIR / "fixtures"):
-        path = base / "loopx-ledger" / "benchmark-run-ledger.json"
-        if path.exists():
-            return path
-    raise FileNotFoundError("real loopx ledger fixture not found")
+    """The real loopx ledger shipped with the tests."""
+    return REPO / "tests" / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
 
 
 @cache

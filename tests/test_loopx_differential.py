@@ -149,3 +149,16 @@ def test_where_loopx_refuses_benchledger_answers_one_line(oracle: Oracle, tmp_pa
     assert (
         ours.error == "error: benchmark run ledger must use schema_version=benchmark_run_ledger_v0"
     )
+
+
+@pytest.mark.parametrize("size", (100, 1000, 10000))
+def test_project_generator_ledger_of_each_size(oracle: Oracle, tmp_path: Path, size: int) -> None:
+    """Ledgers of the project's own generator (bench/make_ledger.py), as written before loopx
+    has normalised them."""
+    from bench import make_ledger
+
+    templates = make_ledger.load_templates(real_ledger_path())
+    rows = [make_ledger.ledger_row(i, templates, 0) for i in range(size)]
+    ledger = tmp_path / f"generated-{size}.json"
+    ledger.write_text(json.dumps(make_ledger.ledger_document(rows), indent=2), encoding="utf-8")
+    assert_same_reading(*_both(oracle, ledger, tmp_path / "ours"), f"generated {size}-row ledger")
