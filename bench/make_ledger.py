@@ -47,7 +47,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from _fixtures import LOOPX_LEDGER
+try:  # run as a script from bench/ (the benchmarks) or imported as bench.make_ledger (tests)
+    from _fixtures import LOOPX_LEDGER
+except ModuleNotFoundError:
+    from bench._fixtures import LOOPX_LEDGER
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 RUN_SCHEMA = "benchmark_run_v0"

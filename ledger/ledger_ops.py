@@ -22,6 +22,7 @@ from ledger.row_rules import (
     _as_number,
     _attempt_flag,
     build_row,
+    compact_text,
     countability,
     drift_signature,
     earlier_timestamp,
@@ -606,33 +607,77 @@ _PRIVACY_FLAGS = {
     "raw_task_text_recorded": False,
     "absolute_paths_recorded": False,
 }
+# loopx 0.4.8's case summary fields, then benchledger's additions (arm role, job, mode, rounds,
+# next action).
 _CASE_BEST_FIELDS = (
     "run_id",
+    "recorded_at",
     "benchmark_id",
     "case_id",
-    "arm_id",
-    "arm_role",
     "run_group_id",
-    "job_name",
-    "mode",
-    "recorded_at",
+    "arm_id",
+    "route",
+    "artifact_refs",
     "status",
     "score_status",
     "official_score",
     "official_passed",
-    "official_score_bool_fallback_used",
-    "artifact_refs",
     "round_reward_count",
     "round_success_observed",
+    "max_rounds_budget",
+    "app_server_goal_round_semantics",
+    "native_goal_session_policy",
+    "max_rounds_budget_applies_to",
+    "native_goal_initial_turn_budget",
+    "native_goal_same_thread_followup_budget",
+    "native_goal_independent_attempt_budget",
+    "native_goal_fresh_thread_per_independent_attempt",
+    "native_goal_official_reward_feedback_forwarded_to_worker",
+    "native_goal_verifier_output_forwarded_to_worker",
+    "official_feedback_blinded",
+    "reward_feedback_forwarded",
+    "failure_class",
+    "failure_scope",
+    "failure_labels",
+    "score_failure_attribution",
+    "failure_attribution_labels",
+    "attempt_lifecycle_phase",
+    "attempt_failure_label",
+    "attempt_failure_class",
+    "runner_return_status",
+    "runner_score_recovered_from_verifier_artifact",
+    "verifier_reward_artifact_recovery_status",
+    "verifier_reward_artifact_recovered",
+    "official_result_json_materialized",
+    "solution_quality_signals",
+    "task_setup_preflight",
+    "task_staging",
+    "repair_class",
+    "repair_priority",
+    # benchledger additions
+    "arm_role",
+    "job_name",
+    "mode",
+    "official_score_bool_fallback_used",
     "first_success_round",
     "final_round_reward",
     "best_round_reward",
-    "failure_class",
-    "failure_scope",
-    "score_failure_attribution",
-    "repair_priority",
-    "repair_class",
     "next_action",
+)
+_LANE_SOURCES = (
+    "current_countable",
+    "backfill_countable",
+    "current_noncountable",
+    "backfill_noncountable",
+    "missing",
+)
+CURRENT_EVIDENCE_RULE = (
+    "a target-lane run is current evidence unless it matches a backfill pattern, or, when "
+    "current patterns are given, unless it matches none of them"
+)
+DUPLICATE_CASE_RULE = (
+    "a countable current official score wins; a countable backfill score is used only when "
+    "no countable current evidence exists"
 )
 
 
@@ -660,6 +705,8 @@ class _Judged:
 
 
 def effective_failure_class(row: Mapping[str, Any], labels: list[str] | None = None) -> str:
+    """The first meaningful failure text of a row (its class, attribution, attempt class or
+    label, first blocker), else its first failure label."""
     for key in (
         "failure_class",
         "score_failure_attribution",
@@ -667,13 +714,25 @@ def effective_failure_class(row: Mapping[str, Any], labels: list[str] | None = N
         "attempt_failure_label",
         "first_blocker",
     ):
-        value = row.get(key)
-        if isinstance(value, str) and value and value not in ("none", "None", "null"):
+        value = compact_text(row.get(key), 120)
+        if value and value not in ("none", "None", "null"):
             return value
-    for label in labels if labels is not None else labels_of(row):
-        if label and label not in ("none", "None", "null"):
+    for label in _failure_labels(row):
+        if label not in ("none", "None", "null"):
             return label
     return ""
+
+
+def _failure_labels(row: Mapping[str, Any]) -> list[str]:
+    """``failure_labels`` then ``failure_attribution_labels`` (16 each), de-duplicated."""
+    out: list[str] = []
+    for key in ("failure_labels", "failure_attribution_labels"):
+        value = row.get(key)
+        items = [compact_text(item) for item in value] if isinstance(value, list) else []
+        for label in [item for item in items if item][:16]:
+            if label not in out:
+                out.append(label)
+    return out
 
 
 def _stored_countability(row: dict) -> tuple[bool, str]:
@@ -683,6 +742,9 @@ def _stored_countability(row: dict) -> tuple[bool, str]:
     reason = row.get("official_score_countability_reason")
     if row.get("rules_version") == RULES_VERSION and isinstance(countable, bool) and reason:
         return countable, str(reason)
+    if not row.get("rules_version"):  # a loopx row: loopx's checks, as its aggregate applies them
+        countable, reason, _ = countability(row, loopx_reading=True)
+        return countable, reason
     countable, reason, _ = countability(
         row, status=str(row.get("status") or ""), scope=str(row.get("failure_scope") or "")
     )
@@ -814,9 +876,10 @@ def _case_summary(judged: _Judged | None, lane_source: str | None) -> dict[str, 
                 "bucket": judged.bucket,
                 "official_score_countable": judged.countable,
                 "official_score_countability_reason": judged.reason,
-                "effective_failure_class": judged.effective_class,
             }
         )
+        if judged.effective_class:
+            summary["effective_failure_class"] = judged.effective_class
         if judged.bucket in COUNTABLE_BUCKETS:
             summary["countable_score"] = judged.score
     if lane_source is not None:
@@ -919,7 +982,12 @@ def _aggregate_payload(
             "accepted_case_ids": accepted,
             "missing_case_ids": missing,
             "blocked_uncountable_case_ids": blocked,
+            "active_case_ids": active,
+            "runnable_missing_case_ids": runnable_missing,
+            "runnable_blocked_uncountable_case_ids": runnable_blocked,
+            "runnable_case_ids": runnable,
             **_PRIVACY_FLAGS,
+            "source_paths_recorded": False,
         },
         "accepted_case_ids": accepted,
         "missing_case_ids": missing,
@@ -930,7 +998,7 @@ def _aggregate_payload(
         "runnable_case_ids": runnable,
         "case_best": case_best,
         "deduped_run_count": len(run_ids),
-        "source_ledger_files": list(source_ledger_files),
+        "source_ledger_files": len(source_ledger_files),
         "selection_policy": _selection_policy(policy, lanes, lane_counts),
         "rules_version": RULES_VERSION,
     }
@@ -975,6 +1043,8 @@ def _selection_policy(policy: str, lanes: TargetLanes, lane_counts: dict[str, in
     rule = _POLICY_RULES[policy]
     if lanes.enabled:
         rule = "target_lane_current_countable_wins_backfill_fills_missing"
+    counts = {name: 0 for name in _LANE_SOURCES}
+    counts.update(lane_counts)
     return {
         "schema_version": "benchmark_run_ledger_current_selection_policy_v0",
         "selection": policy,
@@ -982,26 +1052,37 @@ def _selection_policy(policy: str, lanes: TargetLanes, lane_counts: dict[str, in
         "description": _POLICY_DESCRIPTIONS[policy],
         "bucket_precedence": list(BUCKET_PRECEDENCE),
         **_PRIVACY_FLAGS,
+        "source_paths_recorded": False,
         "target_lane": {
             "enabled": lanes.enabled,
-            "lane_id": lanes.lane_id,
-            "target_run_group_contains": list(lanes.target),
-            "current_run_group_contains": list(lanes.current),
-            "backfill_run_group_contains": list(lanes.backfill),
-            "case_source_counts": dict(sorted(lane_counts.items())),
+            "lane_id": compact_text(lanes.lane_id, 120),
+            "target_run_group_contains": _lane_patterns(lanes.target),
+            "current_run_group_contains": _lane_patterns(lanes.current),
+            "backfill_run_group_contains": _lane_patterns(lanes.backfill),
+            "case_source_counts": counts,
+            "current_evidence_rule": CURRENT_EVIDENCE_RULE,
+            "duplicate_case_rule": DUPLICATE_CASE_RULE,
         },
     }
 
 
-def aggregate_merge_preview(merge: MergeResult, unique_source_path_count: int) -> dict:
-    """The CLI's ``merge_preview`` block, from the in-memory merge of the aggregate's sources."""
+def _lane_patterns(patterns: Iterable[str]) -> list[str]:
+    return [text for text in (compact_text(p, 120) for p in patterns) if text]
+
+
+def aggregate_merge_preview(
+    merge: MergeResult, unique_source_path_count: int, primary: tuple[int, int] | None = None
+) -> dict:
+    """The CLI's ``merge_preview`` block. As in loopx, the primary ledger counts as the first
+    source: ``primary`` is its (row count, rows of the benchmark), ``None`` when it has none."""
+    ledgers, runs, considered = (1, *primary) if primary is not None else (0, 0, 0)
     return {
         "schema_version": "benchmark_run_ledger_aggregate_source_merge_v0",
-        "source_ledger_count": merge.payload.get("source_ledger_count", 0),
-        "source_run_count": merge.payload.get("source_run_count", 0),
-        "considered_run_count": merge.payload.get("considered_run_count", 0),
+        "source_ledger_count": ledgers + merge.payload.get("source_ledger_count", 0),
+        "source_run_count": runs + merge.payload.get("source_run_count", 0),
+        "considered_run_count": considered + merge.payload.get("considered_run_count", 0),
         "source_paths_recorded": False,
-        "unique_source_path_count": unique_source_path_count,
+        "unique_source_path_count": ledgers + unique_source_path_count,
     }
 
 

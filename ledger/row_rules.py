@@ -94,6 +94,17 @@ def _drop_empty(row: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in row.items() if not _is_empty(value)}
 
 
+def compact_text(value: Any, limit: int = 160) -> str:
+    """loopx's reading of a stored text: whitespace collapsed, cut to ``limit`` with ``...``.
+
+    No safety filter: it reads rows already written, it never writes new text.
+    """
+    if value is None:
+        return ""
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+
+
 # ---------------------------------------------------------------------------------------------
 # Public-safety filter and ledger text compaction
 # ---------------------------------------------------------------------------------------------
@@ -236,12 +247,26 @@ def _route_of(src: Mapping[str, Any]) -> str:
 
 def infer_arm(src: Mapping[str, Any]) -> str | None:
     """[loopx-specific] arm inference from mode, route and job name (§5.3 table)."""
-    mode, route, job = _str(src.get("mode")), _route_of(src), _str(src.get("job_name"))
+    mode = _str(src.get("mode"))
+    arm = _inferred_arm(src, mode, _route_of(src), _str(src.get("job_name")))
+    return arm or ledger_text(mode, 120)
+
+
+def loopx_arm_inference(row: Mapping[str, Any]) -> str:
+    """The same table as loopx applies it to a stored row: compacted texts, the top-level
+    route only, and the mode (else ``unknown_arm``) when nothing else matches."""
+    mode = compact_text(row.get("mode"), 120)
+    route = compact_text(row.get("route"), 120)
+    arm = _inferred_arm(row, mode, route, compact_text(row.get("job_name"), 160))
+    return arm or mode or "unknown_arm"
+
+
+def _inferred_arm(src: Mapping[str, Any], mode: str, route: str, job: str) -> str | None:
     if (
         route in _HISTORICAL_ROUTES
         or mode in _HISTORICAL_MODES
         or src.get("historical_route_read_only") is True
-        or src.get("skillsbench_route_semantics") == HISTORICAL_ARM
+        or compact_text(src.get("skillsbench_route_semantics"), 120) == HISTORICAL_ARM
     ):
         return HISTORICAL_ARM
     by_mode = _arm_from_mode(mode)
@@ -254,7 +279,7 @@ def infer_arm(src: Mapping[str, Any]) -> str | None:
         return "baseline"
     if job.endswith("_treatment") or "_treatment_" in job:
         return "treatment"
-    return ledger_text(mode, 120)
+    return None
 
 
 def _arm_from_mode(mode: str) -> str | None:
@@ -361,7 +386,7 @@ def _label_list(src: Mapping[str, Any]) -> list[str]:
 def _lower_labels(src: Mapping[str, Any]) -> list[str]:
     """The label set of the fallback guard (§5.6): named texts plus the label lists."""
     labels = [
-        _str(src.get(key)).lower()
+        compact_text(src.get(key), 180).lower()
         for key in (
             "repair_class",
             "score_failure_attribution",
@@ -370,7 +395,10 @@ def _lower_labels(src: Mapping[str, Any]) -> list[str]:
             "runner_return_status",
         )
     ]
-    labels.extend(item.lower() for item in _label_list(src))
+    for key in ("failure_labels", "failure_attribution_labels", "setup_blockers"):
+        value = src.get(key)
+        items = value[:16] if isinstance(value, list) else []
+        labels.extend(compact_text(item, 180).lower() for item in items)
     return [label for label in labels if label]
 
 
@@ -393,16 +421,20 @@ def round_success_observed(src: Mapping[str, Any]) -> bool:
 
 
 def _score_status_input(src: Mapping[str, Any]) -> str:
-    return _str(src.get("official_score_status")) or _str(src.get("score_status"))
+    return compact_text(src.get("official_score_status") or src.get("score_status"), 80)
 
 
-def fallback_candidate(src: Mapping[str, Any]) -> bool:
-    ots = _dict(src.get("official_task_score"))
-    if (
+def _ots_verdict_only(src: Mapping[str, Any], ots: Mapping[str, Any]) -> bool:
+    """The record has a pass/fail verdict but no numeric score anywhere."""
+    return (
         isinstance(ots.get("passed"), bool)
         and _as_number(ots.get("value")) is None
         and _as_number(src.get("official_score")) is None
-    ):
+    )
+
+
+def fallback_candidate(src: Mapping[str, Any]) -> bool:
+    if _ots_verdict_only(src, _dict(src.get("official_task_score"))):
         return True
     return src.get("official_score_bool_fallback_used") is True and isinstance(
         _first_bool(src, "official_passed", "passed"), bool
@@ -712,37 +744,63 @@ _UNCOUNTABLE_TEXT_KEYS = (
     "first_blocker",
     "runner_return_status",
 )
+_COUNTABLE_SCORE_STATUSES = frozenset({"completed", "passed", "failed"})
+
+
+def _score_float(value: Any) -> float | None:
+    """A score as the countability checks read it: numbers and numeric strings, as float."""
+    number = _as_number(value)
+    return None if number is None else float(number)
 
 
 def countability(
-    src: Mapping[str, Any], *, status: str, scope: str
-) -> tuple[bool, str, int | float | None]:
-    """(countable, reason, score) — the reason is the first failed check of §5.11."""
-    if status not in COUNTABLE_STATUSES:
+    src: Mapping[str, Any],
+    *,
+    status: str | None = None,
+    scope: str | None = None,
+    loopx_reading: bool = False,
+) -> tuple[bool, str, float | None]:
+    """(countable, reason, score) — the reason is the first failed check of §5.11.
+
+    ``loopx_reading``: the checks exactly as loopx 0.4.8 applies them on load, without
+    benchledger's two additions (the run-status gate and the partial-coverage reason).
+    ``scope`` overrides the row's stored ``failure_scope`` (rows being built have none yet).
+    """
+    if scope is not None:
+        src = ChainMap({"failure_scope": scope}, src)  # type: ignore[arg-type]
+    if not loopx_reading and (status if status is not None else _str(src.get("status"))) not in (
+        COUNTABLE_STATUSES
+    ):
         return False, "run_not_completed", None
     ots = _dict(src.get("official_task_score"))
     allowed = fallback_allowed(src)
-    score = _as_number(src.get("official_score"))
+    score = _score_float(src.get("official_score"))
     if score is None:
-        score = _as_number(ots.get("value"))
+        score = _score_float(ots.get("value"))
     if score is None and allowed:
         verdict = _fallback_verdict(src, ots)
         score = None if verdict is None else (1.0 if verdict else 0.0)
     if score is None:
         return False, "score_missing", None
-    if fallback_candidate(src) and not allowed:
+    if (_ots_verdict_only(src, ots) or src.get("official_score_bool_fallback_used") is True) and (
+        not allowed
+    ):
         return False, "official_score_bool_fallback_not_allowed", None
     completed_pass = _completed_task_pass(src, score, ots)
-    if not completed_pass and _attempt_not_countable(src, scope, ots, allowed):
+    if not completed_pass and _attempt_not_countable(src, ots, allowed):
         return False, "official_score_attempt_not_countable", None
     score_status = _score_status_input(src)
     if score_status == "missing" and allowed:
-        score_status = "passed" if _first_bool(src, "official_passed") else "failed"
-    if score_status not in ("completed", "passed", "failed"):
+        score_status = "failed" if score < 1 else "passed"
+    if score_status and score_status not in _COUNTABLE_SCORE_STATUSES:
         return False, "official_score_status_not_countable", None
     if not completed_pass and _mentions_uncountable(src):
         return False, "uncountable_attribution", None
-    return True, _countable_reason(src, completed_pass), score
+    if completed_pass:
+        return True, "countable_completed_task_attempt_pass", score
+    if not loopx_reading and _partial_attempt_coverage(src):
+        return True, "countable_partial_attempt_coverage", score
+    return True, "countable_official_score", score
 
 
 def _completed_task_pass(src: Mapping[str, Any], score: float, ots: Mapping[str, Any]) -> bool:
@@ -755,56 +813,64 @@ def _completed_task_pass(src: Mapping[str, Any], score: float, ots: Mapping[str,
     )
 
 
-def _attempt_not_countable(
-    src: Mapping[str, Any], scope: str, ots: Mapping[str, Any], allowed: bool
-) -> bool:
-    if ots.get("kind") == "skillsbench_verifier_reward_missing" and ots.get("value") is None:
-        return True
-    flag = _attempt_flag(src, "official_score_attempt_countable")
-    if flag is False and not allowed:
+def _attempt_not_countable(src: Mapping[str, Any], ots: Mapping[str, Any], allowed: bool) -> bool:
+    if (
+        compact_text(ots.get("kind"), 120) == "skillsbench_verifier_reward_missing"
+        and _as_number(ots.get("value")) is None
+    ):
         return True
     accounting = _dict(src.get("attempt_accounting"))
-    phase = _str(src.get("attempt_lifecycle_phase")) or _str(accounting.get("lifecycle_phase"))
+    flag = src.get("official_score_attempt_countable")
+    if flag is None:
+        flag = accounting.get("official_score_attempt_countable")
+    if flag is False and not allowed:
+        return True
+    phase = compact_text(
+        src.get("attempt_lifecycle_phase") or accounting.get("lifecycle_phase"), 120
+    )
     if flag is True and phase == "verifier_scored":
         return False
+    scope = compact_text(src.get("failure_scope"), 120)
     if scope == "verifier_or_infra":
         return True
     if scope != "runner_or_setup" or phase not in _NOT_COUNTABLE_PHASES:
         return False
-    attempt_class = _first_class_text(src, accounting)
+    attempt_class = compact_text(
+        src.get("score_failure_attribution")
+        or src.get("failure_class")
+        or accounting.get("failure_class")
+        or accounting.get("failure_label"),
+        180,
+    ).lower()
     return any(token in attempt_class for token in _ATTEMPT_CLASS_TOKENS)
-
-
-def _first_class_text(src: Mapping[str, Any], accounting: Mapping[str, Any]) -> str:
-    for value in (
-        src.get("score_failure_attribution"),
-        src.get("failure_class"),
-        src.get("attempt_failure_class") or accounting.get("failure_class"),
-        src.get("attempt_failure_label") or accounting.get("failure_label"),
-    ):
-        text = _str(value).lower()
-        if text and text not in ("none", "null"):
-            return text
-    return ""
 
 
 def _mentions_uncountable(src: Mapping[str, Any]) -> bool:
     accounting = _dict(src.get("attempt_accounting"))
-    texts = [_str(src.get(key)) for key in _UNCOUNTABLE_TEXT_KEYS]
-    texts += [_str(accounting.get("failure_label")), _str(accounting.get("failure_class"))]
-    texts += _label_list(src)
+    texts = [compact_text(src.get(key), 180) for key in _UNCOUNTABLE_TEXT_KEYS]
+    for key in ("failure_labels", "failure_attribution_labels", "setup_blockers"):
+        texts += _compact_items(src.get(key), 16)
+    texts += [compact_text(accounting.get(key), 180) for key in ("failure_label", "failure_class")]
     return any("uncountable" in text.lower() for text in texts)
 
 
-def _countable_reason(src: Mapping[str, Any], completed_pass: bool) -> str:
-    if completed_pass:
-        return "countable_completed_task_attempt_pass"
+def _compact_items(value: Any, max_items: int) -> list[str]:
+    """The first ``max_items`` non-empty compacted items of a list (loopx's label reading)."""
+    out: list[str] = []
+    for item in value if isinstance(value, list) else []:
+        text = compact_text(item)
+        if text:
+            out.append(text)
+        if len(out) >= max_items:
+            break
+    return out
+
+
+def _partial_attempt_coverage(src: Mapping[str, Any]) -> bool:
     aggregation = _dict(src.get("score_aggregation"))
     scored = src.get("scored_attempt_count", aggregation.get("scored_attempt_count"))
     unscored = src.get("unscored_attempt_count", aggregation.get("unscored_attempt_count"))
-    if _is_pos_int(scored) and _is_pos_int(unscored):
-        return "countable_partial_attempt_coverage"
-    return "countable_official_score"
+    return _is_pos_int(scored) and _is_pos_int(unscored)
 
 
 def countability_fields(src: Mapping[str, Any], *, status: str, scope: str) -> dict[str, Any]:
@@ -943,7 +1009,8 @@ _PREFLIGHTS = {
     ],
     "runner_model_access": ["codex_cli_minimal_model_probe"],
     "skillsbench_codex_acp_post_success_finalization": [
-        "codex_acp_post_success_finalization_preflight",
+        "round_reward_trace.success_observed",
+        "codex_acp_runtime_launch_preflight",
         "skillsbench_compact_failure_class",
     ],
     "skillsbench_codex_acp_runtime_preflight": [
@@ -954,6 +1021,22 @@ _PREFLIGHTS = {
     "skillsbench_setup_preflight_selection": [
         "skillsbench_task_setup_preflight",
         "task_staging.bootstrap_light_preflight_blocked",
+    ],
+    "skillsbench_verifier_bootstrap_preflight_selection": [
+        "skillsbench_task_setup_preflight",
+        "verifier_bootstrap_risk_detected",
+        "task_staging.verifier_bootstrap_risk_preflight_blocked",
+    ],
+    "skillsbench_task_source_preflight_selection": [
+        "skillsbench_task_setup_preflight",
+        "canonical_task_present",
+        "nearest_canonical_task_ids",
+    ],
+    "skillsbench_task_source_excluded": [
+        "skillsbench_task_setup_preflight",
+        "task_excluded_from_formal_tasks",
+        "registry_source_kind=tasks_extra",
+        "registry_excluded=true",
     ],
     "runner_result_finalization": [
         "post_launch_compact_polling_contract",
@@ -976,15 +1059,42 @@ _PRIORITY = {"P0", "P1"}
 
 def _route_class(failure_class: str, src: Mapping[str, Any]) -> str:
     if failure_class in _PRE_AGENT_CLASSES:
-        attribution = _str(src.get("score_failure_attribution"))
+        attribution = compact_text(src.get("score_failure_attribution"), 120)
         if attribution in _PREFLIGHT_ATTRIBUTIONS:
             return attribution
     return failure_class
 
 
-def repair_class_for(failure_class: str, scope: str, src: Mapping[str, Any]) -> tuple[str, str]:
-    """(priority, repair_class), or ("", "") when the class has no repair route (§5.12)."""
+# Routes benchledger adds to loopx's table (§5.12 "(new)"): loopx 0.4.8 leaves these unrouted.
+_BENCHLEDGER_ROUTED_CLASSES = frozenset(
+    {
+        "model_provider_failure_before_solution_attempt",
+        "run_incomplete",
+        "run_result_corrupt",
+        "agent_idle_timeout_before_solution_completion",
+        "agent_budget_exhausted_before_solution_completion",
+        "agent_refused_task",
+        "run_cancelled",
+    }
+)
+
+
+def repair_class_for(
+    failure_class: str,
+    scope: str,
+    src: Mapping[str, Any],
+    *,
+    loopx_only: bool = False,
+    round_success: bool | None = None,
+) -> tuple[str, str]:
+    """(priority, repair_class), or ("", "") when the class has no repair route (§5.12).
+
+    ``loopx_only``: loopx 0.4.8's table, without the routes benchledger adds.
+    ``round_success``: whether a round succeeded, when the caller has already read it.
+    """
     cls = _route_class(failure_class, src)
+    if loopx_only and cls in _BENCHLEDGER_ROUTED_CLASSES:
+        cls = ""
     if cls.startswith("codex_cli_") or cls.startswith("worker_install_failed"):
         return "P0", "runner_codex_cli_materialization"
     if cls == "environment_setup_failed_before_worker":
@@ -994,10 +1104,14 @@ def repair_class_for(failure_class: str, scope: str, src: Mapping[str, Any]) -> 
     if cls in _MODEL_ACCESS_CLASSES:
         return "P0", "runner_model_access"
     if cls.startswith("skillsbench_codex_acp_"):
-        if round_success_observed(src) and src.get("codex_acp_runtime_preflight_passed") is True:
+        succeeded = round_success_observed(src) if round_success is None else round_success
+        if succeeded and src.get("codex_acp_runtime_preflight_passed") is True:
             return "P0", "skillsbench_codex_acp_post_success_finalization"
         return "P0", "skillsbench_codex_acp_runtime_preflight"
-    return _repair_class_tail(cls, scope)
+    priority, repair_class = _repair_class_tail(cls, scope)
+    if loopx_only and repair_class == "runner_or_setup_triage":
+        return "", ""
+    return priority, repair_class
 
 
 def _repair_class_tail(cls: str, scope: str) -> tuple[str, str]:
@@ -1040,8 +1154,13 @@ def _repair_class_tail(cls: str, scope: str) -> tuple[str, str]:
     return "", ""
 
 
-def _repair_profile(repair_class: str, src: Mapping[str, Any]) -> dict[str, Any] | None:
-    loopx_mode = any(token in _str(src.get("mode")) for token in ("codex", "loopx"))
+def _repair_profile(
+    repair_class: str, src: Mapping[str, Any], *, loopx_reading: bool = False
+) -> dict[str, Any] | None:
+    """The structured profile of a route; ``loopx_reading`` emits loopx's Codex-specific
+    profiles whatever the mode, as loopx does on load."""
+    mode = _str(src.get("mode"))
+    loopx_mode = loopx_reading or "codex" in mode or "loopx" in mode
     if repair_class in _LOOPX_PROFILES and not loopx_mode:
         return None
     if repair_class not in _PREFLIGHTS:
@@ -1064,9 +1183,8 @@ def _repair_profile(repair_class: str, src: Mapping[str, Any]) -> dict[str, Any]
             "codex_install_strategy": "runtime_install_if_missing"
         }
     if repair_class == "runner_model_access":
-        blocked = ledger_text(src.get("agent_model"), 120)
-        if blocked:
-            profile["blocked_model_route"] = blocked
+        blocked = compact_text(src.get("agent_model"), 120)
+        profile["blocked_model_route"] = blocked
         if loopx_mode:
             profile["recommended_model_route"] = (
                 "current_local_codex_config_model_after_probe"
@@ -1080,6 +1198,12 @@ def _repair_profile(repair_class: str, src: Mapping[str, Any]) -> dict[str, Any]
 
 def repair_fields(failure_class: str, scope: str, src: Mapping[str, Any]) -> dict[str, Any]:
     priority, repair_class = repair_class_for(failure_class, scope, src)
+    return _route_fields(priority, repair_class, src)
+
+
+def _route_fields(
+    priority: str, repair_class: str, src: Mapping[str, Any], *, loopx_reading: bool = False
+) -> dict[str, Any]:
     if not repair_class:
         return {}
     fields: dict[str, Any] = {
@@ -1087,10 +1211,29 @@ def repair_fields(failure_class: str, scope: str, src: Mapping[str, Any]) -> dic
         "repair_class": repair_class,
         "next_action": _NEXT_ACTIONS[repair_class],
     }
-    profile = _repair_profile(repair_class, src)
+    profile = _repair_profile(repair_class, src, loopx_reading=loopx_reading)
     if profile is not None:
         fields["repair_profile"] = profile
     return fields
+
+
+def loopx_repair_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The route loopx recomputes when it loads a stored row: from the stored class and scope,
+    loopx's table only, a round success read from the row's own round fields."""
+    round_success = (
+        row.get("round_success_observed") is True
+        or row.get("first_success_round") is not None
+        or row.get("best_round_passed") is True
+        or row.get("final_round_passed") is True
+    )
+    priority, repair_class = repair_class_for(
+        compact_text(row.get("failure_class"), 120),
+        compact_text(row.get("failure_scope"), 80),
+        row,
+        loopx_only=True,
+        round_success=round_success,
+    )
+    return _route_fields(priority, repair_class, row, loopx_reading=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1587,22 +1730,39 @@ def _outcome_part(
     return out
 
 
-def _renormalised_arm(row: dict[str, Any]) -> None:
-    """§6.4 arm rule: explicit and adapter arms are never rewritten.
+# The generic arms loopx replaces with a more specific inferred arm whenever it has one.
+GENERIC_ARMS = frozenset({"baseline", "treatment"})
 
-    A legacy row (no ``arm_source``) keeps its stored arm unless inference marks the route as
-    historical — exactly what loopx's normaliser does, so imported ledgers keep their arms.
+
+def resolve_stored_arm(row: Mapping[str, Any]) -> str:
+    """The arm of a stored row that has no explicit or adapter source, as loopx reads it.
+
+    A historical (non-product) route always wins, because such rows must never be paired; a
+    bare ``baseline``/``treatment`` gives way to a more specific inferred arm; otherwise the
+    stored arm stands, and only a row without one takes the inferred arm.
     """
+    inferred = loopx_arm_inference(row)
+    if inferred == HISTORICAL_ARM:
+        return inferred
+    stored = compact_text(row.get("arm_id"), 120)
+    if stored in GENERIC_ARMS and inferred != "unknown_arm":
+        return inferred
+    return stored or inferred
+
+
+def renormalise_arm(row: dict[str, Any]) -> None:
+    """§6.4 arm rule: explicit and adapter arms are never rewritten; an arm benchledger inferred
+    is inferred again (the table may have changed); a stored arm without a source (a loopx row)
+    is resolved as loopx resolves it on load (``resolve_stored_arm``)."""
     source = row.get("arm_source")
     if source in ("explicit", "adapter"):
         return
-    inferred = infer_arm(row)
-    if source == "inferred":
-        row["arm_id"] = inferred or "unknown_arm"
-        row["arm_source"] = "inferred" if inferred else "unknown"
-    elif inferred == HISTORICAL_ARM or not _str(row.get("arm_id")):
-        row["arm_id"] = inferred or "unknown_arm"
-        row["arm_source"] = "inferred" if inferred else "unknown"
+    if source in ("inferred", "unknown"):
+        arm = infer_arm(row) or "unknown_arm"
+    else:
+        arm = resolve_stored_arm(row)
+    row["arm_id"] = arm
+    row["arm_source"] = "unknown" if arm == "unknown_arm" else "inferred"
 
 
 def normalize_row(row: dict, *, benchmark_key: str | None = None) -> dict:
@@ -1611,7 +1771,7 @@ def normalize_row(row: dict, *, benchmark_key: str | None = None) -> dict:
     if not _str(out.get("benchmark_id")) and benchmark_key:
         out["benchmark_id"] = benchmark_key
     _renormalised_case(out)
-    _renormalised_arm(out)
+    renormalise_arm(out)
     if out.get("arm_role") not in ("baseline", "treatment", "other"):
         out["arm_role"] = derive_arm_role({**out, "arm_role": None}, _str(out.get("arm_id")))
     has_score = _as_number(out.get("official_score")) is not None

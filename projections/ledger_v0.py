@@ -23,6 +23,8 @@ import orjson
 
 from ledger.jsonfmt import json_like_stdlib
 from ledger.markdown import code_span, has_markdown_syntax, table_code, table_text
+from ledger.row_rules import compact_text
+from projections.case_decision import arm_role, latest_decision
 
 SCHEMA_VERSION = "benchmark_run_ledger_v0"
 ARCHIVED = "archived"
@@ -204,302 +206,8 @@ def _instant(value: object) -> float:
 # latest_decision (§7)
 # --------------------------------------------------------------------------------------------
 
-_SUFFIX_BY_REPAIR_CLASS = {
-    "runner_setup_timeout": "setup_timeout_repair_required",
-    "benchmark_environment_setup_contract": "environment_setup_repair_required",
-    "runner_model_access": "model_access_repair_required",
-    "runner_result_materialization": "result_materialization_repair_required",
-    "runner_result_finalization": "result_finalization_repair_required",
-    "skillsbench_codex_acp_runtime_preflight": "codex_acp_runtime_preflight_required",
-    "skillsbench_codex_acp_post_success_finalization": (
-        "codex_acp_post_success_finalization_required"
-    ),
-    "skillsbench_setup_preflight_selection": "setup_preflight_selection_required",
-    "skillsbench_verifier_bootstrap_preflight_selection": (
-        "verifier_bootstrap_preflight_selection_required"
-    ),
-    "skillsbench_task_source_preflight_selection": "task_source_preflight_selection_required",
-    "skillsbench_task_source_excluded": "task_source_excluded_from_formal_scoring",
-    "worker_verifier_alignment": "worker_verifier_alignment_required",
-    "verifier_or_infra_repair": "verifier_or_infra_repair_required",
-    "run_rerun_required": "rerun_required",
-}
-_DEFAULT_SUFFIX = "runner_or_setup_repair_required"
-_RUNNER_SCOPES = ("runner_or_setup", "score_missing")
-_REPAIR_FIELDS = ("repair_priority", "repair_class", "failure_class", "next_action")
-_BRIDGE_LABEL = "worker_bridge_connected_official_score_failure"
-_NEXT_ACTION_LIMIT = 220
-
-# [loopx-specific] case routing: wording kept from loopx so routed cases read the same.
-_ROUTING_NEXT_ACTION = {
-    "case_exception_research": "inspect compact exception attribution and form a case-level "
-    "intervention hypothesis before rerunning this case",
-    "timeout_tier_policy_candidate": "decide the timeout tier and continuation cadence before "
-    "rerunning; separate setup timeout from solver timeout evidence",
-    "case_timeout_research": "inspect the compact timeout context and decide whether this case "
-    "needs a longer timeout tier before rerunning it",
-    "bridge_connected_no_uplift": "treat the bridge as connected and analyze case or solution "
-    "quality; do not relaunch this case as a bridge repair",
-}
-
-
-def latest_decision(active_rows_sorted: list[dict], *, archived_run_count: int = 0) -> dict:
-    """Decide what a case needs next from its active rows (already in §6.3 order).
-
-    Only the latest baseline and the latest treatment drive a paired decision, so an old failure
-    that was since repaired no longer asks for repair. ``archived_run_count`` only tells an
-    archived-only case from an empty one.
-    """
-    if not active_rows_sorted:
-        if archived_run_count > 0:
-            return {"decision": "archived_only", "archived_run_count": archived_run_count}
-        return {"decision": "no_runs_recorded"}
-    baseline = treatment = None
-    for row in active_rows_sorted:
-        role = arm_role(row)
-        if role == "baseline":
-            baseline = row
-        elif role == "treatment":
-            treatment = row
-    if baseline is not None and treatment is not None:
-        decision = _paired_decision(baseline, treatment)
-    elif baseline is not None:
-        decision = _baseline_decision(baseline)
-    else:
-        decision = {
-            "decision": "single_arm_recorded",
-            "latest_run_id": active_rows_sorted[-1].get("run_id"),
-        }
-    routing = _case_routing(active_rows_sorted, decision)
-    if routing is not None:
-        decision["case_routing"] = routing
-    return decision
-
-
-def arm_role(row: dict) -> str:
-    """The stored ``arm_role``, else §5.4 derived from the arm (rows written before roles)."""
-    stored = row.get("arm_role")
-    if stored in ("baseline", "treatment", "other"):
-        return stored
-    arm = _text(row.get("arm_id"))
-    if "baseline" in arm:
-        return "baseline"
-    if "treatment" in arm:
-        return "treatment"
-    contract = row.get("benchmark_loop_contract")
-    contract = contract if isinstance(contract, dict) else {}
-    haystack = " ".join(
-        _text(v)
-        for v in (
-            arm,
-            row.get("mode"),
-            row.get("route"),
-            contract.get("route"),
-            contract.get("protocol_id"),
-        )
-    )
-    if "raw-codex-autonomous-max5" in haystack:
-        return "baseline"
-    if "loopx-product-mode" in haystack:
-        return "treatment"
-    return "other"
-
-
-def _paired_decision(baseline: dict, treatment: dict) -> dict:
-    """§7 pair rules, first match; the order encodes which blocker must be cleared first."""
-    pair = _pair_fields(baseline, treatment)
-    b_scope, t_scope = baseline.get("failure_scope"), treatment.get("failure_scope")
-    delta = pair["official_score_delta"]
-    product_pair = _product_mode_pair(baseline, treatment)
-    if product_pair is not None and not product_pair["main_table_ready"]:
-        return {
-            "decision": "product_mode_pair_incomplete",
-            "baseline_run_id": baseline.get("run_id"),
-            "treatment_run_id": treatment.get("run_id"),
-            "product_mode_main_table_pair": product_pair,
-        }
-    if product_pair is not None:
-        pair["product_mode_main_table_pair"] = product_pair
-    if "attribution_required" in (b_scope, t_scope):
-        return {"decision": "paired_result_requires_attribution", **pair}
-    if "verifier_or_infra" in (b_scope, t_scope):
-        return {"decision": "paired_result_blocked_by_verifier_or_infra", **pair}
-    if b_scope in _RUNNER_SCOPES:
-        return {
-            "decision": "paired_baseline_" + _suffix(baseline),
-            **pair,
-            **_repair_fields(baseline),
-        }
-    if t_scope in _RUNNER_SCOPES:
-        return {
-            "decision": "paired_treatment_" + _suffix(treatment),
-            **pair,
-            **_repair_fields(treatment),
-        }
-    if delta is None:
-        return {"decision": "paired_result_needs_score_review", **pair}
-    if delta > 0:
-        return {"decision": "paired_treatment_improved", **pair}
-    if delta < 0:
-        return {"decision": "paired_treatment_regressed", **pair}
-    return _no_uplift_decision(baseline, treatment, pair)
-
-
-def _no_uplift_decision(baseline: dict, treatment: dict, pair: dict) -> dict:
-    b_scope, t_scope = baseline.get("failure_scope"), treatment.get("failure_scope")
-    if b_scope == "case_or_solution" and t_scope == "case_or_solution":
-        research = next(
-            (r for r in (treatment, baseline) if r.get("repair_priority") == "P1"), None
-        )
-        if research is not None:
-            kind = {"case_timeout_research": "timeout", "case_exception_research": "exception"}.get(
-                research.get("repair_class"), "case"
-            )
-            return {
-                "decision": f"paired_no_score_uplift_{kind}_research_required",
-                **pair,
-                **_repair_fields(research),
-            }
-    if _passed(baseline) and _passed(treatment):
-        return {"decision": "paired_baseline_solved_treatment_preserved", **pair}
-    return {"decision": "paired_no_score_uplift", **pair}
-
-
-def _baseline_decision(baseline: dict) -> dict:
-    base = {"baseline_run_id": baseline.get("run_id")}
-    scope = baseline.get("failure_scope")
-    if scope:
-        base["failure_scope"] = scope
-    if _passed(baseline):
-        return {"decision": "baseline_passed_not_current_treatment_priority", **base}
-    if scope == "attribution_required":
-        return {
-            "decision": "baseline_failed_requires_attribution",
-            **base,
-            **_repair_fields(baseline),
-        }
-    if scope == "case_or_solution":
-        routed = _repair_fields(baseline) if baseline.get("repair_class") else {}
-        return {"decision": "baseline_failed_treatment_candidate", **base, **routed}
-    return {"decision": "baseline_" + _suffix(baseline), **base, **_repair_fields(baseline)}
-
-
-def _pair_fields(baseline: dict, treatment: dict) -> dict:
-    b_score, t_score = _score(baseline), _score(treatment)
-    pair = {
-        "baseline_run_id": baseline.get("run_id"),
-        "treatment_run_id": treatment.get("run_id"),
-        "official_score_delta": None if b_score is None or t_score is None else t_score - b_score,
-    }
-    for key, row in (("baseline_failure_scope", baseline), ("treatment_failure_scope", treatment)):
-        if row.get("failure_scope"):
-            pair[key] = row["failure_scope"]
-    return pair
-
-
-def _product_mode_pair(baseline: dict, treatment: dict) -> dict | None:
-    """[loopx-specific] main-table review of a product-mode treatment; None when not one.
-
-    benchledger's reading of loopx's rule: a product-mode treatment may be claimed in the main
-    table only when its lifecycle contract is satisfied and countable, no claim blocker is
-    recorded on it, and both rows carry a countable numeric official score.
-    """
-    if not _is_product_mode(treatment):
-        return None
-    contract = _dict(treatment.get("product_mode_lifecycle_contract"))
-    blocker = _text(treatment.get("loopx_treatment_claim_blocker"))
-    if not blocker and contract.get("satisfied") is not True:
-        blocker = "product_mode_lifecycle_unsatisfied"
-    if not blocker and contract.get("countable_treatment") is False:
-        blocker = "product_mode_treatment_not_countable"
-    if not blocker and (_score(baseline) is None or _score(treatment) is None):
-        blocker = "pair_score_missing"
-    if not blocker and False in (
-        baseline.get("official_score_countable"),
-        treatment.get("official_score_countable"),
-    ):
-        blocker = "pair_score_not_countable"
-    if blocker:
-        return {"main_table_ready": False, "claim_blocker": blocker}
-    return {"main_table_ready": True}
-
-
-def _is_product_mode(row: dict) -> bool:
-    contract = row.get("product_mode_lifecycle_contract")
-    if isinstance(contract, dict) and contract.get("required") is True:
-        return True
-    loop = row.get("benchmark_loop_contract")
-    if isinstance(loop, dict) and loop.get("product_mode") is True:
-        return True
-    for key in ("arm_id", "mode", "route"):
-        value = row.get(key)
-        if isinstance(value, str) and ("product_mode" in value or "product-mode" in value):
-            return True
-    return False
-
-
-def _case_routing(active: list[dict], decision: dict) -> dict | None:
-    """[loopx-specific] a case-level research route that outlives any single run."""
-    exceptions = timeouts = 0
-    for row in active:
-        repair_class = row.get("repair_class")
-        if repair_class == "case_exception_research":
-            exceptions += 1
-        elif repair_class == "case_timeout_research":
-            timeouts += 1
-    if exceptions:
-        return _routing("case_exception_research", f"case_exception_research_count={exceptions}")
-    if timeouts:
-        kind = "timeout_tier_policy_candidate" if timeouts >= 2 else "case_timeout_research"
-        return _routing(kind, f"case_timeout_research_count={timeouts}")
-    delta = decision.get("official_score_delta")
-    if delta is not None and delta == 0:
-        bridged = sum(1 for r in active if _has_label(r, _BRIDGE_LABEL))
-        if bridged:
-            return _routing(
-                "bridge_connected_no_uplift",
-                f"{_BRIDGE_LABEL}_runs={bridged}; official_score_delta=0",
-            )
-    return None
-
-
-def _routing(kind: str, evidence: str) -> dict:
-    return {
-        "class": kind,
-        "priority": "P1",
-        "evidence": evidence,
-        "next_action": _ROUTING_NEXT_ACTION[kind],
-    }
-
-
-def _has_label(row: dict, label: str) -> bool:
-    labels = row.get("failure_labels")
-    return row.get("failure_class") == label or (isinstance(labels, list) and label in labels)
-
-
-def _repair_fields(row: dict) -> dict:
-    """Repair fields as the decision shows them; ``next_action`` is held to the row limit (220)
-    because rows written by loopx 0.4.8 store it uncut."""
-    fields = {k: row[k] for k in _REPAIR_FIELDS if row.get(k) not in (None, "", [], {})}
-    if isinstance(fields.get("next_action"), str):
-        fields["next_action"] = _cut(" ".join(fields["next_action"].split()), _NEXT_ACTION_LIMIT)
-    return fields
-
-
-def _suffix(row: dict) -> str:
-    return _SUFFIX_BY_REPAIR_CLASS.get(row.get("repair_class") or "", _DEFAULT_SUFFIX)
-
-
-def _passed(row: dict) -> bool:
-    scope = row.get("failure_scope")
-    return scope == "passed" or (not scope and row.get("official_passed") is True)
-
-
-def _score(row: dict) -> float | int | None:
-    value = row.get("official_score")
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return value
+# The decision itself lives in projections/case_decision.py; re-exported for its readers.
+__all__ = ["arm_role", "latest_decision"]
 
 
 def _text(value: object) -> str:
@@ -532,13 +240,13 @@ _INTRO = (
 )
 _PRIORITY_RANK = {"P0": 0, "P1": 1, "P2": 2}
 _NEXT_ACTION_CELL = 180
-# Fixture-verified (loopx 0.4.8): `case_attempt` wins over the other flags and a launcher-only
-# row renders empty, so the launcher flag is not shown.
+# The first true flag of ``attempt_accounting`` names the attempt (then the row's own case flag).
 _ATTEMPT_FLAGS = (
-    ("case_attempt_countable", "case_attempt"),
     ("official_score_attempt_countable", "official_score_attempt"),
     ("verifier_attempt_countable", "verifier_attempt"),
     ("solver_attempt_countable", "solver_attempt"),
+    ("case_attempt_countable", "case_attempt"),
+    ("launcher_attempt_countable", "launcher_attempt"),
 )
 
 
@@ -670,11 +378,11 @@ def _product_pair_cell(decision: dict) -> str:
 def product_pair_status(decision: dict) -> str | None:
     """``main_table_ready``, the claim blocker, or None when the decision has no product pair."""
     pair = decision.get("product_mode_main_table_pair")
-    if not isinstance(pair, dict):
+    if not isinstance(pair, dict) or not pair:
         return None
-    if pair.get("main_table_ready") is True:
+    if pair.get("main_table_claim_allowed") is True:
         return "main_table_ready"
-    return _cell(pair.get("claim_blocker") or "pair_incomplete")
+    return compact_text(pair.get("claim_blocker"), 120) or "pair_incomplete"
 
 
 def _routing_cell(decision: dict) -> str:
@@ -697,17 +405,18 @@ def case_backlog_entries(bid: str, cid: str, active: list[dict]) -> list[tuple[i
     """The case's Repair Backlog entries as ``(rank, repair_class, arm, line)``, in row order."""
     entries = []
     for row in backlog_rows(active):
+        priority = compact_text(row.get("repair_priority"), 20)
+        rank, repair_class, _bid, _cid, arm = backlog_sort_key(bid, cid, row)
         line = _row(
-            _code(row.get("repair_priority")),
+            _code(priority),
             _code(bid),
             _code(cid),
-            _code(row.get("arm_id")),
-            _code(row.get("repair_class")),
-            _code(row.get("failure_class")),
+            _code(arm),
+            _code(repair_class),
+            _code(compact_text(row.get("failure_class"), 120)),
             table_text(profile_summary(row)),
-            table_text(_cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL)),
+            table_text(compact_text(row.get("next_action"), _NEXT_ACTION_CELL)),
         )
-        rank, repair_class, _bid, _cid, arm = backlog_sort_key(bid, cid, row)
         entries.append((rank, repair_class, arm, line))
     return entries
 
@@ -715,48 +424,76 @@ def case_backlog_entries(bid: str, cid: str, active: list[dict]) -> list[tuple[i
 def backlog_rows(active: list[dict]) -> list[dict]:
     """The rows a case puts in the Repair Backlog, in row order: rows with a priority and a
     class, only the latest row of each arm (the HTML report lists the same rows)."""
-    latest_by_arm = {r.get("arm_id"): r for r in active if r.get("arm_id")}
-    return [
-        row
-        for row in active
-        if row.get("repair_priority")
-        and row.get("repair_class")
-        and (not row.get("arm_id") or latest_by_arm.get(row.get("arm_id")) is row)
-    ]
+    latest_by_arm = {}
+    for row in active:
+        arm = compact_text(row.get("arm_id"), 80)
+        if arm:
+            latest_by_arm[arm] = row
+    kept = []
+    for row in active:
+        arm = compact_text(row.get("arm_id"), 80)
+        if not compact_text(row.get("repair_priority"), 20):
+            continue
+        if not compact_text(row.get("repair_class"), 80):
+            continue
+        if arm and latest_by_arm[arm] is not row:
+            continue
+        kept.append(row)
+    return kept
 
 
 def backlog_sort_key(bid: str, cid: str, row: dict) -> tuple[int, str, str, str, str]:
     """Backlog order: priority, repair class, benchmark, case, arm (ties keep case order)."""
-    rank = _PRIORITY_RANK.get(row.get("repair_priority"), 3)
-    return (rank, _cell(row.get("repair_class")), bid, cid, _cell(row.get("arm_id")))
+    rank = _PRIORITY_RANK.get(compact_text(row.get("repair_priority"), 20), 3)
+    repair_class = compact_text(row.get("repair_class"), 80)
+    return (rank, repair_class, bid, cid, compact_text(row.get("arm_id"), 80))
+
+
+# Repair classes whose profile is summarised by its first three required preflights.
+_PREFLIGHT_SUMMARY_CLASSES = frozenset(
+    {
+        "skillsbench_codex_acp_runtime_preflight",
+        "skillsbench_codex_acp_post_success_finalization",
+        "runner_result_finalization",
+    }
+)
 
 
 def profile_summary(row: dict) -> str:
-    """One line a human can act on; empty when the row carries no profile."""
+    """One line a human can act on, as loopx 0.4.8 summarises a profile; empty without one."""
     profile = row.get("repair_profile")
     if not isinstance(profile, dict):
         return ""
-    repair_class = _cell(profile.get("repair_class") or row.get("repair_class"))
-    preflights = [_cell(p) for p in _list(profile.get("required_preflight"))]
+    repair_class = compact_text(profile.get("repair_class"), 80)
     if repair_class == "runner_model_access":
+        blocked = compact_text(profile.get("blocked_model_route"), 80) or "unknown"
+        rerun = compact_text(profile.get("recommended_model_route"), 80) or "probe_required"
         return (
-            f"blocked_model={_cell(profile.get('blocked_model_route'))}; "
-            f"rerun_model={_cell(profile.get('recommended_model_route'))}; "
-            "preflight=codex_cli_minimal_model_probe"
+            f"blocked_model={blocked}; rerun_model={rerun}; preflight=codex_cli_minimal_model_probe"
         )
     if repair_class == "runner_setup_timeout":
-        required = _dict(profile.get("required_launch_overrides"))
-        disallowed = _dict(profile.get("disallowed_launch_overrides"))
-        return (
-            f"codex_install_strategy={_cell(required.get('codex_install_strategy'))}; "
-            f"agent_setup_timeout_multiplier="
-            f"{_cell(required.get('agent_setup_timeout_multiplier'))}; "
-            f"agent_timeout_multiplier={_cell(required.get('agent_timeout_multiplier'))}; "
-            f"disallow={_cell(disallowed.get('codex_install_strategy'))}"
-        )
-    if "preflight" in repair_class and preflights:
-        return "required_preflight=" + ",".join(preflights[:3])
+        return _setup_timeout_summary(profile)
+    if repair_class in _PREFLIGHT_SUMMARY_CLASSES:
+        preflights = [compact_text(item) for item in _list(profile.get("required_preflight"))]
+        preflights = [item for item in preflights if item][:3]
+        return "required_preflight=" + ",".join(preflights) if preflights else repair_class
     return repair_class
+
+
+def _setup_timeout_summary(profile: dict) -> str:
+    required = profile.get("required_launch_overrides")
+    if not isinstance(required, dict):
+        return "required_launch_overrides=missing"
+    strategy = compact_text(required.get("codex_install_strategy"), 80)
+    parts = [f"codex_install_strategy={strategy}"] if strategy else []
+    parts.append(f"agent_setup_timeout_multiplier={required.get('agent_setup_timeout_multiplier')}")
+    parts.append(f"agent_timeout_multiplier={required.get('agent_timeout_multiplier')}")
+    disallowed = compact_text(
+        _dict(profile.get("disallowed_launch_overrides")).get("codex_install_strategy"), 80
+    )
+    if disallowed:
+        parts.append(f"disallow={disallowed}")
+    return "; ".join(parts)
 
 
 def _archived_table(archived: list) -> list[str]:
@@ -776,19 +513,16 @@ def run_line(bid: str, cid: str, row: dict) -> str:
     """An active run's line in the Runs table, the largest table: cells are escaped only when
     one of them holds table syntax, which ordinary values never do."""
     get = row.get
-    arm = get("arm_id")
     first = get("first_success_round")
-    failure = get("failure_class") or "none"
-    rewards = get("round_rewards")
     cells = (
         _cell(bid),
         _cell(cid),
-        arm if type(arm) is str else _cell(arm),
+        str(get("arm_id", "")),
         _attempt(row),
         _score_text(row),
-        "" if first is None else _cell(first),
-        _round_rewards(rewards) if rewards else "",
-        failure if type(failure) is str else _cell(failure),
+        str(first) if type(first) is int else "",
+        _round_rewards(get("round_rewards")),
+        str(get("failure_class", "none")),
         _artifact(row),
     )
     if has_markdown_syntax("".join(cells)):
@@ -797,32 +531,38 @@ def run_line(bid: str, cid: str, row: dict) -> str:
 
 
 def _attempt(row: dict) -> str:
-    kind = row.get("ledger_attempt_kind")
+    kind = compact_text(row.get("ledger_attempt_kind"), 80)
     if kind:
-        return _cell(kind)
+        return kind
+    accounting = _dict(row.get("attempt_accounting"))
     for key, name in _ATTEMPT_FLAGS:
-        if row.get(key) is True:
+        if accounting.get(key) is True:
             return name
-    return ""
+    return "case_attempt" if row.get("case_attempt_countable") is True else ""
 
 
 def _score_text(row: dict) -> str:
-    score = _score(row)
-    return "missing" if score is None else repr(score)
+    score = row.get("official_score")
+    return "missing" if score is None else str(score)
 
 
 def _round_rewards(records: object) -> str:
+    """``round:reward`` items (``*`` = passed); records without an integer round are skipped."""
     items = []
     for record in _list(records):
         if not isinstance(record, dict):
             continue
-        round_no = record.get("agent_round", record.get("round"))
+        round_no = record.get("agent_round")
+        if not isinstance(round_no, int) or isinstance(round_no, bool):
+            continue
         reward = record.get("reward")
         if isinstance(reward, int | float) and not isinstance(reward, bool):
-            text = format(reward, "g") + ("*" if record.get("passed") is True else "")
+            text = format(float(reward), "g")
         else:
             text = "missing" if record.get("reward_present") is False else "unknown"
-        items.append(f"{_cell(round_no)}:{text}")
+        if record.get("passed") is True:
+            text += "*"
+        items.append(f"{round_no}:{text}")
     return ",".join(items)
 
 

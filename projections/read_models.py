@@ -122,7 +122,7 @@ class LedgerRowsBuffer:
                 rows.pop(key, None)
                 deferred[key] = (text, event.event_type, event.schema_version, event.position)
                 continue
-            for row in _rows_of(payload):
+            for row in _rows_of(event.event_type, payload):
                 entry = _row_entry(row, event.position)
                 key = (ledger_id, row["run_id"])
                 added += len(entry[4]) - self._pending_size(key)
@@ -327,9 +327,14 @@ def _stored_ledger(conn: Connection, ledger_id: str) -> dict[str, Any] | None:
     return dict(zip(LEDGERS.columns, found, strict=True)) if found else None
 
 
-def _rows_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
+def _rows_of(event_type: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows an event puts in the read model: an imported row as loopx 0.4.8 reads it."""
     if "row" in payload:
         return [payload["row"]]
+    if event_type == ev.LEDGER_IMPORTED:
+        from ledger.loopx_reading import read_imported_rows
+
+        return read_imported_rows(payload)
     return list(payload.get("rows") or [])
 
 

@@ -85,61 +85,85 @@ def test_no_runs_recorded() -> None:
 # --- paired -----------------------------------------------------------------------------------
 
 
-def test_product_mode_pair_incomplete() -> None:
-    b = base()
-    t = treat(
-        product_mode_lifecycle_contract={"required": True, "satisfied": True},
-        loopx_treatment_claim_blocker="controller_trace_absent",
-    )
-    assert latest_decision([b, t]) == {
-        "decision": "product_mode_pair_incomplete",
-        "baseline_run_id": "b1",
-        "treatment_run_id": "t1",
-        "product_mode_main_table_pair": {
-            "main_table_ready": False,
-            "claim_blocker": "controller_trace_absent",
-        },
+def _max5_pair(**treatment_changes) -> tuple[dict, dict]:
+    """A product-mode pair that satisfies every main-table condition, then ``treatment_changes``."""
+    blind = {
+        "case_id": "c1",
+        "benchmark_id": "skillsbench@1.1",
+        "max_rounds_budget": 5,
+        "official_feedback_blinded": True,
+        "reward_feedback_forwarded": False,
+        "best_round_reward": 1.0,
     }
+    b = _make("b1", "raw_codex_autonomous_max5_baseline", "passed", 1.0, dict(blind))
+    t = _make(
+        "t1",
+        "loopx_product_mode_treatment",
+        "passed",
+        1.0,
+        {
+            **blind,
+            "loopx_inside_case": True,
+            "product_mode_lifecycle_contract": {"satisfied": True},
+            **treatment_changes,
+        },
+    )
+    return b, t
+
+
+def test_product_mode_pair_incomplete_names_every_blocker_in_order() -> None:
+    b = base()
+    t = treat(mode="skillsbench_loopx_product_mode_treatment")
+    decision = latest_decision([b, t])
+    assert decision["decision"] == "product_mode_pair_incomplete"
+    assert decision["baseline_run_id"] == "b1" and decision["treatment_run_id"] == "t1"
+    review = decision["product_mode_main_table_pair"]
+    assert review["main_table_claim_allowed"] is False
+    assert review["claim_blocker"].split(",") == [
+        "case_id_mismatch_or_missing",
+        "baseline_not_raw_codex_autonomous_max5",
+        "baseline_official_feedback_not_blinded",
+        "baseline_reward_feedback_forwarding_not_disabled",
+        "baseline_compact_metrics_missing",
+        "treatment_official_feedback_not_blinded",
+        "treatment_reward_feedback_forwarding_not_disabled",
+        "treatment_compact_metrics_missing",
+        "treatment_loopx_inside_case_not_confirmed",
+        "treatment_loopx_lifecycle_not_observed",
+    ]
+    assert review["baseline_route_valid"] is False and review["treatment_route_valid"] is True
 
 
 @pytest.mark.parametrize(
-    ("treatment_extra", "blocker"),
+    ("treatment_changes", "blocker"),
     [
         (
-            {"product_mode_lifecycle_contract": {"required": True}},
-            "product_mode_lifecycle_unsatisfied",
+            {"product_mode_lifecycle_contract": {"satisfied": False}},
+            "treatment_loopx_lifecycle_not_observed",
         ),
         (
-            {
-                "product_mode_lifecycle_contract": {
-                    "required": True,
-                    "satisfied": True,
-                    "countable_treatment": False,
-                }
-            },
-            "product_mode_treatment_not_countable",
+            {"product_mode_lifecycle_contract": {"satisfied": True, "countable_treatment": False}},
+            "treatment_loopx_lifecycle_not_observed",
         ),
-        (
-            {
-                "mode": "loopx_product_mode_treatment",
-                "product_mode_lifecycle_contract": {"satisfied": True},
-                "official_score_countable": False,
-            },
-            "pair_score_not_countable",
-        ),
+        ({"official_feedback_blinded": False}, "treatment_official_feedback_not_blinded"),
+        ({"reward_feedback_forwarded": True}, "treatment_reward_feedback_forwarding_not_disabled"),
+        ({"max_rounds_budget": 3}, "treatment_max_rounds_below_5,max_rounds_budget_mismatch"),
+        ({"loopx_inside_case": False}, "treatment_loopx_inside_case_not_confirmed"),
+        ({"case_id": "c2"}, "case_id_mismatch_or_missing"),
     ],
 )
-def test_product_mode_claim_blockers(treatment_extra: dict, blocker: str) -> None:
-    decision = latest_decision([base(), treat(**treatment_extra)])
+def test_product_mode_claim_blockers(treatment_changes: dict, blocker: str) -> None:
+    decision = latest_decision(list(_max5_pair(**treatment_changes)))
     assert decision["decision"] == "product_mode_pair_incomplete"
     assert decision["product_mode_main_table_pair"]["claim_blocker"] == blocker
 
 
 def test_product_mode_pair_ready_keeps_the_ordinary_decision() -> None:
-    t = treat(product_mode_lifecycle_contract={"required": True, "satisfied": True})
-    decision = latest_decision([base(), t])
+    decision = latest_decision(list(_max5_pair()))
     assert decision["decision"] == "paired_baseline_solved_treatment_preserved"
-    assert decision["product_mode_main_table_pair"] == {"main_table_ready": True}
+    review = decision["product_mode_main_table_pair"]
+    assert review["main_table_claim_allowed"] is True and review["claim_blocker"] == "none"
+    assert review["max_rounds_budget"] == 5
 
 
 def test_paired_result_requires_attribution() -> None:
@@ -261,7 +285,7 @@ def test_only_the_latest_of_each_arm_counts() -> None:
 
 
 def test_baseline_passed() -> None:
-    assert latest_decision([base()]) == {
+    assert latest_decision([base(official_passed=True)]) == {
         "decision": "baseline_passed_not_current_treatment_priority",
         "baseline_run_id": "b1",
         "failure_scope": "passed",
@@ -290,14 +314,24 @@ def test_baseline_failed_treatment_candidate_without_route() -> None:
 
 
 def test_baseline_failed_treatment_candidate_with_route() -> None:
-    b = base(scope="case_or_solution", score=0.0, **repair("case_exception_research", "P1"))
+    """The route comes from the failure class (as loopx recomputes it), with the row's own
+    next action when the row carries that same route."""
+    failure = "agent_exception_before_solution_completion"
+    b = base(
+        scope="case_or_solution", score=0.0, **repair("case_exception_research", "P1", failure)
+    )
     result = latest_decision([b])
     assert {k: v for k, v in result.items() if k != "case_routing"} == {
         "decision": "baseline_failed_treatment_candidate",
         "baseline_run_id": "b1",
         "failure_scope": "case_or_solution",
-        **repair("case_exception_research", "P1"),
+        **repair("case_exception_research", "P1", failure),
     }
+
+
+def test_baseline_scope_passed_without_official_pass_is_not_a_pass() -> None:
+    """loopx reads a baseline pass from ``official_passed`` alone."""
+    assert latest_decision([base()])["decision"] == "baseline_runner_or_setup_repair_required"
 
 
 @pytest.mark.parametrize(("repair_class", "suffix"), sorted(_SUFFIXES.items()))

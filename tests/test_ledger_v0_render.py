@@ -268,6 +268,7 @@ def test_deliberate_order_by_instant_not_string(tmp_path: Path) -> None:
         "2026-06-14T17:00:00Z",
         failure_scope="passed",
         official_score=1.0,
+        official_passed=True,
     )
     late_string_early_instant = _row(
         "aaaa",
@@ -400,14 +401,19 @@ def test_runs_cells_attempt_score_artifact() -> None:
             "2026-06-14T18:00:00Z",
             official_score=True,
             verifier_attempt_countable=True,
+            attempt_accounting={"verifier_attempt_countable": True},
             artifact_refs={"history_ref": "goals/g/runs/h.json"},
         ),
+        _row("r3", "a", "2026-06-14T19:00:00Z", case_attempt_countable=True),
     )
+    # As loopx 0.4.8 renders them: the attempt comes from ``attempt_accounting``, then the row's
+    # own case flag; a non-numeric score is shown as stored.
     assert "| `bench` | `case` | `a` | `` | `0.25` | `2` | `` | `none` | `x/a.json` |" in text
     assert (
-        "| `bench` | `case` | `a` | `verifier_attempt` | `missing` | `` | `` | `none` "
+        "| `bench` | `case` | `a` | `verifier_attempt` | `True` | `` | `` | `none` "
         "| `goals/g/runs/h.json` |"
     ) in text
+    assert "| `bench` | `case` | `a` | `case_attempt` | `missing` | `` | `` | `none` | `` |" in text
 
 
 def test_optional_sections_are_omitted() -> None:
@@ -492,7 +498,7 @@ def test_backlog_profiles_and_next_action_cut() -> None:
         "blocked_model=gpt-x; rerun_model=gpt-y; preflight=codex_cli_minimal_model_probe",
         "codex_install_strategy=require_existing_codex; agent_setup_timeout_multiplier=8; "
         "agent_timeout_multiplier=8; disallow=runtime_install_if_missing",
-        "required_preflight=a,b,c",
+        "skillsbench_setup_preflight_selection",  # loopx summarises only some classes' preflights
         "runner_codex_cli_materialization",
     ]
     next_action = lines[0].split(" | ")[7].removesuffix(" |")
@@ -500,22 +506,28 @@ def test_backlog_profiles_and_next_action_cut() -> None:
 
 
 def test_product_pair_cell() -> None:
-    contract = {"required": True, "satisfied": True, "countable_treatment": True}
-    baseline = _row(
-        "b", "x_baseline", "2026-06-14T17:00:00Z", official_score=1.0, failure_scope="passed"
-    )
+    blind = {
+        "official_score": 1.0,
+        "failure_scope": "passed",
+        "max_rounds_budget": 5,
+        "official_feedback_blinded": True,
+        "reward_feedback_forwarded": False,
+        "best_round_reward": 1.0,
+    }
+    baseline = _row("b", "raw_codex_autonomous_max5_baseline", "2026-06-14T17:00:00Z", **blind)
     ready = _row(
         "t",
-        "codex_loopx_treatment",
+        "loopx_product_mode_treatment",
         "2026-06-14T18:00:00Z",
-        official_score=1.0,
-        failure_scope="passed",
-        product_mode_lifecycle_contract=contract,
+        loopx_inside_case=True,
+        product_mode_lifecycle_contract={"satisfied": True},
+        **blind,
     )
     assert "| `paired_baseline_solved_treatment_preserved` | `main_table_ready` | - |" in (
         _single_case_markdown(baseline, ready)
     )
-    blocked = {**ready, "product_mode_lifecycle_contract": {**contract, "satisfied": False}}
-    assert "| `product_mode_pair_incomplete` | `product_mode_lifecycle_unsatisfied` | - |" in (
-        _single_case_markdown(baseline, blocked)
+    blocked = {**ready, "loopx_inside_case": False}
+    assert (
+        "| `product_mode_pair_incomplete` | `treatment_loopx_inside_case_not_confirmed` | - |"
+        in _single_case_markdown(baseline, blocked)
     )

@@ -437,11 +437,18 @@ def test_public_json_drops_failing_strings_and_keys_and_counts_them() -> None:
 
 
 def test_imported_row_ids_never_come_from_a_dropped_value() -> None:
-    from ledger.handlers.import_loopx import public_row
+    from ledger.loopx_reading import read_loopx_row
 
-    row = public_row({"run_id": "/Users/bob/run", "notes": "ok"}, "tb@2.0 /home/x/y", "fix-git")
+    row = read_loopx_row(
+        {"run_id": "/Users/bob/run", "notes": "ok"},
+        benchmark_key="tb@2.0 /home/x/y",
+        case_key="fix-git",
+    )
     assert row["benchmark_id"] == "unsafe" and row["case_id"] == "fix-git"
     assert row["run_id"].startswith("imported-")
     assert row["public_safety"] == {"dropped_field_count": 1}
-    kept = public_row({"run_id": "r1", "benchmark_id": "tb@2.0"}, "tb@2.0", "fix-git")
-    assert kept == {"run_id": "r1", "benchmark_id": "tb@2.0", "case_id": "fix-git"}
+    kept = read_loopx_row(
+        {"run_id": "r1", "benchmark_id": "tb@2.0"}, benchmark_key="tb@2.0", case_key="fix-git"
+    )
+    assert (kept["run_id"], kept["benchmark_id"], kept["case_id"]) == ("r1", "tb@2.0", "fix-git")
+    assert "public_safety" not in kept

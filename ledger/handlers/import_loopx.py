@@ -1,9 +1,9 @@
 """``benchledger import loopx-ledger``: an existing loopx ledger becomes events.
 
-Rows are kept exactly as loopx stored them (run ids, archive fields, everything), so the
-rendered ledger gives back every row unchanged; only a row with no ``run_id`` at all gets one,
-derived from its content, because the read model is keyed by it. Large ledgers are split into
-chunks of rows so no single event grows without bound.
+The event keeps every row exactly as the file stored it, with the benchmark and case keys it sat
+under (``row_locations``); the read model holds each row as loopx 0.4.8 reads it back
+(``ledger.loopx_reading``). Large ledgers are split into chunks of rows so no single event
+grows without bound.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ledger.chain import canonical_json
 from ledger.errors import InputError
 from ledger.events import LEDGER_IMPORTED, NewEvent
 from ledger.ledger_target import LedgerTarget
-from ledger.safety import finite_number, join_public, public_json
+from ledger.safety import finite_number, public_json
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 IMPORT_CHUNK_ROWS = 500
@@ -113,43 +112,32 @@ def _key(key: str) -> str:
     return '"' + shown_path(key[:80]) + '"'
 
 
-def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every run of the document in document order; the ids the node keys imply filled in."""
+def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[tuple[dict, str, str]]:
+    """Every run of the document in document order, untouched, with its benchmark and case keys."""
     benchmarks = document.get("benchmarks")
     for benchmark_key, node in (benchmarks if isinstance(benchmarks, Mapping) else {}).items():
         cases = node.get("cases") if isinstance(node, Mapping) else None
         for case_key, case in (cases if isinstance(cases, Mapping) else {}).items():
             runs = case.get("runs") if isinstance(case, Mapping) else None
             for run in runs if isinstance(runs, list) else []:
-                if not isinstance(run, Mapping):
-                    continue
-                yield public_row(run, benchmark_key, case_key)
-
-
-def public_row(run: Mapping[str, Any], benchmark_key: str, case_key: str) -> dict[str, Any]:
-    """The stored row with every value that fails the public-safety filter dropped (loopx
-    never filtered its own rows); bucket ids that fail become ``unsafe``, and a row with no
-    usable ``run_id`` gets one from its public content (never from a dropped value)."""
-    row, dropped = public_json(dict(run))
-    row.setdefault("benchmark_id", join_public("", str(benchmark_key)))
-    row.setdefault("case_id", join_public("", str(case_key)))
-    if dropped:
-        row["public_safety"] = {"dropped_field_count": dropped}
-    if not row.get("run_id"):
-        digest = hashlib.sha256(canonical_json(row).encode()).hexdigest()
-        row["run_id"] = f"imported-{digest[:12]}"
-    return row
+                if isinstance(run, Mapping):
+                    yield dict(run), str(benchmark_key), str(case_key)
 
 
 def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[NewEvent], dict]:
     """Events for the whole document plus a summary; the caller appends them in one go."""
     document = load_ledger_document(data, name)
     check_importable(document, name)
-    rows = list(document_rows_as_stored(document))
+    located = list(document_rows_as_stored(document))
+    rows = [row for row, _, _ in located]
+    locations = [[benchmark_key, case_key] for _, benchmark_key, case_key in located]
     source_sha256 = hashlib.sha256(data).hexdigest()
-    chunks = [rows[i : i + IMPORT_CHUNK_ROWS] for i in range(0, len(rows), IMPORT_CHUNK_ROWS)]
+    starts = range(0, len(rows), IMPORT_CHUNK_ROWS)
+    chunks = [
+        (rows[i : i + IMPORT_CHUNK_ROWS], locations[i : i + IMPORT_CHUNK_ROWS]) for i in starts
+    ]
     events = []
-    for index, chunk in enumerate(chunks or [[]]):
+    for index, (chunk, chunk_locations) in enumerate(chunks or [([], [])]):
         events.append(
             NewEvent(
                 target.stream,
@@ -158,6 +146,7 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
                     "ledger_id": target.ledger_id,
                     "ledger_path": target.display_path,
                     "rows": chunk,
+                    "row_locations": chunk_locations,
                     "updated_at": document.get("updated_at"),
                     "update_policy": document.get("update_policy"),
                     "provenance": {
@@ -178,7 +167,7 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
         "row_count": len(rows),
         "archived_row_count": sum(1 for r in rows if r.get("archive_state") == "archived"),
         "public_safety_dropped_field_count": sum(
-            _dict(r.get("public_safety")).get("dropped_field_count", 0) for r in rows
+            public_json(dict(r))[1] for r in rows
         ),
         "benchmark_count": len(document.get("benchmarks") or {}),
         "event_count": len(events),

@@ -59,6 +59,7 @@ class MaintenanceReads(Protocol):
     def rows_by_benchmark(self, ledger_id: str, benchmark_id: str) -> list[dict]: ...
     def case_rows(self, ledger_id: str, benchmark_id: str, case_id: str) -> list[dict]: ...
     def all_rows(self, ledger_id: str) -> Iterable[dict]: ...
+    def row_count(self, ledger_id: str) -> int: ...
     def goal_records(self, goal_id: str, limit: int | None = None) -> list[dict]: ...
     def run_ids(self, ledger_id: str) -> list[str]: ...
     def last_ledger_event(self, ledger_id: str) -> dict[str, Any] | None: ...
@@ -399,11 +400,14 @@ def aggregate_view(
         raise InputError("benchmark_id is required")
     benchmark_id = request.benchmark_id.strip()
     rows = reads.rows_by_benchmark(target.ledger_id, benchmark_id)
+    primary_considered = len(rows)
     merged = MergeResult(rows)
     if sources.documents:
         merged = merge_ledgers(rows, sources.documents, benchmark_ids=[benchmark_id])
         rows = merged.rows
-    files = [_display(target.display_path)] if reads.ledger(target.ledger_id) else []
+    has_primary = reads.ledger(target.ledger_id) is not None
+    files = [_display(target.display_path)] if has_primary else []
+    primary = (reads.row_count(target.ledger_id), primary_considered) if has_primary else None
     result = aggregate(
         rows,
         benchmark_id=benchmark_id,
@@ -414,7 +418,7 @@ def aggregate_view(
         lanes=request.lanes,
         source_ledger_files=[*files, *sources.names],
     )
-    return result, aggregate_merge_preview(merged, sources.unique_paths)
+    return result, aggregate_merge_preview(merged, sources.unique_paths, primary)
 
 
 # ---------------------------------------------------------------------------------------------

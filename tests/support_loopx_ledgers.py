@@ -1,0 +1,304 @@
+"""Ledgers to feed both sides of the differential suite.
+
+Every row is a real loopx row (from the shipped ledger) with the fields the reading rules look
+at moved: mode, route, job name, arm, scores and score status, failure class, scope and labels,
+attempt accounting, the product-mode lifecycle and loop contracts, archive state and
+``recorded_at``. ``sized_ledger`` makes deterministic ledgers of a given size; ``case_rows``
+is the hypothesis strategy for one benchmark case (several rows, several arms).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[1]
+BENCHMARKS = ("skillsbench@1.1", "terminal-bench@2.0", "swe-marathon")
+UPDATE_POLICY = {
+    "source_of_truth": "benchmark_run_v0 compact run events",
+    "raw_logs_recorded": False,
+    "raw_task_text_recorded": False,
+    "absolute_paths_recorded": False,
+    "update_rule": "upsert one run entry when a benchmark case is ingested or closed",
+}
+DELETE = object()  # a mutation that removes the field
+
+
+def real_ledger_path() -> Path:
+    """The real loopx ledger shipped with the tests."""
+    return REPO / "tests" / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+
+
+@cache
+def real_rows() -> tuple[dict[str, Any], ...]:
+    document = json.loads(real_ledger_path().read_text(encoding="utf-8"))
+    return tuple(
+        run
+        for benchmark in document["benchmarks"].values()
+        for case in benchmark["cases"].values()
+        for run in case["runs"]
+    )
+
+
+def _observed(key: str) -> list[Any]:
+    values = {json.dumps(row[key], sort_keys=True) for row in real_rows() if key in row}
+    return [json.loads(value) for value in sorted(values)]
+
+
+MODES = (
+    "skillsbench_loopx_blind_loop_treatment",
+    "skillsbench_loopx_prompt_polling_test",
+    "loopx_prompt_polling_test",
+    "skillsbench_loopx_product_mode_treatment",
+    "skillsbench_raw_codex_autonomous_max5_baseline",
+    "codex_goal_mode_baseline",
+    "hardened-codex",
+    "no_skills_baseline",
+    "skillsbench_curated_skills_run",
+    "skillsbench_loopx_automation_loop_treatment",
+    "codex_loopx",
+    "plain_mode",
+    "",
+)
+ROUTES = (
+    "loopx-product-mode",
+    "raw-codex-autonomous-max5",
+    "loopx-blind-loop-treatment",
+    "loopx-prompt-polling-test",
+    "codex-app-server-goal-baseline",
+    "loopx-goal-start-product-mode",
+)
+ARMS = (
+    "baseline",
+    "treatment",
+    "codex_loopx_treatment",
+    "codex_goal_mode_baseline",
+    "skillsbench_raw_codex_autonomous_max5_baseline",
+    "loopx_product_mode_treatment",
+    "other_arm",
+    "",
+)
+# Arms that make pairs: mostly named baselines and treatments, some product-mode and others.
+PAIRING_ARMS = (
+    "codex_goal_mode_baseline",
+    "hardened_codex_baseline",
+    "baseline",
+    "codex_loopx_treatment",
+    "loopx_automation_loop_treatment",
+    "treatment",
+    "codex_goal_mode_baseline",
+    "codex_loopx_treatment",
+    "skillsbench_raw_codex_autonomous_max5_baseline",
+    "loopx_product_mode_treatment",
+    "other_arm",
+)
+JOB_NAMES = (
+    "terminal_bench_04_hello_world_hardened_codex_baseline",
+    "terminal_bench_12_fix_git_codex_loopx_treatment",
+    "sb_case_codex_goal_mode_baseline_r2",
+    "sb_case_treatment",
+    "sb_case_baseline_retry",
+    "plain-job",
+)
+FAILURE_CLASSES = (
+    "none",
+    "official_verifier_solution_failure",
+    "score_missing",
+    "score_failure_unattributed",
+    "agent_setup_timeout_before_worker_start",
+    "codex_cli_missing",
+    "environment_setup_failed_before_worker",
+    "codex_model_access_unsupported_for_account",
+    "skillsbench_codex_acp_runtime_failure",
+    "skillsbench_docker_compose_setup_failure",
+    "skillsbench_verifier_bootstrap_risk_preflight_blocked",
+    "skillsbench_task_source_excluded",
+    "stale_active_job_without_trial_result",
+    "worker_bridge_connected_official_score_failure",
+    "verifier_dependency_install_failure",
+    "agent_timeout_before_solution_completion",
+    "agent_exception_before_solution_completion",
+    "run_cancelled",
+    "uncountable_runner_glitch",
+)
+SCOPES = (
+    "passed",
+    "case_or_solution",
+    "attribution_required",
+    "verifier_or_infra",
+    "runner_or_setup",
+    "score_missing",
+    "startup_surface",
+)
+LABELS = (
+    "worker_bridge_connected_official_score_failure",
+    "verifier_reward_missing",
+    "docker_setup_risk",
+    "uncountable_attempt",
+    "transport_jsonrpc_error",
+    "skillsbench_codex_acp_post_success_finalization",
+)
+PHASES = ("not_started", "runner_accepted_args", "verifier_scored", "agent_running")
+STAMPS = tuple(f"2026-06-{day:02d}T{hour:02d}:00:00+08:00" for day in (1, 2, 3) for hour in (9, 17))
+
+
+def _maybe(strategy: st.SearchStrategy) -> st.SearchStrategy:
+    return st.one_of(st.just(DELETE), strategy)
+
+
+@cache
+def _mutations() -> dict[str, st.SearchStrategy]:
+    bools = _maybe(st.booleans())
+    # Text scores ("1", "0.0") are refused by the import with a line naming the field (a
+    # deliberate difference, docs/loopx-compat.md), so mutations keep scores numeric.
+    score = st.sampled_from([0, 0.0, 1, 1.0, 0.5, 0.25])
+    return {
+        "mode": _maybe(st.sampled_from(MODES + tuple(_observed("mode")))),
+        "route": _maybe(st.sampled_from(ROUTES)),
+        "job_name": st.sampled_from(JOB_NAMES + tuple(_observed("job_name")[:20])),
+        "arm_id": _maybe(st.sampled_from(ARMS + tuple(_observed("arm_id")))),
+        "official_score": _maybe(score),
+        "score_status": st.sampled_from(
+            ["completed", "passed", "failed", "missing", "provisional"]
+        ),
+        "official_score_status": _maybe(st.sampled_from(["completed", "missing", "error"])),
+        "official_passed": bools,
+        "official_task_score": _maybe(
+            st.fixed_dictionaries(
+                {"passed": st.booleans()},
+                optional={
+                    "value": st.one_of(st.none(), score),
+                    "kind": st.just("skillsbench_verifier_reward_missing"),
+                },
+            )
+        ),
+        "official_score_bool_fallback_used": bools,
+        "status": st.sampled_from(["completed", "recorded", "blocked"]),
+        "failure_class": st.sampled_from(FAILURE_CLASSES + tuple(_observed("failure_class"))),
+        "failure_scope": st.sampled_from(SCOPES),
+        "score_failure_attribution": _maybe(st.sampled_from(FAILURE_CLASSES)),
+        "failure_labels": _maybe(st.lists(st.sampled_from(LABELS), max_size=3)),
+        "setup_blockers": _maybe(st.lists(st.sampled_from(LABELS), max_size=2)),
+        "attempt_lifecycle_phase": _maybe(st.sampled_from(PHASES)),
+        "official_score_attempt_countable": bools,
+        "attempt_accounting": _maybe(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "lifecycle_phase": st.sampled_from(PHASES),
+                    "failure_class": st.sampled_from(FAILURE_CLASSES),
+                    "official_score_attempt_countable": st.booleans(),
+                },
+            )
+        ),
+        "product_mode_lifecycle_contract": _maybe(
+            st.fixed_dictionaries(
+                {"satisfied": st.booleans()},
+                optional={"countable_treatment": st.booleans(), "required": st.booleans()},
+            )
+        ),
+        "benchmark_loop_contract": _maybe(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "route": st.sampled_from(ROUTES),
+                    "protocol_id": st.sampled_from(["product_mode_max5_no_feedback", "x"]),
+                    "max_rounds_budget": st.sampled_from([3, 5, 6]),
+                    "official_feedback_blinded": st.booleans(),
+                    "official_feedback_forwarded": st.booleans(),
+                },
+            )
+        ),
+        "official_feedback_blinded": bools,
+        "reward_feedback_forwarded": bools,
+        "loopx_inside_case": bools,
+        "loopx_prompt_driven_lifecycle_observed": bools,
+        "worker_loopx_cli_call_total": _maybe(st.sampled_from([0, 2])),
+        "max_rounds_budget": _maybe(st.sampled_from([3, 5, 6])),
+        "round_rewards": _maybe(st.just([{"round": 1, "reward": 0.0, "passed": False}])),
+        "best_round_reward": _maybe(st.sampled_from([0.0, 1.0])),
+        "first_success_round": _maybe(st.sampled_from([1, 2])),
+        "codex_acp_runtime_preflight_passed": bools,
+        "solution_quality_signals": _maybe(
+            st.builds(
+                lambda seen: {"worker_activity": {"task_facing_activity_observed": seen}},
+                st.booleans(),
+            )
+        ),
+        "repair_class": _maybe(st.sampled_from(_observed("repair_class"))),
+        "archive_state": _maybe(st.sampled_from(["archived", "active"])),
+        "archive_reason": _maybe(st.just("superseded   by a  rerun")),
+        "recorded_at": st.sampled_from(STAMPS),
+    }
+
+
+@st.composite
+def mutated_row(draw: st.DrawFn, run_id: str, benchmark_id: str, case_id: str) -> dict[str, Any]:
+    row = copy.deepcopy(draw(st.sampled_from(real_rows())))
+    fields = _mutations()
+    # Every row gets an arm, a scope, a score and an archive state drawn here, so that cases
+    # pair arms and reach every decision; then up to ten other fields move.
+    row["arm_id"] = draw(st.sampled_from(PAIRING_ARMS))
+    row["failure_scope"] = draw(st.sampled_from(SCOPES + ("passed", "case_or_solution") * 3))
+    row["official_score"] = draw(st.sampled_from([0.0, 0.0, 1.0, 1.0, 0.5, None]))
+    row.update(archive_state=draw(st.sampled_from([None, None, None, "archived"])))
+    keys = draw(st.lists(st.sampled_from(sorted(fields)), min_size=2, max_size=10, unique=True))
+    for key in keys:
+        value = draw(fields[key])
+        if value is DELETE:
+            row.pop(key, None)
+        else:
+            row[key] = value
+    row.update(run_id=run_id, benchmark_id=benchmark_id, case_id=case_id, case_ids=[case_id])
+    return {key: value for key, value in row.items() if value is not None}
+
+
+@st.composite
+def case_rows(draw: st.DrawFn, index: int) -> tuple[str, str, list[dict[str, Any]]]:
+    """(benchmark id, case id, rows) of one generated case: 1-5 rows over several arms."""
+    benchmark_id = draw(st.sampled_from(BENCHMARKS))
+    case_id = f"case-{index:04d}"
+    count = draw(st.integers(min_value=1, max_value=5))
+    rows = [draw(mutated_row(f"r{index:04d}x{n}", benchmark_id, case_id)) for n in range(count)]
+    return benchmark_id, case_id, rows
+
+
+def ledger_document(cases: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """A loopx-shaped ledger document holding the given cases (counts left for the reader)."""
+    benchmarks: dict[str, Any] = {}
+    for benchmark_id, case_id, rows in cases:
+        node = benchmarks.setdefault(benchmark_id, {"benchmark_id": benchmark_id, "cases": {}})
+        node["cases"][case_id] = {"case_id": case_id, "runs": rows}
+    return {
+        "schema_version": "benchmark_run_ledger_v0",
+        "updated_at": "2026-06-04T00:00:00+08:00",
+        "update_policy": UPDATE_POLICY,
+        "benchmarks": benchmarks,
+    }
+
+
+def sized_ledger(row_count: int, seed: int = 14) -> dict[str, Any]:
+    """A deterministic ledger of ``row_count`` real rows (5 per case, rotating arms and
+    outcomes): the same document every time for a given size and seed."""
+    rng = random.Random(seed)
+    templates = real_rows()
+    cases: list[tuple[str, str, list[dict[str, Any]]]] = []
+    for start in range(0, row_count, 5):
+        index = start // 5
+        benchmark_id = BENCHMARKS[index % len(BENCHMARKS)]
+        case_id = f"sized-{index:05d}"
+        rows = []
+        for n in range(start, min(start + 5, row_count)):
+            row = copy.deepcopy(templates[rng.randrange(len(templates))])
+            row.update(run_id=f"s{n:06d}", benchmark_id=benchmark_id, case_id=case_id)
+            row["case_ids"] = [case_id]
+            row["recorded_at"] = STAMPS[n % len(STAMPS)]
+            rows.append(row)
+        cases.append((benchmark_id, case_id, rows))
+    return ledger_document(cases)
