@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.plugin_contracts"]
+
 SHARED_DIR = Path(
     os.environ.get("BENCHLEDGER_SHARED") or Path(__file__).resolve().parents[2] / "shared"
 )
