@@ -111,9 +111,16 @@ def _register() -> None:
         benchmark_commands,
         ledger_commands,
         registry_commands,
+        schema_commands,
     )
 
-    for module in (benchmark_commands, ledger_commands, registry_commands, analysis_commands):
+    for module in (
+        benchmark_commands,
+        ledger_commands,
+        registry_commands,
+        analysis_commands,
+        schema_commands,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -112,7 +112,9 @@ def _json(value: Any) -> str:
     return dumps(value)
 
 
-def _verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
+def _verify(
+    ctx: click.Context, files: bool, output_format: str | None, schemas: bool = False
+) -> None:
     fmt = resolve_format(ctx, output_format)
     opened = _open(ctx)
     try:
@@ -122,9 +124,16 @@ def _verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
 
             report["files"] = verify_exports(opened.store)
             report["ok"] = report["ok"] and all(f["ok"] for f in report["files"])
+        if schemas:
+            from ledger.contracts.conformance import check_store
+
+            report["schemas"] = check_store(opened.store).as_dict()
+            report["ok"] = report["ok"] and report["schemas"]["ok"]
     finally:
         opened.close()
     emit({"ok": report["ok"], "verify": report}, fmt, "Event Chain Verify")
+    if schemas and not report["schemas"]["ok"]:
+        click.echo(report["schemas"]["reason"], err=True)
     if not report["ok"]:
         ctx.exit(1)
 
@@ -144,11 +153,16 @@ def events_verify(ctx: click.Context, files: bool, output_format: str | None) ->
     is_flag=True,
     help="Also check that published ledger/run files still match the store.",
 )
+@click.option(
+    "--schemas",
+    is_flag=True,
+    help="Also check every stored payload against its contract (benchledger schema).",
+)
 @format_option
 @click.pass_context
-def verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
-    """Verify the event chain (and, with --files, the published files)."""
-    _verify(ctx, files, output_format)
+def verify(ctx: click.Context, files: bool, schemas: bool, output_format: str | None) -> None:
+    """Verify the event chain (with --files the published files, with --schemas the payloads)."""
+    _verify(ctx, files, output_format, schemas=schemas)
 
 
 @click.command("rebuild")
