@@ -37,7 +37,7 @@ class Nonconformity:
 
 @dataclass
 class SchemaReport:
-    """Outcome of ``verify --schemas``: how many payloads conformed before the first that did not."""
+    """Outcome of ``verify --schemas``: how many payloads conformed before the first that failed."""
 
     ok: bool
     checked: int
