@@ -9,6 +9,7 @@ from ledger.events import NewEvent
 from tests.support_store import opened, upsert_event
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_append_assigns_positions_versions_and_chain(db_url):
     s = opened(db_url)
     r1 = s.store.append([upsert_event("L", "a"), upsert_event("L", "b")], metadata={"actor": "t"})
