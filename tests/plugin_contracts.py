@@ -8,12 +8,15 @@ that does not conform fails at teardown with the event type, field path and pyda
 Tests that append hand-made payloads on purpose (store mechanics, tampering, replay plumbing)
 say so with ``@pytest.mark.synthetic_events``; their appends are not checked.
 
-Commands a test runs in a subprocess append in that process and are not seen here.
+Commands a test runs in a subprocess append in that process, out of this wrapper's sight, so
+the store a test got from ``db_url`` is also checked whole when the test ends (before its
+teardown drops it): the first stored payload that does not conform fails the test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -63,3 +66,38 @@ def appended_events_conform(request: pytest.FixtureRequest) -> Iterator[list[str
             f"{len(found)} appended event(s) do not conform to their contract; first: {found[0]}",
             pytrace=False,
         )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator:
+    try:  # nothing may be raised before the teardown itself has run
+        url = getattr(item, "funcargs", {}).get("db_url")
+        checked = url is not None and not _seen and item.get_closest_marker(MARKER) is None
+        problem = stored_nonconformity(url) if checked else None
+    except Exception as exc:  # noqa: BLE001 - reported once the fixtures are torn down
+        problem = f"the check itself failed: {type(exc).__name__}: {exc}"
+    result = yield
+    if problem is not None:
+        pytest.fail(f"the test's store does not conform: {problem}", pytrace=False)
+    return result
+
+
+def stored_nonconformity(url: str) -> str | None:
+    """The first payload of the store at ``url`` that does not conform, if any. A store
+    benchledger refuses to open (out of date, damaged on purpose) is that test's subject and
+    is not judged here."""
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        return None  # the test never created its store
+    from commands.runtime import open_store
+    from ledger.contracts.conformance import check_store
+    from ledger.errors import BenchledgerError
+
+    try:
+        opened = open_store(url)
+    except BenchledgerError:
+        return None
+    try:
+        report = check_store(opened.store)
+    finally:
+        opened.close()
+    return None if report.ok else report.first_nonconforming.describe()

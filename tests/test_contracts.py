@@ -103,6 +103,7 @@ def _edit_payload(db_url: str, position: int, old: str, new: str) -> None:
         opened.close()
 
 
+@pytest.mark.synthetic_events  # edits payloads behind the triggers' back
 @pytest.mark.parametrize(
     ("position", "old", "new", "event_type", "field", "message"),
     [
@@ -315,3 +316,23 @@ def test_the_hot_paths_never_import_pydantic(tmp_path):
     # the commands did their work: the upsert landed next to the ingest's rows
     code, verdict, err = run(None, work, "verify", "--schemas")
     assert code == 0 and verdict["verify"]["schemas"]["checked"] >= 13, err
+
+
+@pytest.mark.synthetic_events  # appends a bad payload on purpose, in another process
+def test_the_suite_checks_the_store_of_a_test_whose_commands_ran_in_a_subprocess(db_url):
+    """Appends in a child process escape the in-process wrapper; the whole store is checked
+    when the test ends instead (``stored_nonconformity``, which this marker turns off here)."""
+    from tests.plugin_contracts import stored_nonconformity
+
+    code = (
+        "import sys\nfrom commands.runtime import open_store\nfrom ledger.events import NewEvent\n"
+        "opened = open_store(sys.argv[1])\n"
+        "opened.store.append([NewEvent('exports', 'export_written', {'files': 'none'})])\n"
+        "opened.close()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", code, db_url], env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    problem = stored_nonconformity(db_url)
+    assert problem is not None
+    assert problem.startswith("position 1: export_written v1 payload does not conform at files")

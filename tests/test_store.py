@@ -90,6 +90,7 @@ def _drop_update_trigger(conn) -> None:
     )
 
 
+@pytest.mark.synthetic_events  # edits a payload behind the triggers' back
 def test_verify_catches_an_edit_behind_the_triggers_back(db_url):
     s = opened(db_url)
     s.store.append([upsert_event("L", str(i)) for i in range(5)])
