@@ -327,7 +327,8 @@ def test_the_suite_checks_the_store_of_a_test_whose_commands_ran_in_a_subprocess
     code = (
         "import sys\nfrom commands.runtime import open_store\nfrom ledger.events import NewEvent\n"
         "opened = open_store(sys.argv[1])\n"
-        "opened.store.append([NewEvent('exports', 'export_written', {'files': 'none'})])\n"
+        "bad = {'files': [{'path': 'a.json', 'sha256': 'not a digest'}]}\n"
+        "opened.store.append([NewEvent('exports', 'export_written', bad)])\n"
         "opened.close()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -335,4 +336,5 @@ def test_the_suite_checks_the_store_of_a_test_whose_commands_ran_in_a_subprocess
     assert done.returncode == 0, done.stderr
     problem = stored_nonconformity(db_url)
     assert problem is not None
-    assert problem.startswith("position 1: export_written v1 payload does not conform at files")
+    assert problem.startswith("position 1: export_written v1 payload does not conform at ")
+    assert "files.0.sha256: String should match pattern" in problem
