@@ -7,7 +7,6 @@ Nothing here is imported by the product.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -55,15 +54,6 @@ def benchledger_exe() -> str:
     if not found:
         raise SystemExit("benchledger is not installed (pip install -e . in the project venv)")
     return found
-
-
-def shared_dir() -> Path:
-    """shared/ beside the repository (as in CI), or $BENCHLEDGER_SHARED."""
-    env = os.environ.get("BENCHLEDGER_SHARED")
-    path = Path(env) if env else BENCH_DIR.parents[1] / "shared"
-    if not path.is_dir():
-        raise SystemExit(f"shared fixtures not found at {path}; set BENCHLEDGER_SHARED")
-    return path
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SHARED = Path(os.environ.get("BENCHLEDGER_SHARED") or ROOT.parent / "shared")
-LEDGER_FIXTURE = SHARED / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+from _fixtures import LOOPX_LEDGER  # noqa: E402
+
 PG_BASE = os.environ.get("BENCHLEDGER_TEST_PG", "postgresql+psycopg://127.0.0.1:5432/test")
 PHASES = (1, 10)  # events per command
 
 
 def template_row() -> dict[str, Any]:
-    doc = json.loads(LEDGER_FIXTURE.read_text())
+    doc = json.loads(LOOPX_LEDGER.read_text())
     benchmark = next(iter(doc["benchmarks"].values()))
     return next(iter(benchmark["cases"].values()))["runs"][0]
 

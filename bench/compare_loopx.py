@@ -141,7 +141,7 @@ def upserts(bl: str, loopx: Loopx, sizes: list[int], runs: int, work: Path) -> l
 
 
 def ingests(bl: str, loopx: Loopx, sizes: list[int], runs: int, work: Path) -> list[Row]:
-    template = harbor_ingest.shared_dir() / harbor_ingest.TEMPLATE_JOB
+    template = harbor_ingest.TEMPLATE_JOB
     rows: list[Row] = []
     for n in sizes:
         job = harbor_ingest.generate_job(template, work / f"jobs-{n}", n)

@@ -32,8 +32,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from _fixtures import HARBOR
+
 REPO = Path(__file__).resolve().parents[1]
-TEMPLATE_JOB = Path("fixtures/harbor/tb2-pilot-20260502/jobs/2026-05-02__14-03-19")
+TEMPLATE_JOB = HARBOR / "tb2-pilot-20260502" / "jobs" / "2026-05-02__14-03-19"
 LOOPX_VENV = REPO / "bench" / ".venv-loopx"
 LOOPX_VERSION = "0.4.8"
 
@@ -47,14 +49,6 @@ wall = time.perf_counter() - start
 peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(json.dumps({"code": code, "wall": wall, "peak_kib": peak_kib}))
 """
-
-
-def shared_dir() -> Path:
-    found = os.environ.get("BENCHLEDGER_SHARED") or REPO.parent / "shared"
-    path = Path(found)
-    if not (path / TEMPLATE_JOB).is_dir():
-        sys.exit(f"fixture job not found under {path}; set BENCHLEDGER_SHARED")
-    return path
 
 
 # --------------------------------------------------------------------------- job generator
@@ -250,7 +244,7 @@ def main() -> None:
     loopx = ensure_loopx() if args.with_loopx else None
     if loopx is None and (LOOPX_VENV / "bin" / "loopx").exists():
         loopx = str(LOOPX_VENV / "bin" / "loopx")
-    template = shared_dir() / TEMPLATE_JOB
+    template = TEMPLATE_JOB
     header = f"{'trials':>7} {'benchledger s':>14} {'peak MiB':>9}"
     if loopx:
         header += f" {'loopx s':>9} {'peak MiB':>9} {'ratio':>6}"

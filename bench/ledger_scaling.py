@@ -15,8 +15,8 @@ missing) on the same ledger files, and the ratios measured in this run are print
 targets: no-render upsert at 30,000 <= 1.5x the one at 100; rendered upsert >= 5x faster than
 loopx at 30,000 with less memory; aggregate and check >= 10x faster than loopx at 30,000.
 
-Data comes from ``shared/tools/make_ledger.py`` (run with ``os`` injected, since the tool lacks
-``import os``); with loopx available the tool normalises the ledgers with loopx's own code.
+Data comes from ``bench/make_ledger.py``; run by loopx's Python (``--with-loopx``), it
+normalises the ledgers with loopx's own code.
 
 Usage: python bench/ledger_scaling.py [--sizes 100,1000,10000,30000] [--runs 3] [--with-loopx]
                                       [--work DIR]
@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _loopx import Measured, benchledger_exe, ensure_loopx, measure, shared_dir  # noqa: E402
+from _loopx import Measured, benchledger_exe, ensure_loopx, measure  # noqa: E402
 
 TB = "terminal-bench@2.0"
 GOAL = "g"
@@ -48,18 +48,10 @@ LEDGER = "benchmark-run-ledger.json"
 
 
 def generate(data: Path, sizes: list[int], python: str) -> None:
-    """Run the shared generator (unedited) with ``os`` provided through builtins."""
-    tool = shared_dir() / "tools" / "make_ledger.py"
-    real = shared_dir() / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
-    argv = ["make_ledger.py", "--out", str(data), "--real-ledger", str(real),
-            "--sizes", ",".join(map(str, sizes))]  # fmt: skip
-    code = (
-        "import builtins, os, runpy, sys\n"
-        "builtins.os = os\n"
-        f"sys.argv = {argv!r}\n"
-        f"runpy.run_path({str(tool)!r}, run_name='__main__')\n"
-    )
-    subprocess.run([python, "-c", code], check=True)
+    """Write the ledgers, inputs and history (``bench/make_ledger.py``) with ``python``."""
+    generator = Path(__file__).resolve().parent / "make_ledger.py"
+    sizes_arg = ",".join(map(str, sizes))
+    subprocess.run([python, str(generator), "--out", str(data), "--sizes", sizes_arg], check=True)
 
 
 def seed_history(project: Path, index: Path) -> None:

@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _loopx import benchledger_exe, ensure_loopx, shared_dir  # noqa: E402
+from _fixtures import HARBOR, HARBOR_MANIFEST, LOOPX_LEDGER  # noqa: E402
+from _loopx import benchledger_exe, ensure_loopx  # noqa: E402
 
 PILOT_GROUP = "tb2-pilot-20260502"
 PILOT_JOB = "2026-05-02__09-14-07"
@@ -38,14 +39,13 @@ def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 def write_our_ledger(project: Path, bl: str) -> list[str]:
     """Import the fixture, ingest one Harbor job into the same ledger; returns benchmark ids."""
-    shared = shared_dir()
     (project / ".benchledger").mkdir(parents=True)
-    shutil.copyfile(shared / "fixtures" / "loopx-ledger" / LEDGER, project / LEDGER)
+    shutil.copyfile(LOOPX_LEDGER, project / LEDGER)
     imported = run([bl, "import", "loopx-ledger", LEDGER, "--execute"], project)
     assert imported.returncode == 0, imported.stderr
     group = project / "harbor" / PILOT_GROUP
-    shutil.copytree(shared / "fixtures" / "harbor" / PILOT_GROUP, group)
-    manifest = json.loads((shared / "fixtures" / "harbor" / "manifest.json").read_text())
+    shutil.copytree(HARBOR / PILOT_GROUP, group)
+    manifest = json.loads(HARBOR_MANIFEST.read_text())
     for rel in manifest["empty_dirs"]:
         if rel.startswith(PILOT_GROUP + "/"):
             (project / "harbor" / rel).mkdir(parents=True, exist_ok=True)

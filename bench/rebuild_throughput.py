@@ -33,8 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SHARED = Path(os.environ.get("BENCHLEDGER_SHARED") or ROOT.parent / "shared")
-LEDGER_FIXTURE = SHARED / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+from _fixtures import LOOPX_LEDGER  # noqa: E402
+
 PG_BASE = os.environ.get("BENCHLEDGER_TEST_PG", "postgresql+psycopg://127.0.0.1:5432/test")
 FILL_BATCH = 5000
 DISTINCT_RUNS = 30_000
@@ -50,7 +50,7 @@ TARGET_PEAK_MB = 500
 
 def fixture_rows() -> list[dict[str, Any]]:
     """Every row of the real loopx ledger fixture, in file order."""
-    doc = json.loads(LEDGER_FIXTURE.read_text())
+    doc = json.loads(LOOPX_LEDGER.read_text())
     return [
         row
         for benchmark in doc["benchmarks"].values()

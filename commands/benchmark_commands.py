@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from commands.benchmark_group import benchmark
-from commands.output import emit, format_option, resolve_format
+from commands.output import bullets, emit, format_option, resolve_format
+
+TITLE = "Benchmark Run Append"
 
 MODES = (
     "hardened-codex",
@@ -245,16 +248,21 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
         build=lambda: _build(opts),
         metadata=command_metadata(_version()),
     )
-    from projections.goal_runs import render_append_markdown
-
-    emit(
-        payload,
-        fmt,
-        "Benchmark Run Append",
-        markdown=None if payload.get("already_recorded") else render_append_markdown,
-    )
+    emit(payload, fmt, TITLE, markdown=_markdown)
     if not payload.get("ok", True):
         ctx.exit(1)
+
+
+def _markdown(payload: dict[str, Any]) -> str:
+    """The summary first, then the per-run details (a recorded input has no new runs to show)."""
+    from projections.goal_runs import render_append_markdown
+    from projections.run_summary import with_summary
+
+    if payload.get("already_recorded"):
+        details = bullets(TITLE, payload)
+    else:
+        details = render_append_markdown(payload)
+    return with_summary(details, payload, cwd=Path.cwd())
 
 
 def _version() -> str:

@@ -256,7 +256,7 @@ def render_append_markdown(payload: Mapping[str, Any]) -> str:
     lines = [MARKDOWN_TITLE, ""]
     lines += [_bullet(key, payload.get(key)) for key in _HEAD_KEYS]
     lines += [_bullet(key, payload[key]) for key in _OPTIONAL_KEYS if payload.get(key) is not None]
-    for run in _payload_runs(payload):
+    for run in payload_runs(payload):
         lines += ["", "## Benchmark Run", ""]
         lines += [_bullet(key, run.get(key)) for key in _RUN_KEYS if run.get(key) is not None]
         lines += _planned_lines(run)
@@ -287,7 +287,8 @@ def render_record_markdown(record: Mapping[str, Any], *, goal_id: str, stem: str
     return render_append_markdown(view)
 
 
-def _payload_runs(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def payload_runs(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The run records of a ``benchmark run`` payload (one source, one or several records)."""
     runs = payload.get("benchmark_runs")
     if isinstance(runs, list):
         return [run for run in runs if isinstance(run, Mapping)]

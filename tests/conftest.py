@@ -1,4 +1,4 @@
-"""Shared test fixtures: where the shared fixture tree lives."""
+"""Test fixtures: the in-repo fixture data and a fresh store on each database."""
 
 from __future__ import annotations
 
@@ -9,16 +9,17 @@ import pytest
 
 pytest_plugins = ["tests.plugin_contracts"]
 
-SHARED_DIR = Path(
-    os.environ.get("BENCHLEDGER_SHARED") or Path(__file__).resolve().parents[2] / "shared"
-)
+# Harbor jobs, BenchFlow result trees and a real loopx ledger, kept with the tests so that a
+# clone runs its suite with nothing beside it (see tests/fixtures/README.md).
+FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
+
+# The CLI processes tests start fail on a deprecated call too, like pytest's filterwarnings.
+os.environ.setdefault("PYTHONWARNINGS", "error::DeprecationWarning")
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED_DIR.is_dir():
-        pytest.fail(f"shared fixtures not found at {SHARED_DIR}; set BENCHLEDGER_SHARED")
-    return SHARED_DIR
+def fixtures_dir() -> Path:
+    return FIXTURES_DIR
 
 
 PG_BASE_URL = os.environ.get("BENCHLEDGER_TEST_PG", "postgresql+psycopg://127.0.0.1:5432/test")

@@ -27,7 +27,7 @@ import pytest
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, settings
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 
 # Bounded and reproducible so the whole bad-input suite stays well under a minute on two cores;
 # BENCHLEDGER_BAD_INPUT_EXAMPLES=500 turns it into a random bug hunt.
@@ -151,13 +151,13 @@ def make_writable_copy(src: Path, dst: Path, empty_dirs: Sequence[str] = ()) -> 
 
 
 def harbor_empty_dirs(job_rel: str) -> list[str]:
-    manifest = json.loads((SHARED_DIR / "fixtures/harbor/manifest.json").read_text("utf-8"))
+    manifest = json.loads((FIXTURES_DIR / "harbor/manifest.json").read_text("utf-8"))
     prefix = job_rel.rstrip("/") + "/"
     return [r[len(prefix) :] for r in manifest["empty_dirs"] if r.startswith(prefix)]
 
 
 def benchflow_empty_dirs(case_rel: str) -> list[str]:
-    manifest = json.loads((SHARED_DIR / "fixtures/benchflow/manifest.json").read_text("utf-8"))
+    manifest = json.loads((FIXTURES_DIR / "benchflow/manifest.json").read_text("utf-8"))
     prefix = case_rel.rstrip("/") + "/"
     return [r[len(prefix) :] for r in manifest["empty_dirs"] if r.startswith(prefix)]
 

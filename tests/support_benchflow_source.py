@@ -12,20 +12,20 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 
-MANIFEST_REL = Path("fixtures/benchflow/manifest.json")
-
-
-def load_manifest(shared_dir: Path = SHARED_DIR) -> dict[str, Any]:
-    return json.loads((shared_dir / MANIFEST_REL).read_text(encoding="utf-8"))
+MANIFEST_REL = Path("benchflow/manifest.json")
 
 
-def materialize(shared_dir: Path, target: Path) -> Path:
+def load_manifest(fixtures_dir: Path = FIXTURES_DIR) -> dict[str, Any]:
+    return json.loads((fixtures_dir / MANIFEST_REL).read_text(encoding="utf-8"))
+
+
+def materialize(fixtures_dir: Path, target: Path) -> Path:
     """Copy `fixtures/benchflow` to `target`, restore empty dirs and mtimes; return the copy."""
-    source = shared_dir / "fixtures" / "benchflow"
+    source = fixtures_dir / "benchflow"
     shutil.copytree(source, target)
-    manifest = load_manifest(shared_dir)
+    manifest = load_manifest(fixtures_dir)
     for rel in manifest["empty_dirs"]:
         (target / rel).mkdir(parents=True, exist_ok=True)
     for case in manifest["cases"]:

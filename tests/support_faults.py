@@ -20,7 +20,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "commands.cli"]
-MANIFEST_REL = Path("fixtures/harbor/manifest.json")
+MANIFEST_REL = Path("harbor/manifest.json")
 GOAL = "g"
 RUNTIME_ROOT = "rt"
 LEDGER = "ledger/benchmark-run-ledger.json"
@@ -35,11 +35,11 @@ ROLLOUT_EVENT_ID = re.compile(r'"event_id": "[0-9a-f]{16}"')
 # --- fixtures -------------------------------------------------------------------------------
 
 
-def harbor_copy(shared_dir: Path, dest: Path) -> Path:
+def harbor_copy(fixtures_dir: Path, dest: Path) -> Path:
     """A writable copy of the Harbor fixtures with the empty dirs version control drops."""
     root = dest / "harbor"
-    shutil.copytree(shared_dir / "fixtures" / "harbor", root)
-    manifest = json.loads((shared_dir / MANIFEST_REL).read_text("utf-8"))
+    shutil.copytree(fixtures_dir / "harbor", root)
+    manifest = json.loads((fixtures_dir / MANIFEST_REL).read_text("utf-8"))
     for rel in manifest["empty_dirs"]:
         (root / rel).mkdir(parents=True, exist_ok=True)
     return root

@@ -20,20 +20,18 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 
-MANIFEST_REL = Path("fixtures/harbor/manifest.json")
+MANIFEST_REL = Path("harbor/manifest.json")
 DOMAIN_EVENTS = ("run_built", "run_appended", "ledger_upserted", "global_synced")
 
 
-def load_manifest(shared_dir: Path = SHARED_DIR) -> dict:
-    return json.loads((shared_dir / MANIFEST_REL).read_text(encoding="utf-8"))
+def load_manifest(fixtures_dir: Path = FIXTURES_DIR) -> dict:
+    return json.loads((fixtures_dir / MANIFEST_REL).read_text(encoding="utf-8"))
 
 
 def job_keys() -> list[str]:
-    """Job keys for parametrisation (collection time: the ``shared_dir`` fixture is not there)."""
-    if not (SHARED_DIR / MANIFEST_REL).is_file():
-        return []
+    """Job keys for parametrisation (collection time: the ``fixtures_dir`` fixture is not there)."""
     return [job["key"] for job in load_manifest()["jobs"]]
 
 
@@ -46,12 +44,12 @@ def make_writable(root: Path) -> None:
             os.chmod(path, os.stat(path).st_mode | stat.S_IWUSR)
 
 
-def copy_job(shared_dir: Path, manifest: dict, job: dict, dest: Path) -> Path:
+def copy_job(fixtures_dir: Path, manifest: dict, job: dict, dest: Path) -> Path:
     """Copy one job under ``dest/harbor/<job_dir>`` with the empty dirs git could not keep.
 
     The group/jobs/<name> layout is preserved so the derived run group is the real one.
     """
-    src = shared_dir / "fixtures" / "harbor" / job["job_dir"]
+    src = fixtures_dir / "harbor" / job["job_dir"]
     dst = dest / "harbor" / job["job_dir"]
     dst.parent.mkdir(parents=True, exist_ok=True)
     if src.is_dir():
@@ -64,9 +62,9 @@ def copy_job(shared_dir: Path, manifest: dict, job: dict, dest: Path) -> Path:
     return dst
 
 
-def copy_all_jobs(shared_dir: Path, manifest: dict, dest: Path) -> Path:
+def copy_all_jobs(fixtures_dir: Path, manifest: dict, dest: Path) -> Path:
     root = dest / "harbor"
-    shutil.copytree(shared_dir / "fixtures" / "harbor", root)
+    shutil.copytree(fixtures_dir / "harbor", root)
     for rel in manifest["empty_dirs"]:
         (root / rel).mkdir(parents=True, exist_ok=True)
     make_writable(root)

@@ -65,8 +65,8 @@ def bare_record(**fields: Any) -> dict[str, Any]:
     return {"schema_version": "benchmark_run_v0", **fields}
 
 
-def load_fixture_ledger(shared_dir: Path, name: str = "benchmark-run-ledger.json") -> dict:
-    return json.loads((shared_dir / "fixtures" / "loopx-ledger" / name).read_text("utf-8"))
+def load_fixture_ledger(fixtures_dir: Path, name: str = "benchmark-run-ledger.json") -> dict:
+    return json.loads((fixtures_dir / "loopx-ledger" / name).read_text("utf-8"))
 
 
 def fixture_rows(document: dict) -> list[tuple[str, dict]]:

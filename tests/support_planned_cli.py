@@ -71,16 +71,16 @@ def make_writable(root: Path) -> None:
             os.chmod(path, os.stat(path).st_mode | stat.S_IWUSR)
 
 
-def copy_harbor_job_renamed(shared_dir: Path, job_key: str, new_name: str, dest: Path) -> Path:
+def copy_harbor_job_renamed(fixtures_dir: Path, job_key: str, new_name: str, dest: Path) -> Path:
     """Copy a fixture job as ``dest/jobs/<new_name>`` with its job name rewritten everywhere.
 
     Harbor writes the job name into the job config and into every trial's config and result
     (``job_id``-free fields such as ``trial_uri`` and ``jobs_dir`` paths); all are rewritten so
     the copy reads as if Harbor had run it under ``--job-name <new_name>``.
     """
-    manifest = json.loads((shared_dir / "fixtures/harbor/manifest.json").read_text("utf-8"))
+    manifest = json.loads((fixtures_dir / "harbor/manifest.json").read_text("utf-8"))
     job = next(j for j in manifest["jobs"] if j["key"] == job_key)
-    src = shared_dir / "fixtures" / "harbor" / job["job_dir"]
+    src = fixtures_dir / "harbor" / job["job_dir"]
     dst = dest / "jobs" / new_name
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(src, dst)

@@ -143,9 +143,9 @@ def test_parity_on_a_planned_codex_loopx_record_from_the_store(tmp_path):
 
 
 @pytest.fixture
-def project(shared_dir, tmp_path, monkeypatch) -> Path:
+def project(fixtures_dir, tmp_path, monkeypatch) -> Path:
     """A project dir (the cwd) with the loopx ledger and a small hand-written analysis."""
-    src = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+    src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     shutil.copyfile(src, tmp_path / "benchmark-run-ledger.json")
     (tmp_path / "benchmark-run-ledger.json").chmod(0o644)
     write(tmp_path / "benchmark-case-analysis.json", {

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 from tests.support_bad_input import (
     BENCHFLOW_CASE,
     BOUNDED,
@@ -50,7 +50,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _root(ws: Workspace) -> Path:
     return make_writable_copy(
-        SHARED_DIR / "fixtures" / "benchflow" / BENCHFLOW_CASE,
+        FIXTURES_DIR / "benchflow" / BENCHFLOW_CASE,
         ws.project / "bf",
         benchflow_empty_dirs(BENCHFLOW_CASE),
     )

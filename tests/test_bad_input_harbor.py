@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 from tests.support_bad_input import (
     BOUNDED,
     HARBOR_JOB,
@@ -46,7 +46,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _job(ws: Workspace) -> Path:
     return make_writable_copy(
-        SHARED_DIR / "fixtures" / "harbor" / HARBOR_JOB,
+        FIXTURES_DIR / "harbor" / HARBOR_JOB,
         ws.project / "harbor" / HARBOR_JOB,
         harbor_empty_dirs(HARBOR_JOB),
     )

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 from tests.support_bad_input import BOUNDED, Workspace, assert_honest, workspace
 from tests.support_bad_json import RAW_TOKENS, Raw, damaged_json, dumps_with_raw
 from tests.test_ledger_cli import compact_run
 
-LOOPX_LEDGER = SHARED_DIR / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+LOOPX_LEDGER = FIXTURES_DIR / "loopx-ledger" / "benchmark-run-ledger.json"
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +175,7 @@ def test_damaged_file_already_at_run_ledger_path(
         else:
             result = ws.invoke(
                 "benchmark", "run", "terminal-bench", "--goal-id", "g", "--harbor-job-dir",
-                str(SHARED_DIR / "fixtures/harbor/adhoc-local/2026-05-07__07-07-07"),
+                str(FIXTURES_DIR / "harbor/adhoc-local/2026-05-07__07-07-07"),
                 "--update-run-ledger", "--run-ledger-path", "L.json", "--execute",
                 "--format", "json",
             )  # fmt: skip

@@ -44,9 +44,9 @@ TOKEN_KEYS = {
 
 
 @pytest.fixture(scope="session")
-def tree(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture set with its empty dirs and mtimes restored (git keeps neither)."""
-    return materialize(shared_dir, tmp_path_factory.mktemp("bf") / "benchflow")
+    return materialize(fixtures_dir, tmp_path_factory.mktemp("bf") / "benchflow")
 
 
 def _case_root(tree: Path, case: dict[str, Any]) -> Path:

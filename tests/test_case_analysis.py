@@ -19,8 +19,8 @@ from ledger.errors import InputError
 
 
 @pytest.fixture(scope="module")
-def ledger(shared_dir):
-    path = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+def ledger(fixtures_dir):
+    path = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 

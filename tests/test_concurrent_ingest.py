@@ -49,8 +49,8 @@ SAME_JOB = "16_two_agents_one_job"
 
 
 @pytest.fixture(scope="module")
-def harbor(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return harbor_copy(shared_dir, tmp_path_factory.mktemp("concurrent-fixtures"))
+def harbor(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return harbor_copy(fixtures_dir, tmp_path_factory.mktemp("concurrent-fixtures"))
 
 
 def _race(db_url: str, work: Path, jobs: list[Path]) -> list[dict]:

@@ -228,22 +228,22 @@ def test_benchmark_run_schema_validates_every_record_of_the_demo_output(tmp_path
     assert all(errors_of("loopx_rollout_event_v0", event) == [] for event in events)
 
 
-def test_benchmark_run_schema_validates_the_records_of_every_fixture(shared_dir):
-    harbor = shared_dir / "fixtures" / "harbor"
+def test_benchmark_run_schema_validates_the_records_of_every_fixture(fixtures_dir):
+    harbor = fixtures_dir / "harbor"
     manifest = json.loads((harbor / "manifest.json").read_text())
     records = []
     for job in manifest["jobs"]:
         if (harbor / job["job_dir"]).is_dir():  # one job is an empty dir git could not keep
             records += read_harbor_job(harbor / job["job_dir"]).records
-    records += read_benchflow_root(shared_dir / "fixtures" / "benchflow" / "cases").records
+    records += read_benchflow_root(fixtures_dir / "benchflow" / "cases").records
     assert len(records) > 100
     for record in records:
         assert errors_of("benchmark_run_v0", compact_run(record)) == [], record.get("run_key")
 
 
-def test_ledger_row_schema_validates_every_row_of_the_loopx_ledger(shared_dir):
+def test_ledger_row_schema_validates_every_row_of_the_loopx_ledger(fixtures_dir):
     ledger = json.loads(
-        (shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json").read_text()
+        (fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json").read_text()
     )
     rows = [
         row

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,8 @@ from projections.global_registry import (
     writability_ok,
 )
 
+# the spec's minimal registry (history_registry_rollout.md §2)
+MINIMAL_REGISTRY = Path("spec-examples/minimal-registry.json")
 NOW = "2026-11-30T17:47:34Z"
 LATER = "2026-11-30T18:00:00Z"
 SRC = "/proj/.benchledger/registry.json"
@@ -38,13 +39,12 @@ def _sync(global_doc, registry, **kwargs):
     return sync_global(global_doc, registry, **options)
 
 
-def _minimal_registry(shared_dir: Path) -> dict:
-    text = (shared_dir / "spec" / "history_registry_rollout.md").read_text(encoding="utf-8")
-    return json.loads(re.search(r"Minimal registry: `(\{.*?\})`", text).group(1))
+def _minimal_registry(fixtures_dir: Path) -> dict:
+    return json.loads((fixtures_dir / MINIMAL_REGISTRY).read_text(encoding="utf-8"))
 
 
-def test_fresh_global_registry_from_spec_minimal(shared_dir: Path) -> None:
-    result = _sync(None, _minimal_registry(shared_dir), dry_run=False)
+def test_fresh_global_registry_from_spec_minimal(fixtures_dir: Path) -> None:
+    result = _sync(None, _minimal_registry(fixtures_dir), dry_run=False)
     payload, document = result.payload, result.document
     assert payload["ok"] is True and payload["skipped"] is False and payload["wrote"] is True
     assert payload["actions"] == ["demo:added"] and payload["synced_goal_ids"] == ["demo"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -30,6 +29,8 @@ from projections.goal_runs import (
     success_payload,
 )
 
+# the spec's example record (history_registry_rollout.md §5.1)
+SPEC_RECORD = Path("spec-examples/goal-run-record.json")
 RUN = {
     "schema_version": "benchmark_run_v0",
     "benchmark_id": "terminal-bench@2.0",
@@ -43,18 +44,15 @@ RUN = {
 }
 
 
-def _spec_record_example(shared_dir: Path) -> dict:
-    """The §5.1 example record, with its elided benchmark_run replaced by a real one."""
-    text = (shared_dir / "spec" / "history_registry_rollout.md").read_text(encoding="utf-8")
-    block = re.search(r"### 5\.1.*?```json\n(.*?)```", text, re.S)
-    assert block, "the spec's §5.1 example moved"
-    example = json.loads(block.group(1).replace('"…":"…"', '"x":"y"'))
+def _spec_record_example(fixtures_dir: Path) -> dict:
+    """The spec's example record (§5.1), with its elided benchmark_run replaced by a real one."""
+    example = json.loads((fixtures_dir / SPEC_RECORD).read_text(encoding="utf-8"))
     example["benchmark_run"] = dict(RUN)
     return example
 
 
-def test_record_matches_spec_example(shared_dir: Path) -> None:
-    example = _spec_record_example(shared_dir)
+def test_record_matches_spec_example(fixtures_dir: Path) -> None:
+    example = _spec_record_example(fixtures_dir)
     record = build_run_record(
         RUN,
         goal_id="demo",

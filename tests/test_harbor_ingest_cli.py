@@ -41,8 +41,8 @@ EXAMPLE_JOB = REPO_ROOT / "examples" / "harbor" / "2026-05-02__09-14-07"
 
 
 @pytest.fixture(scope="module")
-def manifest(shared_dir: Path) -> dict:
-    return load_manifest(shared_dir)
+def manifest(fixtures_dir: Path) -> dict:
+    return load_manifest(fixtures_dir)
 
 
 @pytest.fixture(scope="module")
@@ -188,11 +188,11 @@ def _assert_refused(call, tmp_path: Path, message: str) -> None:
 
 @pytest.mark.parametrize("key", JOB_KEYS)
 def test_every_manifest_job_end_to_end(
-    key: str, db_url: str, shared_dir: Path, manifest: dict, jobs: dict, project: Path,
+    key: str, db_url: str, fixtures_dir: Path, manifest: dict, jobs: dict, project: Path,
     tmp_path: Path,
 ) -> None:  # fmt: skip
     job = jobs[key]
-    job_dir = copy_job(shared_dir, manifest, job, tmp_path)
+    job_dir = copy_job(fixtures_dir, manifest, job, tmp_path)
     runtime_root = tmp_path / "rt"
     rel = os.path.relpath(job_dir, project)
     status = expected_job_status(job)
@@ -231,9 +231,9 @@ def test_every_manifest_job_end_to_end(
 
 
 def test_reingest_is_a_no_op_that_says_so(
-    db_url: str, shared_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
+    db_url: str, fixtures_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
 ) -> None:
-    job_dir = copy_job(shared_dir, manifest, jobs["16_two_agents_one_job"], tmp_path)
+    job_dir = copy_job(fixtures_dir, manifest, jobs["16_two_agents_one_job"], tmp_path)
     runtime_root = tmp_path / "rt"
     first = ingest(job_dir, db=db_url, runtime_root=runtime_root)
     assert first.code == 0
@@ -257,10 +257,10 @@ def test_reingest_is_a_no_op_that_says_so(
 
 
 def test_changed_trial_reward_supersedes_the_ledger_row(
-    db_url: str, shared_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
+    db_url: str, fixtures_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
 ) -> None:
     job = jobs["01_all_pass"]
-    job_dir = copy_job(shared_dir, manifest, job, tmp_path)
+    job_dir = copy_job(fixtures_dir, manifest, job, tmp_path)
     runtime_root = tmp_path / "rt"
     first = ingest(job_dir, db=db_url, runtime_root=runtime_root)
     ids = run_ids(first.payload)
@@ -287,10 +287,10 @@ def test_changed_trial_reward_supersedes_the_ledger_row(
     [("08_running_job", "running"), ("09_missing_job_result", "incomplete")],
 )
 def test_job_that_finished_later_supersedes_the_earlier_ingest(
-    key: str, first_status: str, db_url: str, shared_dir: Path, manifest: dict, jobs: dict,
+    key: str, first_status: str, db_url: str, fixtures_dir: Path, manifest: dict, jobs: dict,
     project: Path, tmp_path: Path,
 ) -> None:  # fmt: skip
-    job_dir = copy_job(shared_dir, manifest, jobs[key], tmp_path)
+    job_dir = copy_job(fixtures_dir, manifest, jobs[key], tmp_path)
     runtime_root = tmp_path / "rt"
     first = ingest(job_dir, db=db_url, runtime_root=runtime_root)
     assert {r["run_status"] for r in first.payload["benchmark_runs"]} == {first_status}
@@ -320,10 +320,10 @@ def test_job_that_finished_later_supersedes_the_earlier_ingest(
 
 
 def test_run_ids_do_not_depend_on_cwd_or_path_spelling(
-    db_url: str, shared_dir: Path, manifest: dict, jobs: dict, tmp_path: Path,
+    db_url: str, fixtures_dir: Path, manifest: dict, jobs: dict, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    job_dir = copy_job(shared_dir, manifest, jobs["16_two_agents_one_job"], tmp_path)
+    job_dir = copy_job(fixtures_dir, manifest, jobs["16_two_agents_one_job"], tmp_path)
     runtime_root = tmp_path / "rt"
     here, elsewhere = tmp_path / "a", tmp_path / "b" / "deeper"
     here.mkdir()
@@ -353,13 +353,13 @@ def test_run_ids_do_not_depend_on_cwd_or_path_spelling(
 
 
 def test_each_run_built_event_names_only_its_own_trial_files(
-    shared_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
+    fixtures_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
 ) -> None:
     """Provenance per record: job-level files plus that record's trial directories, so a large
     job's events do not each repeat the digest of every file (and still name what they used)."""
     db = f"sqlite:///{tmp_path / 'store.db'}"
     job = jobs["16_two_agents_one_job"]
-    job_dir = copy_job(shared_dir, manifest, job, tmp_path)
+    job_dir = copy_job(fixtures_dir, manifest, job, tmp_path)
     assert ingest(job_dir, db=db, runtime_root=tmp_path / "rt").code == 0
     call = cli(
         ["sql", "SELECT payload FROM events_v WHERE event_type = 'run_built'", "--format", "json"],
@@ -387,9 +387,9 @@ def test_each_run_built_event_names_only_its_own_trial_files(
 
 
 def test_whole_fixture_set_in_one_store_rebuilds_and_verifies(
-    db_url: str, shared_dir: Path, manifest: dict, project: Path, tmp_path: Path
+    db_url: str, fixtures_dir: Path, manifest: dict, project: Path, tmp_path: Path
 ) -> None:
-    root = copy_all_jobs(shared_dir, manifest, tmp_path)
+    root = copy_all_jobs(fixtures_dir, manifest, tmp_path)
     runtime_root = tmp_path / "rt"
     expected_rows = 0
     for job in manifest["jobs"]:
@@ -416,7 +416,7 @@ def test_whole_fixture_set_in_one_store_rebuilds_and_verifies(
 
 
 def test_shipped_example_job_ingests_like_its_fixture(
-    db_url: str, shared_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
+    db_url: str, fixtures_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
 ) -> None:
     """The README's main-job command runs on ``examples/harbor``; it must match fixture 01."""
     if not EXAMPLE_JOB.is_dir():

@@ -39,11 +39,11 @@ def test_help_is_cheap_to_import():
 HEAVY = ("sqlalchemy", "alembic")
 
 
-def test_commands_on_the_embedded_store_never_import_sqlalchemy(tmp_path, shared_dir):
+def test_commands_on_the_embedded_store_never_import_sqlalchemy(tmp_path, fixtures_dir):
     """A first Harbor ingest (new store, events, ledger and run files) and a later upsert on
     SQLite run on the standard library's sqlite3: SQLAlchemy's import alone was most of a small
     command's time. PostgreSQL and migrations still use it."""
-    job = shared_dir / "fixtures/harbor/tb2-pilot-20260502/jobs/2026-05-02__09-14-07"
+    job = fixtures_dir / "harbor/tb2-pilot-20260502/jobs/2026-05-02__09-14-07"
     commands = [
         ["--runtime-root", "rt", "--format", "json", "benchmark", "run", "terminal-bench",
          "--goal-id", "g", "--harbor-job-dir", str(job), "--update-run-ledger",

@@ -55,8 +55,8 @@ POINTS = [
 
 
 @pytest.fixture(scope="module")
-def harbor(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return harbor_copy(shared_dir, tmp_path_factory.mktemp("kill-fixtures"))
+def harbor(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return harbor_copy(fixtures_dir, tmp_path_factory.mktemp("kill-fixtures"))
 
 
 @pytest.fixture(scope="module")

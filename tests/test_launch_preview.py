@@ -106,14 +106,14 @@ def test_absolute_dataset_path_becomes_placeholder():
     assert p["placeholders"] == ["<dataset-path>", "<jobs-dir>"]
 
 
-def test_local_unicode_dataset_from_fixtures(shared_dir):
+def test_local_unicode_dataset_from_fixtures(fixtures_dir):
     """A dataset that exists locally is passed with --path; Unicode letters stay in the job name."""
     task = "données-nettoyage"
     record = build_planned_terminal_bench_record(
         {"goal_id": "g", "dataset": "adhoc-local/tasks", "include_task_name": task},
         env={},
         which=lambda _n: None,
-        cwd=shared_dir / "fixtures" / "harbor",
+        cwd=fixtures_dir / "harbor",
     )
     argv = record["launch_preview"]["argv"]
     assert argv[argv.index("--path") + 1] == "adhoc-local/tasks"

@@ -59,8 +59,8 @@ class Cli:
     def event_count(self) -> int:
         return self.ok("events", "list", "--limit", "100000")["count"]
 
-    def import_fixture(self, shared_dir: Path, name: str = "L.json") -> Path:
-        src = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+    def import_fixture(self, fixtures_dir: Path, name: str = "L.json") -> Path:
+        src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
         shutil.copyfile(src, self.root / name)
         out = self.ok("import", "loopx-ledger", name, "--execute")
         assert out["imported"] and out["row_count"] == 303
@@ -109,9 +109,9 @@ def write_json(path: Path, data: dict) -> str:
 # ------------------------------------------------------------------------- import and upsert
 
 
-def test_import_and_render_give_back_the_loopx_ledger(env, shared_dir):
-    fixture = shared_dir / "fixtures" / "loopx-ledger"
-    ledger = env.import_fixture(shared_dir)
+def test_import_and_render_give_back_the_loopx_ledger(env, fixtures_dir):
+    fixture = fixtures_dir / "loopx-ledger"
+    ledger = env.import_fixture(fixtures_dir)
     (env.root / "L.md").unlink()
     env.ok("render", "--run-ledger-path", "L.json")
     assert rows_of(ledger) == rows_of(fixture / "benchmark-run-ledger.json")
@@ -141,8 +141,8 @@ def test_reupserting_the_same_compact_run_is_a_noop_that_says_so(env):
 # ------------------------------------------------------------------------- archive / restore
 
 
-def test_archive_then_restore_gives_back_identical_files(env, shared_dir):
-    ledger = env.import_fixture(shared_dir)
+def test_archive_then_restore_gives_back_identical_files(env, fixtures_dir):
+    ledger = env.import_fixture(fixtures_dir)
     md = env.root / "L.md"
     json_before, md_before = ledger.read_bytes(), md.read_bytes()
     args = ["--run-ledger-path", "L.json", "--benchmark-id", TB, "--case-id", "build-cython-ext"]
@@ -179,8 +179,8 @@ def _decision_cases(markdown: str) -> set[str]:
     return {line.split("|")[2].strip(" `") for line in section.splitlines()[3:] if "|" in line}
 
 
-def test_archive_restore_flag_and_a_later_write_stamp_now(env, shared_dir):
-    ledger = env.import_fixture(shared_dir)
+def test_archive_restore_flag_and_a_later_write_stamp_now(env, fixtures_dir):
+    ledger = env.import_fixture(fixtures_dir)
     arm = "swe_marathon_host_codex_app_server_goal_baseline"
     args = ["--run-ledger-path", "L.json", "--benchmark-id", "swe-marathon", "--arm-id", arm]
     env.ok("benchmark", "run-ledger-archive", *args, "--reason", "r1", "--execute")
@@ -201,8 +201,8 @@ def test_archive_restore_flag_and_a_later_write_stamp_now(env, shared_dir):
 # ------------------------------------------------------------------------- merge
 
 
-def test_merge_sources_into_the_store_ledger(env, shared_dir):
-    src = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+def test_merge_sources_into_the_store_ledger(env, fixtures_dir):
+    src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     (env.root / "in").mkdir()
     shutil.copyfile(src, env.root / "in" / "a.json")
     out = env.ok("benchmark", "run-ledger-merge", "--run-ledger-path", "T.json",
@@ -229,12 +229,12 @@ def test_merge_sources_into_the_store_ledger(env, shared_dir):
     env.rebuild_clean()
 
 
-def test_merge_keeps_an_archived_target_row_archived(env, shared_dir):
-    env.import_fixture(shared_dir)
+def test_merge_keeps_an_archived_target_row_archived(env, fixtures_dir):
+    env.import_fixture(fixtures_dir)
     env.ok("benchmark", "run-ledger-archive", "--run-ledger-path", "L.json", "--benchmark-id",
            "swe-marathon", "--archive-all-matching-benchmark", "--reason", "old",
            "--execute")  # fmt: skip
-    src = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+    src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     shutil.copyfile(src, env.root / "src.json")
     env.ok("benchmark", "run-ledger-merge", "--run-ledger-path", "L.json",
            "--source-run-ledger-path", "src.json", "--benchmark-id", "swe-marathon",
@@ -284,10 +284,10 @@ def test_aggregate_selection_policies(env, policy, used, fix_git):
     assert f"- selection_policy: {used}" in md
 
 
-def test_aggregate_output_json_canonical_ids_and_sources(env, shared_dir):
+def test_aggregate_output_json_canonical_ids_and_sources(env, fixtures_dir):
     _pass_then_fail_ledger(env)
     (env.root / "ids.txt").write_text("fix-git\n\nbuild-cython-ext\nfix-git\n")
-    src = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+    src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     shutil.copyfile(src, env.root / "loopx.json")
     out = env.ok("benchmark", "run-ledger-aggregate", "--benchmark-id", TB,
                  "--canonical-case-ids-file", "ids.txt", "--source-run-ledger-path", "loopx.json",
@@ -308,18 +308,18 @@ def test_aggregate_output_json_canonical_ids_and_sources(env, shared_dir):
 # ------------------------------------------------------------------------- drift check
 
 
-def _pilot_job(shared_dir: Path, root: Path) -> str:
+def _pilot_job(fixtures_dir: Path, root: Path) -> str:
     group = root / "harbor" / PILOT_GROUP
-    shutil.copytree(shared_dir / "fixtures" / "harbor" / PILOT_GROUP, group)
-    manifest = json.loads((shared_dir / "fixtures" / "harbor" / "manifest.json").read_text())
+    shutil.copytree(fixtures_dir / "harbor" / PILOT_GROUP, group)
+    manifest = json.loads((fixtures_dir / "harbor" / "manifest.json").read_text())
     for rel in manifest["empty_dirs"]:
         if rel.startswith(PILOT_GROUP + "/"):
             (root / "harbor" / rel).mkdir(parents=True, exist_ok=True)
     return str(group / "jobs" / PILOT_JOB)
 
 
-def test_check_reports_drift_and_the_gate(env, shared_dir):
-    job = _pilot_job(shared_dir, env.root)
+def test_check_reports_drift_and_the_gate(env, fixtures_dir):
+    job = _pilot_job(fixtures_dir, env.root)
     ingest = ["--runtime-root", "rt", "benchmark", "run", "terminal-bench", "--harbor-job-dir",
               job, "--no-global-sync", "--execute"]  # fmt: skip
     assert env.run(*ingest[:5], "--goal-id", "g", *ingest[5:]).exit_code == 0
@@ -355,10 +355,10 @@ def test_check_reports_drift_and_the_gate(env, shared_dir):
     env.rebuild_clean()
 
 
-def test_check_against_a_large_imported_ledger(env, shared_dir):
+def test_check_against_a_large_imported_ledger(env, fixtures_dir):
     """The check reads only the history's cases in full; every other row still counts."""
-    env.import_fixture(shared_dir, "benchmark-run-ledger.json")
-    job = _pilot_job(shared_dir, env.root)
+    env.import_fixture(fixtures_dir, "benchmark-run-ledger.json")
+    job = _pilot_job(fixtures_dir, env.root)
     result = env.run("--runtime-root", "rt", "benchmark", "run", "terminal-bench", "--goal-id",
                      "g", "--harbor-job-dir", job, "--no-global-sync", "--update-run-ledger",
                      "--execute")  # fmt: skip

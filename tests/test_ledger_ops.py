@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import time
 
 import pytest
 
@@ -237,8 +236,8 @@ def test_archive_all_matching_benchmark_and_sample_truncation() -> None:
     assert len(result.payload["archived_samples"]) == 20 and result.payload["truncated"] is True
 
 
-def test_archive_then_restore_returns_rows_exactly(shared_dir) -> None:
-    rows = document_rows(load_fixture_ledger(shared_dir))
+def test_archive_then_restore_returns_rows_exactly(fixtures_dir) -> None:
+    rows = document_rows(load_fixture_ledger(fixtures_dir))
     before = copy.deepcopy(rows)
     archived = archive_rows(
         rows,
@@ -545,8 +544,8 @@ def test_aggregate_target_lanes() -> None:
     )
 
 
-def test_aggregate_on_fixture_ledger(shared_dir) -> None:
-    rows = document_rows(load_fixture_ledger(shared_dir))
+def test_aggregate_on_fixture_ledger(fixtures_dir) -> None:
+    rows = document_rows(load_fixture_ledger(fixtures_dir))
     payload = aggregate(rows, benchmark_id="terminal-bench@2.0")
     assert payload["canonical_total"] == sum(payload["distribution"].values())
     assert sorted(payload["case_best"]) == sorted(
@@ -635,8 +634,8 @@ def test_drift_check_limits() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _scaled_rows(shared_dir, count: int) -> list[dict]:
-    templates = document_rows(load_fixture_ledger(shared_dir))
+def _scaled_rows(fixtures_dir, count: int) -> list[dict]:
+    templates = document_rows(load_fixture_ledger(fixtures_dir))
     rows = []
     for index in range(count):
         row = dict(templates[index % len(templates)])
@@ -648,19 +647,14 @@ def _scaled_rows(shared_dir, count: int) -> list[dict]:
     return rows
 
 
-def test_aggregate_and_drift_on_30000_rows_are_fast(shared_dir) -> None:
-    rows = _scaled_rows(shared_dir, 30_000)
+def test_aggregate_and_drift_on_30000_rows(fixtures_dir) -> None:
+    """Correctness at scale; the speed targets live in bench/ledger_scaling.py, not here."""
+    rows = _scaled_rows(fixtures_dir, 30_000)
     assert rows[0]["rules_version"] == RULES_VERSION
-    start = time.perf_counter()
     payload = aggregate(rows, benchmark_id="perf@1")
-    aggregate_seconds = time.perf_counter() - start
     assert payload["canonical_total"] > 1000
     history = [
         _history(record(run_key=f"k{i}"), "2026-06-01T00:00:00Z", str(i)) for i in range(500)
     ]
-    start = time.perf_counter()
     drift = drift_check(history, rows, now=NOW)
-    drift_seconds = time.perf_counter() - start
     assert drift["missing_ledger_run_count"] == 500
-    assert aggregate_seconds < 1.66, aggregate_seconds
-    assert drift_seconds < 0.49, drift_seconds

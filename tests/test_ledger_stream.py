@@ -212,10 +212,10 @@ def _files_equal_full_render(db_url: str, root: Path, name: str) -> None:
     assert (root / name).with_suffix(".md").read_bytes() == markdown
 
 
-def test_cli_sequence_on_the_real_loopx_ledger(db_url, tmp_path, monkeypatch, shared_dir):
+def test_cli_sequence_on_the_real_loopx_ledger(db_url, tmp_path, monkeypatch, fixtures_dir):
     monkeypatch.chdir(tmp_path)
     env = _Cli(db_url)
-    src = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+    src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     shutil.copyfile(src, tmp_path / "L.json")
     env.ok("import", "loopx-ledger", "L.json", "--execute")
     _files_equal_full_render(db_url, tmp_path, "L.json")

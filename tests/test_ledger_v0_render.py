@@ -34,8 +34,8 @@ DELIBERATE_DECISION_DIFFERENCES: dict[tuple[str, str], str] = {}
 
 
 @pytest.fixture(scope="module")
-def fixture_dir(shared_dir: Path) -> Path:
-    return shared_dir / "fixtures" / "loopx-ledger"
+def fixture_dir(fixtures_dir: Path) -> Path:
+    return fixtures_dir / "loopx-ledger"
 
 
 @pytest.fixture(scope="module")

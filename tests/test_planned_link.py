@@ -109,7 +109,7 @@ def test_ties_keep_input_order():
 # --- through the CLI ----------------------------------------------------------------------------
 
 
-def _plan_then_ingest(shared_dir, tmp_path):
+def _plan_then_ingest(fixtures_dir, tmp_path):
     db = f"sqlite:///{tmp_path / 'store.db'}"
     rt = tmp_path / "rt"
     ledger = tmp_path / "ledger.json"
@@ -119,16 +119,16 @@ def _plan_then_ingest(shared_dir, tmp_path):
                    "--agent", "codex", "--job-name", "tb-link-job", *common],
                   db=db, runtime_root=rt)  # fmt: skip
     assert plan.code == 0, plan.stderr
-    job_dir = copy_harbor_job_renamed(shared_dir, "01_all_pass", "tb-link-job", tmp_path)
+    job_dir = copy_harbor_job_renamed(fixtures_dir, "01_all_pass", "tb-link-job", tmp_path)
     done = invoke(["benchmark", "run", "terminal-bench", "--harbor-job-dir", str(job_dir),
                    *common], db=db, runtime_root=rt)  # fmt: skip
     assert done.code == 0, done.stderr
     return plan.payload, done.payload, rt, ledger
 
 
-def test_cli_plan_then_ingest_keeps_both_in_goal_history(shared_dir, tmp_path):
+def test_cli_plan_then_ingest_keeps_both_in_goal_history(fixtures_dir, tmp_path):
     """What holds without the link: both runs are in the goal history, the plan off the ledger."""
-    plan, done, rt, ledger = _plan_then_ingest(shared_dir, tmp_path)
+    plan, done, rt, ledger = _plan_then_ingest(fixtures_dir, tmp_path)
     planned_run = plan["benchmark_run"]
     assert planned_run["run_status"] == "planned"
     assert planned_run["launch_preview"]["job_name"] == planned_run["job_name"] == "tb-link-job"
@@ -144,8 +144,8 @@ def test_cli_plan_then_ingest_keeps_both_in_goal_history(shared_dir, tmp_path):
     assert rows and all(row["status"] != "planned" for row in rows)
 
 
-def test_cli_ingest_of_the_planned_job_carries_planned_run_key(shared_dir, tmp_path):
-    plan, done, rt, ledger = _plan_then_ingest(shared_dir, tmp_path)
+def test_cli_ingest_of_the_planned_job_carries_planned_run_key(fixtures_dir, tmp_path):
+    plan, done, rt, ledger = _plan_then_ingest(fixtures_dir, tmp_path)
     key = plan["benchmark_run"]["run_key"]
     assert all(r["planned_run_key"] == key for r in done["benchmark_runs"])
     fix_git = [r for r in ledger_rows(ledger) if r["case_id"] == "fix-git"]

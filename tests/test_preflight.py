@@ -110,15 +110,15 @@ def test_auth_names_only_and_blocking_only_when_explicit():
     assert "supersecret" not in repr(p)
 
 
-def _copy_local_tasks(shared_dir, tmp_path):
-    src = shared_dir / "fixtures" / "harbor" / "adhoc-local" / "tasks"
+def _copy_local_tasks(fixtures_dir, tmp_path):
+    src = fixtures_dir / "harbor" / "adhoc-local" / "tasks"
     dst = tmp_path / "tasks"
     shutil.copytree(src, dst)
     return dst
 
 
-def test_task_material_local_dataset_statuses(shared_dir, tmp_path):
-    tasks = _copy_local_tasks(shared_dir, tmp_path)
+def test_task_material_local_dataset_statuses(fixtures_dir, tmp_path):
+    tasks = _copy_local_tasks(fixtures_dir, tmp_path)
     assert task_material_status(str(tasks), "straße-normalize", env={}) == MATERIAL_READY
     (tasks / "straße-normalize" / "task.toml").unlink()
     assert task_material_status(str(tasks), "straße-normalize", env={}) == MATERIAL_NO_TASK_TOML
@@ -127,10 +127,10 @@ def test_task_material_local_dataset_statuses(shared_dir, tmp_path):
     assert task_material_status(str(tasks), "absent", env={}) == MATERIAL_UNRESOLVED
 
 
-def test_task_material_cache_root(shared_dir, tmp_path):
+def test_task_material_cache_root(fixtures_dir, tmp_path):
     cache = tmp_path / "cache"
     shutil.copytree(
-        shared_dir / "fixtures" / "harbor" / "adhoc-local" / "tasks" / "données-nettoyage",
+        fixtures_dir / "harbor" / "adhoc-local" / "tasks" / "données-nettoyage",
         cache / "abc123" / "données-nettoyage",
     )
     env = {"BENCHLEDGER_HARBOR_TASK_CACHE_ROOT": str(cache)}
@@ -142,14 +142,14 @@ def test_task_material_cache_root(shared_dir, tmp_path):
     assert task_material_status("terminal-bench@2.0", "x", env=home_env) == MATERIAL_UNRESOLVED
 
 
-def test_require_task_material_ready_blocks(shared_dir, tmp_path):
+def test_require_task_material_ready_blocks(fixtures_dir, tmp_path):
     informational = planned({})
     check = informational["preflight"]["checks"][8]
     assert check["blocker"] == "task_material_not_cached_or_not_locally_resolved"
     assert check["blocking"] is False and informational["preflight"]["ready"] is True
     blocked = planned({"require_task_material_ready": True})
     assert blocked["first_blocker"] == "task_material_not_cached_or_not_locally_resolved"
-    tasks = _copy_local_tasks(shared_dir, tmp_path)
+    tasks = _copy_local_tasks(fixtures_dir, tmp_path)
     ready = planned(
         {"require_task_material_ready": True, "dataset": str(tasks),
          "include_task_name": "straße-normalize"}

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import FIXTURES_DIR
 from tests.support_bad_input import (
     BENCHFLOW_CASE,
     BOUNDED,
@@ -125,7 +125,7 @@ FEW = settings(BOUNDED, max_examples=min(BOUNDED.max_examples, 12))
 def test_harbor_plants_never_reach_public_files(base: Path, data: st.DataObject) -> None:
     with workspace(base) as ws:
         job = make_writable_copy(
-            SHARED_DIR / "fixtures" / "harbor" / HARBOR_JOB,
+            FIXTURES_DIR / "harbor" / HARBOR_JOB,
             ws.project / "harbor" / HARBOR_JOB,
             harbor_empty_dirs(HARBOR_JOB),
         )
@@ -151,7 +151,7 @@ BENCHFLOW_FILES = [
 def test_benchflow_plants_never_reach_public_files(base: Path, data: st.DataObject) -> None:
     with workspace(base) as ws:
         root = make_writable_copy(
-            SHARED_DIR / "fixtures" / "benchflow" / BENCHFLOW_CASE,
+            FIXTURES_DIR / "benchflow" / BENCHFLOW_CASE,
             ws.project / "bf",
             benchflow_empty_dirs(BENCHFLOW_CASE),
         )
@@ -189,7 +189,7 @@ def test_unsafe_model_and_agent_names_are_not_laundered_into_ids(base: Path, pla
     messages, trial names and the job name carry the plant too."""
     with workspace(base) as ws:
         job = make_writable_copy(
-            SHARED_DIR / "fixtures" / "harbor" / HARBOR_JOB,
+            FIXTURES_DIR / "harbor" / HARBOR_JOB,
             ws.project / "harbor" / HARBOR_JOB,
             harbor_empty_dirs(HARBOR_JOB),
         )

@@ -732,8 +732,8 @@ def test_resolve_rejects_unknown_context() -> None:
 # --- loopx 0.4.8 ledger rows --------------------------------------------------------------------
 
 
-def _loopx_rows(shared_dir: Path) -> list[dict]:
-    path = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+def _loopx_rows(fixtures_dir: Path) -> list[dict]:
+    path = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     ledger = json.loads(path.read_text(encoding="utf-8"))
     return [
         run
@@ -743,8 +743,8 @@ def _loopx_rows(shared_dir: Path) -> list[dict]:
     ]
 
 
-def test_loopx_ledger_free_text_still_passes_the_stricter_filter(shared_dir: Path) -> None:
-    rows = _loopx_rows(shared_dir)
+def test_loopx_ledger_free_text_still_passes_the_stricter_filter(fixtures_dir: Path) -> None:
+    rows = _loopx_rows(fixtures_dir)
     assert len(rows) == 303
     dropped = [
         (row["run_id"], path)
@@ -755,8 +755,8 @@ def test_loopx_ledger_free_text_still_passes_the_stricter_filter(shared_dir: Pat
     assert dropped == []
 
 
-def test_loopx_ledger_notes_survive_the_ledger_text_variant(shared_dir: Path) -> None:
-    notes = [row["notes"] for row in _loopx_rows(shared_dir) if "notes" in row]
+def test_loopx_ledger_notes_survive_the_ledger_text_variant(fixtures_dir: Path) -> None:
+    notes = [row["notes"] for row in _loopx_rows(fixtures_dir) if "notes" in row]
     assert notes
     for note in notes:
         kept = ledger_text(note, 220)

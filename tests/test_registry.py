@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -27,12 +26,11 @@ from ledger.registry import (
     validate_goal_id,
 )
 
+# the spec's minimal registry (history_registry_rollout.md §2)
+MINIMAL_REGISTRY = Path("spec-examples/minimal-registry.json")
 
-def _spec_minimal_registry(shared_dir: Path) -> dict:
-    text = (shared_dir / "spec" / "history_registry_rollout.md").read_text(encoding="utf-8")
-    match = re.search(r"Minimal registry: `(\{.*?\})`", text)
-    assert match, "the spec's minimal registry example moved"
-    return json.loads(match.group(1))
+def _spec_minimal_registry(fixtures_dir: Path) -> dict:
+    return json.loads((fixtures_dir / MINIMAL_REGISTRY).read_text(encoding="utf-8"))
 
 
 def _write_project(root: Path, registry: dict) -> Path:
@@ -87,8 +85,8 @@ def test_goal_id_refused_with_spec_message(raw: str | None, message: str) -> Non
 # --- registry location and loading (§2) --------------------------------------------------------
 
 
-def test_spec_minimal_registry_resolves(shared_dir: Path, tmp_path: Path) -> None:
-    registry = _spec_minimal_registry(shared_dir)
+def test_spec_minimal_registry_resolves(fixtures_dir: Path, tmp_path: Path) -> None:
+    registry = _spec_minimal_registry(fixtures_dir)
     project = tmp_path / "project"
     _write_project(project, registry)
     nested = project / "sub" / "dir"

@@ -25,8 +25,8 @@ from tests.support_store import opened, table_rows
 READ_MODELS = (tables.LEDGERS, tables.LEDGER_ROWS, tables.GOAL_RUNS, tables.ROLLOUT_EVENTS)
 
 
-def _fixture_rows(shared_dir) -> list[dict]:
-    path = shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json"
+def _fixture_rows(fixtures_dir) -> list[dict]:
+    path = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     doc = json.loads(path.read_text())
     return [
         row
@@ -96,12 +96,12 @@ def _snapshot(conn) -> dict[str, list[tuple]]:
 
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
-def test_buffered_rebuild_equals_incremental_read_models(db_url, shared_dir, monkeypatch):
+def test_buffered_rebuild_equals_incremental_read_models(db_url, fixtures_dir, monkeypatch):
     import projections.engine as engine_module
     import projections.read_models as read_models
 
     s = opened(db_url)
-    for command in _history(_fixture_rows(shared_dir)):
+    for command in _history(_fixture_rows(fixtures_dir)):
         s.store.append(command, metadata={"actor": "t"})
     with s.store.database.connect() as conn:
         incremental = _snapshot(conn)

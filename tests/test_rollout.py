@@ -30,10 +30,10 @@ from projections.rollout import (
 AT = "2026-11-30T17:47:17.123456Z"
 
 
-def _fixture_run(shared_dir: Path) -> tuple[dict, str]:
+def _fixture_run(fixtures_dir: Path) -> tuple[dict, str]:
     """A compact record shaped after the fixture ledger's hello-world row, and its run_id."""
     ledger = json.loads(
-        (shared_dir / "fixtures" / "loopx-ledger" / "benchmark-run-ledger.json").read_text()
+        (fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json").read_text()
     )
     row = ledger["benchmarks"]["skillsbench-cloud-oracle-sanity@v0"]["cases"]["hello-world"][
         "runs"
@@ -59,8 +59,8 @@ def _fixture_run(shared_dir: Path) -> tuple[dict, str]:
     return run, row["run_id"]
 
 
-def test_benchmark_run_event_from_fixture_row(shared_dir: Path) -> None:
-    run, run_id = _fixture_run(shared_dir)
+def test_benchmark_run_event_from_fixture_row(fixtures_dir: Path) -> None:
+    run, run_id = _fixture_run(fixtures_dir)
     event = benchmark_run_event(
         run,
         goal_id="demo",

@@ -851,12 +851,12 @@ def _deliberate_difference(field: str, loopx_row: dict, ours: dict) -> str | Non
     return None
 
 
-def test_normalising_fixture_matches_loopx_except_named_differences(shared_dir) -> None:
-    raw = load_fixture_ledger(shared_dir)
+def test_normalising_fixture_matches_loopx_except_named_differences(fixtures_dir) -> None:
+    raw = load_fixture_ledger(fixtures_dir)
     loopx = {
         row["run_id"]: row
         for _, row in fixture_rows(
-            load_fixture_ledger(shared_dir, "benchmark-run-ledger.loopx-normalized.json")
+            load_fixture_ledger(fixtures_dir, "benchmark-run-ledger.loopx-normalized.json")
         )
     }
     named: dict[str, int] = {}
@@ -876,8 +876,8 @@ def test_normalising_fixture_matches_loopx_except_named_differences(shared_dir) 
     }
 
 
-def test_fixture_countability_totals(shared_dir) -> None:
-    raw = load_fixture_ledger(shared_dir)
+def test_fixture_countability_totals(fixtures_dir) -> None:
+    raw = load_fixture_ledger(fixtures_dir)
     reasons: dict[str, int] = {}
     for benchmark_key, stored in fixture_rows(raw):
         row = normalize_row(stored, benchmark_key=benchmark_key)
@@ -893,10 +893,10 @@ def test_fixture_countability_totals(shared_dir) -> None:
     }
 
 
-def test_fixture_scope_recomputed_for_no_score_rows(shared_dir) -> None:
+def test_fixture_scope_recomputed_for_no_score_rows(fixtures_dir) -> None:
     """Deliberate difference (§5.10 rule 4, gotcha #8/#13): loopx kept `score_missing` scope on
     no-score runner/setup rows; benchledger recomputes it from the class on load."""
-    rows = {r["run_id"]: (k, r) for k, r in fixture_rows(load_fixture_ledger(shared_dir))}
+    rows = {r["run_id"]: (k, r) for k, r in fixture_rows(load_fixture_ledger(fixtures_dir))}
     runner_error = next(
         (k, r)
         for k, r in rows.values()
@@ -913,9 +913,9 @@ def test_fixture_scope_recomputed_for_no_score_rows(shared_dir) -> None:
     assert normalize_row(verifier)["failure_scope"] == "verifier_or_infra"
 
 
-def test_legacy_arm_rules_match_loopx_reresolution(shared_dir) -> None:
+def test_legacy_arm_rules_match_loopx_reresolution(fixtures_dir) -> None:
     """Legacy rows (no arm_source) keep their arm unless the route is historical (as loopx)."""
-    raw = load_fixture_ledger(shared_dir)
+    raw = load_fixture_ledger(fixtures_dir)
     changed = [
         (row["arm_id"], normalize_row(row)["arm_id"])
         for _, row in fixture_rows(raw)

@@ -39,9 +39,9 @@ CORRUPT_TIMING = "BenchFlow timing.json is not a readable JSON object: "
 
 
 @pytest.fixture(scope="module")
-def tree(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture set with empty dirs and mtimes restored; tests only read it."""
-    return materialize(shared_dir, tmp_path_factory.mktemp("bf") / "benchflow")
+    return materialize(fixtures_dir, tmp_path_factory.mktemp("bf") / "benchflow")
 
 
 class Bench:

@@ -24,8 +24,8 @@ JOB = "14_dash_named_baseline"  # two records: 6 command events, then 1 export_w
 
 
 @pytest.fixture(scope="module")
-def harbor(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return harbor_copy(shared_dir, tmp_path_factory.mktemp("tamper-fixtures"))
+def harbor(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return harbor_copy(fixtures_dir, tmp_path_factory.mktemp("tamper-fixtures"))
 
 
 @pytest.fixture

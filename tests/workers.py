@@ -14,7 +14,7 @@ def append_many(url: str, worker: str, count: int) -> None:
     """One command per event, like many small ingests racing each other."""
     s = open_store(url)
     for i in range(count):
-        s.store.append([upsert_event("shared", f"{worker}-{i}")],
+        s.store.append([upsert_event("one-ledger", f"{worker}-{i}")],
                        metadata={"worker": worker})
     s.close()
 
