@@ -241,6 +241,20 @@ def test_benchmark_run_schema_validates_the_records_of_every_fixture(fixtures_di
         assert errors_of("benchmark_run_v0", compact_run(record)) == [], record.get("run_key")
 
 
+def test_benchmark_run_schema_validates_the_records_of_the_recorded_command_output(fixtures_dir):
+    """``benchmark run --format json`` output kept byte for byte in tests/fixtures/cli-output
+    (its ``rollout_events`` are summaries, not rollout records)."""
+    outputs = sorted((fixtures_dir / "cli-output").glob("*.json"))
+    assert len(outputs) == 3
+    runs = [
+        run
+        for path in outputs
+        for run in json.loads(path.read_text(encoding="utf-8"))["benchmark_runs"]
+    ]
+    assert len(runs) > len(outputs)
+    assert [e for run in runs for e in errors_of("benchmark_run_v0", run)] == []
+
+
 def test_ledger_row_schema_validates_every_row_of_the_loopx_ledger(fixtures_dir):
     ledger = json.loads(
         (fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json").read_text()
