@@ -109,6 +109,7 @@ def _register() -> None:
     from commands import (
         analysis_commands,
         benchmark_commands,
+        compare_commands,
         ledger_commands,
         registry_commands,
         schema_commands,
@@ -119,6 +120,7 @@ def _register() -> None:
         ledger_commands,
         registry_commands,
         analysis_commands,
+        compare_commands,
         schema_commands,
     ):
         for command in module.COMMANDS:
