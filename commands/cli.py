@@ -112,6 +112,7 @@ def _register() -> None:
         compare_commands,
         ledger_commands,
         registry_commands,
+        report_commands,
         schema_commands,
     )
 
@@ -121,6 +122,7 @@ def _register() -> None:
         registry_commands,
         analysis_commands,
         compare_commands,
+        report_commands,
         schema_commands,
     ):
         for command in module.COMMANDS:

@@ -185,7 +185,7 @@ def _run(
     payload = decision.payload(dry_run=dry_run)
     if options.execute and options.render:
         opened.store.database.checkpoint_soon()  # overlaps the file writes that follow
-        payload.update(_render_after_commit(opened, context, goal_id, decision, target))
+        payload.update(_render_after_commit(opened, context, goal_id, decision, target, payload))
     return payload
 
 
@@ -463,16 +463,14 @@ def plan_global_sync(
 
 
 def _read_json_file(path: Path) -> dict[str, Any] | None:
-    import orjson
+    from ledger.input_files import REGISTRY_LIMIT, read_regular_file
+    from ledger.json_input import parse_json
 
     try:
-        data = orjson.loads(path.read_bytes())
+        raw = read_regular_file(path, shown=f"global registry {path.name}", limit=REGISTRY_LIMIT)
     except FileNotFoundError:
         return None
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise InputError(
-            f"global registry is not readable JSON: {path.name}: {type(exc).__name__}"
-        ) from None
+    data = parse_json(raw, what=f"global registry is not readable JSON: {path.name}")
     return data if isinstance(data, dict) else None
 
 
@@ -498,10 +496,16 @@ def _nearest_existing(path: Path) -> Path:
 
 
 def _render_after_commit(
-    opened: Any, context: CommandContext, goal_id: str, decision: Decision, target: Any
+    opened: Any,
+    context: CommandContext,
+    goal_id: str,
+    decision: Decision,
+    target: Any,
+    payload: dict[str, Any],
 ) -> dict[str, Any]:
-    """Render every file the events changed; a failure here is reported, never hidden."""
-    from projections.render import render_for_goal
+    """Render every file the events changed; a failure is an error (stderr, exit 1) that
+    still reports what was committed."""
+    from projections.render import RenderError, render_for_goal
 
     try:
         exports = render_for_goal(
@@ -513,13 +517,9 @@ def _render_after_commit(
             global_registry=decision.synced,
             backup=decision.backup,
         )
-    except OSError as exc:
-        return {
-            "ok": False,
-            "appended": True,
-            "error": f"events committed but rendering files failed ({type(exc).__name__}: "
-            f"{exc.strerror or exc}); run `benchledger render` to retry",
-        }
+    except RenderError as err:
+        err.details["payload"] = {**payload, "ok": False, "appended": True, "error": err.message}
+        raise
     return {"rendered_files": len(exports)}
 
 

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 import orjson
 
 from ledger.jsonfmt import json_like_stdlib
+from ledger.markdown import code_span, has_markdown_syntax, table_code, table_text
 
 SCHEMA_VERSION = "benchmark_run_ledger_v0"
 ARCHIVED = "archived"
@@ -602,7 +603,7 @@ def assemble_markdown(parts: MarkdownParts) -> str:
         ("active_run_count", parts.active_run_count),
         ("archived_run_count", sum(a[2] for a in parts.archived)),
     )
-    lines += [f"- {key}: `{_cell(value)}`" for key, value in values]
+    lines += [f"- {key}: {code_span(_cell(value))}" for key, value in values]
     lines += ["", "## Case Decisions", "", _DECISION_HEADER, _rule(6), *parts.decision_lines]
     if parts.backlog:
         entries = sorted(parts.backlog, key=lambda e: e[:5])
@@ -612,6 +613,12 @@ def assemble_markdown(parts: MarkdownParts) -> str:
         lines += ["", "## Archived Run Summary", ""] + _archived_table(parts.archived)
     lines += ["", "## Runs", "", _RUNS_HEADER, _rule(9), *parts.run_lines]
     return "\n".join(lines) + "\n"
+
+
+def active_cases(doc: dict) -> list[tuple[str, str, dict, list[dict], int]]:
+    """``(benchmark, case, case node, active runs, archived count)`` for every case with an
+    active run, in the Markdown view's order (the HTML report lists the same cases)."""
+    return _scan(doc)[0]
 
 
 def _scan(doc: dict) -> tuple[list, list]:
@@ -656,18 +663,29 @@ def case_decision_line(bid: str, cid: str, decision: dict, active: int, archived
 
 
 def _product_pair_cell(decision: dict) -> str:
+    status = product_pair_status(decision)
+    return _code(status) if status else "-"
+
+
+def product_pair_status(decision: dict) -> str | None:
+    """``main_table_ready``, the claim blocker, or None when the decision has no product pair."""
     pair = decision.get("product_mode_main_table_pair")
     if not isinstance(pair, dict):
-        return "-"
+        return None
     if pair.get("main_table_ready") is True:
-        return _code("main_table_ready")
-    return _code(pair.get("claim_blocker") or "pair_incomplete")
+        return "main_table_ready"
+    return _cell(pair.get("claim_blocker") or "pair_incomplete")
 
 
 def _routing_cell(decision: dict) -> str:
-    routing = decision.get("case_routing")
-    kind = routing.get("class") if isinstance(routing, dict) else None
+    kind = routing_class(decision)
     return _code(kind) if kind else "-"
+
+
+def routing_class(decision: dict) -> object:
+    """The case routing class of a decision, if it has one."""
+    routing = decision.get("case_routing")
+    return routing.get("class") if isinstance(routing, dict) else None
 
 
 _BACKLOG_HEADER = (
@@ -676,32 +694,44 @@ _BACKLOG_HEADER = (
 
 
 def case_backlog_entries(bid: str, cid: str, active: list[dict]) -> list[tuple[int, str, str, str]]:
-    """The case's Repair Backlog entries as ``(rank, repair_class, arm, line)``, in row order:
-    rows with a priority and class, only the latest row of each arm."""
-    latest_by_arm = {r.get("arm_id"): r for r in active if r.get("arm_id")}
+    """The case's Repair Backlog entries as ``(rank, repair_class, arm, line)``, in row order."""
     entries = []
-    for row in active:
-        arm = row.get("arm_id")
-        if not (row.get("repair_priority") and row.get("repair_class")):
-            continue
-        if arm and latest_by_arm.get(arm) is not row:
-            continue
+    for row in backlog_rows(active):
         line = _row(
             _code(row.get("repair_priority")),
             _code(bid),
             _code(cid),
-            _code(arm),
+            _code(row.get("arm_id")),
             _code(row.get("repair_class")),
             _code(row.get("failure_class")),
-            _profile_summary(row),
-            _cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL),
+            table_text(profile_summary(row)),
+            table_text(_cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL)),
         )
-        rank = _PRIORITY_RANK.get(row.get("repair_priority"), 3)
-        entries.append((rank, _cell(row.get("repair_class")), _cell(arm), line))
+        rank, repair_class, _bid, _cid, arm = backlog_sort_key(bid, cid, row)
+        entries.append((rank, repair_class, arm, line))
     return entries
 
 
-def _profile_summary(row: dict) -> str:
+def backlog_rows(active: list[dict]) -> list[dict]:
+    """The rows a case puts in the Repair Backlog, in row order: rows with a priority and a
+    class, only the latest row of each arm (the HTML report lists the same rows)."""
+    latest_by_arm = {r.get("arm_id"): r for r in active if r.get("arm_id")}
+    return [
+        row
+        for row in active
+        if row.get("repair_priority")
+        and row.get("repair_class")
+        and (not row.get("arm_id") or latest_by_arm.get(row.get("arm_id")) is row)
+    ]
+
+
+def backlog_sort_key(bid: str, cid: str, row: dict) -> tuple[int, str, str, str, str]:
+    """Backlog order: priority, repair class, benchmark, case, arm (ties keep case order)."""
+    rank = _PRIORITY_RANK.get(row.get("repair_priority"), 3)
+    return (rank, _cell(row.get("repair_class")), bid, cid, _cell(row.get("arm_id")))
+
+
+def profile_summary(row: dict) -> str:
     """One line a human can act on; empty when the row carries no profile."""
     profile = row.get("repair_profile")
     if not isinstance(profile, dict):
@@ -743,19 +773,27 @@ _RUNS_HEADER = (
 
 
 def run_line(bid: str, cid: str, row: dict) -> str:
-    """An active run's line in the Runs table, the largest table: no per-cell helper calls."""
+    """An active run's line in the Runs table, the largest table: cells are escaped only when
+    one of them holds table syntax, which ordinary values never do."""
     get = row.get
     arm = get("arm_id")
     first = get("first_success_round")
     failure = get("failure_class") or "none"
     rewards = get("round_rewards")
-    return (
-        f"| {_code(bid)} | {_code(cid)} | `"
-        f"{arm if type(arm) is str else _cell(arm)}` | `{_attempt(row)}` | "
-        f"`{_score_text(row)}` | `{'' if first is None else _cell(first)}` | "
-        f"`{_round_rewards(rewards) if rewards else ''}` | "
-        f"`{failure if type(failure) is str else _cell(failure)}` | `{_artifact(row)}` |"
+    cells = (
+        _cell(bid),
+        _cell(cid),
+        arm if type(arm) is str else _cell(arm),
+        _attempt(row),
+        _score_text(row),
+        "" if first is None else _cell(first),
+        _round_rewards(rewards) if rewards else "",
+        failure if type(failure) is str else _cell(failure),
+        _artifact(row),
     )
+    if has_markdown_syntax("".join(cells)):
+        return _row(*(table_code(cell) for cell in cells))
+    return "| `" + "` | `".join(cells) + "` |"
 
 
 def _attempt(row: dict) -> str:
@@ -807,7 +845,7 @@ def _rule(n: int) -> str:
 
 
 def _code(value: object) -> str:
-    return f"`{_cell(value)}`"
+    return table_code(_cell(value))
 
 
 def _cell(value: object) -> str:

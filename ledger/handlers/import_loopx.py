@@ -16,18 +16,16 @@ from ledger.chain import canonical_json
 from ledger.errors import InputError
 from ledger.events import LEDGER_IMPORTED, NewEvent
 from ledger.ledger_target import LedgerTarget
+from ledger.safety import finite_number, join_public, public_json
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 IMPORT_CHUNK_ROWS = 500
 
 
 def load_ledger_document(data: bytes, name: str) -> dict[str, Any]:
-    import orjson
+    from ledger.json_input import parse_json
 
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{name} is not valid JSON: {exc.args[0].splitlines()[0]}") from None
+    document = parse_json(data, what=f"{name} is not valid JSON")
     if not isinstance(document, dict):
         raise InputError("benchmark run ledger must be a JSON object")
     if document.get("schema_version") != LEDGER_SCHEMA:
@@ -36,6 +34,83 @@ def load_ledger_document(data: bytes, name: str) -> dict[str, Any]:
         # Without it there is no row to import; an empty ledger would misreport the file.
         raise InputError("benchmark run ledger benchmarks must be a JSON object")
     return document
+
+
+# The row fields the store indexes and the views expose; a value of another type would either
+# be coerced on the way into a column or refused by the database mid-import.
+_TEXT_FIELDS = (
+    "run_id",
+    "benchmark_id",
+    "case_id",
+    "arm_id",
+    "status",
+    "score_status",
+    "failure_class",
+    "run_group_id",
+    "job_name",
+    "recorded_at",
+    "archive_state",
+)
+
+
+def check_importable(document: Mapping[str, Any], name: str) -> None:
+    """Refuse a document an import would read only in part.
+
+    The walk below skips what it cannot read, which is right for a projection but would make
+    an import drop a benchmark whose ``cases`` is not an object (and the rows under it) without
+    a word; here every level of the tree is checked first and the first bad one is named, by
+    its path in the document, with the type found.
+    """
+    for benchmark_key, node in document.get("benchmarks", {}).items():
+        where = f"benchmarks[{_key(benchmark_key)}]"
+        _require(node, dict, where, name)
+        cases = node.get("cases", {})
+        _require(cases, dict, f"{where}.cases", name)
+        for case_key, case in cases.items():
+            case_where = f"{where}.cases[{_key(case_key)}]"
+            _require(case, dict, case_where, name)
+            runs = case.get("runs", [])
+            _require(runs, list, f"{case_where}.runs", name)
+            for index, run in enumerate(runs):
+                run_where = f"{case_where}.runs[{index}]"
+                _require(run, dict, run_where, name)
+                _check_row_types(run, run_where, name)
+
+
+def _check_row_types(run: Mapping[str, Any], where: str, name: str) -> None:
+    for field in _TEXT_FIELDS:
+        value = run.get(field)
+        if value is not None and not isinstance(value, str):
+            _wrong(f"{where}.{field}", "a string", value, name)
+    score = run.get("official_score")
+    if score is not None and finite_number(score) is None:
+        _wrong(f"{where}.official_score", "a number within 64 bits", score, name)
+    passed = run.get("official_passed")
+    if passed is not None and not isinstance(passed, bool):
+        _wrong(f"{where}.official_passed", "true or false", passed, name)
+
+
+_JSON_TYPES = {dict: "an object", list: "a list"}
+
+
+def _require(value: Any, kind: type, where: str, name: str) -> None:
+    if not isinstance(value, kind):
+        _wrong(where, _JSON_TYPES[kind], value, name)
+
+
+def _wrong(where: str, expected: str, value: Any, name: str) -> None:
+    from ledger.json_input import json_type
+
+    raise InputError(
+        f"{name}: {where} must be {expected}, got {json_type(value)}; "
+        "fix the file (nothing was imported)"
+    )
+
+
+def _key(key: str) -> str:
+    from ledger.input_files import shown_path
+
+    return '"' + shown_path(key[:80]) + '"'
 
 
 def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -48,18 +123,28 @@ def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[dict[str, A
             for run in runs if isinstance(runs, list) else []:
                 if not isinstance(run, Mapping):
                     continue
-                row = dict(run)
-                row.setdefault("benchmark_id", benchmark_key)
-                row.setdefault("case_id", case_key)
-                if not row.get("run_id"):
-                    digest = hashlib.sha256(canonical_json(run).encode()).hexdigest()
-                    row["run_id"] = f"imported-{digest[:12]}"
-                yield row
+                yield public_row(run, benchmark_key, case_key)
+
+
+def public_row(run: Mapping[str, Any], benchmark_key: str, case_key: str) -> dict[str, Any]:
+    """The stored row with every value that fails the public-safety filter dropped (loopx
+    never filtered its own rows); bucket ids that fail become ``unsafe``, and a row with no
+    usable ``run_id`` gets one from its public content (never from a dropped value)."""
+    row, dropped = public_json(dict(run))
+    row.setdefault("benchmark_id", join_public("", str(benchmark_key)))
+    row.setdefault("case_id", join_public("", str(case_key)))
+    if dropped:
+        row["public_safety"] = {"dropped_field_count": dropped}
+    if not row.get("run_id"):
+        digest = hashlib.sha256(canonical_json(row).encode()).hexdigest()
+        row["run_id"] = f"imported-{digest[:12]}"
+    return row
 
 
 def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[NewEvent], dict]:
     """Events for the whole document plus a summary; the caller appends them in one go."""
     document = load_ledger_document(data, name)
+    check_importable(document, name)
     rows = list(document_rows_as_stored(document))
     source_sha256 = hashlib.sha256(data).hexdigest()
     chunks = [rows[i : i + IMPORT_CHUNK_ROWS] for i in range(0, len(rows), IMPORT_CHUNK_ROWS)]
@@ -92,6 +177,9 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
         "source_sha256": source_sha256,
         "row_count": len(rows),
         "archived_row_count": sum(1 for r in rows if r.get("archive_state") == "archived"),
+        "public_safety_dropped_field_count": sum(
+            _dict(r.get("public_safety")).get("dropped_field_count", 0) for r in rows
+        ),
         "benchmark_count": len(document.get("benchmarks") or {}),
         "event_count": len(events),
     }
@@ -100,3 +188,7 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
 
 def import_idempotency_key(target: LedgerTarget, data: bytes) -> str:
     return f"import:{target.ledger_id}:{hashlib.sha256(data).hexdigest()}"
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
