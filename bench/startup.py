@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Cold-start cost of the CLI: median wall time of `benchledger --help` and of
-`benchledger events list` on an empty store (new process each run, like a user's shell).
+`benchledger events list` on an empty store (new process each run, like a user's shell), and
+what importing the pydantic contracts (`ledger.contracts`) would add to every command that did.
 
 Usage: python bench/startup.py [--runs N] [--loopx PATH-TO-loopx-EXECUTABLE]
 """
@@ -39,6 +40,12 @@ def main() -> None:
         list_ms = median_ms([exe, "events", "list"], args.runs, tmp)
         print(f"benchledger --help               median {help_ms:7.1f} ms ({args.runs} runs)")
         print(f"benchledger events list (empty)  median {list_ms:7.1f} ms ({args.runs} runs)")
+        base = [sys.executable, "-c", "import commands.cli"]
+        with_models = [sys.executable, "-c", "import commands.cli, ledger.contracts.catalog"]
+        base_ms = median_ms(base, args.runs, tmp)
+        models_ms = median_ms(with_models, args.runs, tmp)
+        print(f"pydantic contracts import        median {models_ms - base_ms:7.1f} ms extra "
+              f"({models_ms:.1f} vs {base_ms:.1f} ms; budget for the hot paths: 10 ms)")
         if args.loopx:
             loopx_ms = median_ms([args.loopx, "--help"], args.runs, tmp)
             print(f"loopx --help                     median {loopx_ms:7.1f} ms "

@@ -113,6 +113,7 @@ def _register() -> None:
         ledger_commands,
         registry_commands,
         report_commands,
+        schema_commands,
     )
 
     for module in (
@@ -122,6 +123,7 @@ def _register() -> None:
         analysis_commands,
         compare_commands,
         report_commands,
+        schema_commands,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)

@@ -113,7 +113,11 @@ def _json(value: Any) -> str:
 
 
 def _verify(
-    ctx: click.Context, files: bool, expect_head: str | None, output_format: str | None
+    ctx: click.Context,
+    files: bool,
+    expect_head: str | None,
+    output_format: str | None,
+    schemas: bool = False,
 ) -> None:
     from ledger.head_witness import parse_expected_head, read_marker
 
@@ -131,9 +135,16 @@ def _verify(
             report["files"] = checked.files
             report["exports"] = checked.summary
             report["ok"] = report["ok"] and checked.ok
+        if schemas:
+            from ledger.contracts.conformance import check_store
+
+            report["schemas"] = check_store(opened.store).as_dict()
+            report["ok"] = report["ok"] and report["schemas"]["ok"]
     finally:
         opened.close()
     emit({"ok": report["ok"], "verify": report}, fmt, "Event Chain Verify")
+    if schemas and not report["schemas"]["ok"]:
+        click.echo(report["schemas"]["reason"], err=True)
     if not report["ok"]:
         ctx.exit(1)
 
@@ -164,14 +175,23 @@ def events_verify(
     is_flag=True,
     help="Also check that published ledger/run files still match the store.",
 )
+@click.option(
+    "--schemas",
+    is_flag=True,
+    help="Also check every stored payload against its contract (benchledger schema).",
+)
 @_EXPECT_HEAD
 @format_option
 @click.pass_context
 def verify(
-    ctx: click.Context, files: bool, expect_head: str | None, output_format: str | None
+    ctx: click.Context,
+    files: bool,
+    schemas: bool,
+    expect_head: str | None,
+    output_format: str | None,
 ) -> None:
-    """Verify the event chain (and, with --files, the published files)."""
-    _verify(ctx, files, expect_head, output_format)
+    """Verify the event chain (with --files the published files, with --schemas the payloads)."""
+    _verify(ctx, files, expect_head, output_format, schemas=schemas)
 
 
 @click.command("rebuild")

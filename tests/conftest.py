@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.plugin_contracts"]
+
 # Harbor jobs, BenchFlow result trees and a real loopx ledger, kept with the tests so that a
 # clone runs its suite with nothing beside it (see tests/fixtures/README.md).
 FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"

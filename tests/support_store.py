@@ -11,6 +11,7 @@ def opened(url: str) -> OpenStore:
 
 
 def upsert_event(ledger: str, run_id: str, score: float = 1.0, case: str = "c1") -> NewEvent:
+    """A ``ledger_upserted`` event shaped as the upsert handler writes it (its contract)."""
     row = {
         "run_id": run_id,
         "benchmark_id": "b",
@@ -25,6 +26,9 @@ def upsert_event(ledger: str, run_id: str, score: float = 1.0, case: str = "c1")
             "ledger_id": ledger,
             "ledger_path": f"{ledger}.json",
             "row": row,
+            "merged_into": "appended",
+            "touched_run_id": None,
+            "rules_version": "test",
             "updated_at": "2026-01-01T00:00:00Z",
         },
     )

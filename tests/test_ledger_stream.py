@@ -110,6 +110,7 @@ def _event(ledger_id: str, event_type: str, rows: list[dict], n: int) -> NewEven
     return NewEvent(f"ledger/{ledger_id}", event_type, payload)
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_incremental_render_equals_full_render_after_every_command(db_url, tmp_path):
     rng = random.Random(20261201)
     s = opened(db_url)
@@ -147,6 +148,7 @@ def test_incremental_render_equals_full_render_after_every_command(db_url, tmp_p
         s.close()
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_a_ledger_the_cache_cannot_render_is_rendered_in_full(db_url, tmp_path):
     if db_url.startswith("postgresql"):
         pytest.skip("PostgreSQL text cannot hold NUL: such an id never reaches its read model")
@@ -169,6 +171,7 @@ def test_a_ledger_the_cache_cannot_render_is_rendered_in_full(db_url, tmp_path):
         s.close()
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_a_cache_that_does_not_add_up_is_never_published(db_url, tmp_path):
     """Rows without pieces (as from a bug or a hand edit) make the render fall back."""
     s = opened(db_url)
@@ -242,6 +245,7 @@ def test_cli_sequence_on_the_real_loopx_ledger(db_url, tmp_path, monkeypatch, fi
 # ------------------------------------------------------------------------------- migration
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_upgrade_from_0001_fills_the_cache_like_replay(db_url, tmp_path):
     from alembic import command
 
@@ -265,6 +269,7 @@ def test_upgrade_from_0001_fills_the_cache_like_replay(db_url, tmp_path):
         s.close()
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 @pytest.mark.parametrize("value", [1e-05, 3e20, -0.0, 1e16])
 def test_awkward_floats_render_like_json(value, db_url, tmp_path):
     s = opened(db_url)

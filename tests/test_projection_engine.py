@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ledger.events import LEDGER_RUNS_ARCHIVED, NewEvent
 from projections.engine import checkpoints
 from projections.tables import LEDGER_ROWS
@@ -41,6 +43,7 @@ def test_failed_command_rolls_back_events_and_read_models(db_url):
     s.close()
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_rebuild_reproduces_incremental_state(db_url):
     s = opened(db_url)
     for i in range(30):

@@ -7,6 +7,8 @@ import dataclasses
 import gc
 import json
 
+import pytest
+
 from ledger.events import (
     LEDGER_RUNS_ARCHIVED,
     LEDGER_UPSERTED,
@@ -93,6 +95,7 @@ def _snapshot(conn) -> dict[str, list[tuple]]:
     }
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_buffered_rebuild_equals_incremental_read_models(db_url, fixtures_dir, monkeypatch):
     import projections.engine as engine_module
     import projections.read_models as read_models
@@ -119,6 +122,7 @@ def test_buffered_rebuild_equals_incremental_read_models(db_url, fixtures_dir, m
     s.close()
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_read_by_several_types_is_in_position_order_across_batches(db_url):
     s = opened(db_url)
     s.store.listener = None  # payloads here are not real ledger rows
@@ -144,6 +148,7 @@ def test_read_by_several_types_is_in_position_order_across_batches(db_url):
     s.close()
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_events_of_one_command_share_its_metadata(db_url):
     s = opened(db_url)
     s.store.append([NewEvent("s", "a", {"i": 1}), NewEvent("s", "a", {"i": 2})], metadata={"c": 1})
@@ -155,6 +160,7 @@ def test_events_of_one_command_share_its_metadata(db_url):
     s.close()
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_rebuild_restores_cache_size_and_the_collector(db_url):
     s = opened(db_url)
     s.store.append([_appended("g", 1)])

@@ -82,6 +82,7 @@ def _snapshot(conn) -> dict[str, list[tuple]]:
     }
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 @pytest.mark.parametrize("batch", [3, 5000])
 def test_sparse_rebuild_equals_incremental_read_models(db_url, monkeypatch, batch):
     import projections.engine as engine_module

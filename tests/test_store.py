@@ -9,6 +9,7 @@ from ledger.events import NewEvent
 from tests.support_store import opened, upsert_event
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_append_assigns_positions_versions_and_chain(db_url):
     s = opened(db_url)
     r1 = s.store.append([upsert_event("L", "a"), upsert_event("L", "b")], metadata={"actor": "t"})
@@ -89,6 +90,7 @@ def _drop_update_trigger(conn) -> None:
     )
 
 
+@pytest.mark.synthetic_events  # edits a payload behind the triggers' back
 def test_verify_catches_an_edit_behind_the_triggers_back(db_url):
     s = opened(db_url)
     s.store.append([upsert_event("L", str(i)) for i in range(5)])
