@@ -46,6 +46,8 @@ class LedgerImportedV1(Closed):
     ledger_id: str
     ledger_path: str
     rows: list[LedgerRowV0]
+    # Each row's benchmark and case keys in the file, in row order (loopx's fallback ids).
+    row_locations: list[list[str]] = optional()
     updated_at: str | None
     update_policy: UpdatePolicy | None
     provenance: ImportProvenance
