@@ -129,7 +129,11 @@ def test_damaged_loopx_ledger_import(base: Path, data: st.DataObject) -> None:
         path.write_bytes(data.draw(damaged_json(SMALL_LEDGER), label="bytes"))
         ws.extra_public = [path, ws.project / "L.md"]
         before = ws.snapshot()
-        result = ws.invoke("import", "loopx-ledger", "L.json", "--execute", "--format", "json")
+        # --in-place: the import renders its ledger over the source, so the published file is
+        # current (without it the store's ledger is unrendered and `verify --files` says so).
+        result = ws.invoke(
+            "import", "loopx-ledger", "L.json", "--in-place", "--execute", "--format", "json"
+        )
         assert_honest(ws, result, before)
         if result.exit_code == 0:
             # What was imported must also survive the next write to that ledger.
