@@ -8,9 +8,12 @@ lift it); the statement check only gives a clearer message first.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ledger.errors import InputError
+
+if TYPE_CHECKING:
+    from ledger.connection import Database
 
 READ_KEYWORDS = {"select", "with", "explain", "values", "table", "show"}
 _LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*([A-Za-z]+)", re.S)
@@ -19,24 +22,35 @@ _LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*([A-Za-z]+)", re.S)
 def run_read_only_query(db: str | None, statement: str, *, limit: int = 1000) -> dict[str, Any]:
     from ledger.database import open_database, resolve_location
 
-    statement = statement.strip().rstrip(";").strip()
-    _refuse_writes(statement)
+    statement = checked_statement(statement)
     database = open_database(resolve_location(db), read_only=True)
     try:
-        with database.connect() as conn:
-            conn.execute("SELECT 1")
-            cursor = conn.dbapi_connection().cursor()
-            try:
-                # the statement as typed: no parameter markers are rewritten in it
-                cursor.execute(statement)
-                columns = [d[0] for d in cursor.description or ()]
-                rows = cursor.fetchmany(limit + 1)
-            except conn.errors as exc:
-                raise InputError(f"query failed: {_first_line(exc)}") from None
-            finally:
-                cursor.close()
+        return query_database(database, statement, limit=limit)
     finally:
         database.dispose()
+
+
+def checked_statement(statement: str) -> str:
+    """The statement without its trailing semicolon, refused unless it is one read."""
+    statement = statement.strip().rstrip(";").strip()
+    _refuse_writes(statement)
+    return statement
+
+
+def query_database(database: Database, statement: str, *, limit: int = 1000) -> dict[str, Any]:
+    """Run a checked statement on a database opened read-only; the first ``limit`` rows."""
+    with database.connect() as conn:
+        conn.execute("SELECT 1")
+        cursor = conn.dbapi_connection().cursor()
+        try:
+            # the statement as typed: no parameter markers are rewritten in it
+            cursor.execute(statement)
+            columns = [d[0] for d in cursor.description or ()]
+            rows = cursor.fetchmany(limit + 1)
+        except conn.errors as exc:
+            raise InputError(f"query failed: {_first_line(exc)}") from None
+        finally:
+            cursor.close()
     truncated = len(rows) > limit
     rows = [list(r) for r in rows[:limit]]
     return {"columns": columns, "rows": rows, "row_count": len(rows), "truncated": truncated}
