@@ -109,11 +109,20 @@ def _register() -> None:
     from commands import (
         analysis_commands,
         benchmark_commands,
+        diff_commands,
         ledger_commands,
         registry_commands,
+        snapshot_commands,
     )
 
-    for module in (benchmark_commands, ledger_commands, registry_commands, analysis_commands):
+    for module in (
+        benchmark_commands,
+        ledger_commands,
+        registry_commands,
+        analysis_commands,
+        snapshot_commands,
+        diff_commands,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 
