@@ -35,11 +35,13 @@ def random_history(seed: int) -> list[NewEvent]:
         elif roll < 0.85:
             row = {**current[run], "archive_state": "archived", "archive_reason": "x"}
             current[run] = row
-            out.append(NewEvent("ledger/L", LEDGER_RUNS_ARCHIVED, {"ledger_id": "L", "rows": [row]}))
+            out.append(NewEvent("ledger/L", LEDGER_RUNS_ARCHIVED, {"ledger_id": "L",
+                                                                    "rows": [row]}))  # fmt: skip
         else:
             row = {k: v for k, v in current[run].items() if not k.startswith("archive_")}
             current[run] = row
-            out.append(NewEvent("ledger/L", LEDGER_RUNS_RESTORED, {"ledger_id": "L", "rows": [row]}))
+            out.append(NewEvent("ledger/L", LEDGER_RUNS_RESTORED, {"ledger_id": "L",
+                                                                    "rows": [row]}))  # fmt: skip
     return out
 
 
