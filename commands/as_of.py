@@ -46,3 +46,10 @@ def read_database(
         opened.store, opened.projections, as_of, snapshot_dir=snapshots
     ) as view:
         yield view.database, view.as_dict()
+
+
+def as_of_note(moment: dict[str, Any] | None) -> str:
+    """The line a Markdown output opens with when it shows a past moment ('' for the head)."""
+    if moment is None:
+        return ""
+    return f"_As of position {moment['position']} ({moment['recorded_at']})._\n\n"

@@ -109,6 +109,7 @@ def _register() -> None:
     from commands import (
         analysis_commands,
         benchmark_commands,
+        compare_commands,
         diff_commands,
         ledger_commands,
         registry_commands,
@@ -120,6 +121,7 @@ def _register() -> None:
         ledger_commands,
         registry_commands,
         analysis_commands,
+        compare_commands,
         snapshot_commands,
         diff_commands,
     ):

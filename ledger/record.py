@@ -929,13 +929,14 @@ def pass_at_k(n: int, c: int) -> dict[str, float]:
     while k <= n:
         ks.add(k)
         k *= 2
-    result: dict[str, float] = {}
-    for k in sorted(ks):
-        if n - c < k:
-            result[str(k)] = 1.0
-        else:
-            result[str(k)] = 1.0 - comb(n - c, k) / comb(n, k)
-    return result
+    return {str(k): pass_at_k_estimate(n, c, k) for k in sorted(ks)}
+
+
+def pass_at_k_estimate(n: int, c: int, k: int) -> float:
+    """1 − C(n−c, k) / C(n, k): the chance that k of the n attempts include a pass (k ≤ n)."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
 
 
 def _pass_at_k_fields(aggregation: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ledger.comparison_facts import comparison_fields
 from ledger.errors import InputError
 
 RULES_VERSION = "benchledger-ledger-rules-1"
@@ -1436,6 +1437,7 @@ def copied_fields(record: Mapping[str, Any], *, post_launch: bool) -> dict[str, 
         "pass_at_k": record.get("pass_at_k") if isinstance(record.get("pass_at_k"), dict) else None,
     }
     out.update(_accounting_copies(record))
+    out.update(comparison_fields(record, ledger_text))
     out.update(_loopx_copies(record))
     if post_launch:
         out.update(_post_launch_copies(record))

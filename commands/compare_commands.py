@@ -1,0 +1,105 @@
+"""``benchledger compare``: arms of one benchmark side by side, with honest uncertainty.
+
+Parses the options into a ``CompareRequest``, reads the ledger rows of the benchmark from the
+store, hands them to ``projections.compare.build_compare`` and prints the document. numpy and
+scipy are imported only when this command runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from commands.as_of import as_of_option, as_of_note, read_database
+from commands.output import emit, format_option, resolve_format
+
+TITLE = "Benchmark Compare"
+
+
+@click.command("compare")
+@click.option("--benchmark-id", required=True, help="Benchmark to compare (name@version, or a "
+              "bare name for every version of it).")  # fmt: skip
+@click.option("--arm", "arms", multiple=True, help="An arm to include (repeatable; default: "
+              "every arm with a countable run).")  # fmt: skip
+@click.option("--reference", default=None, help="The arm others are paired against "
+              "(default: the first arm).")  # fmt: skip
+@click.option("--metric", type=click.Choice(["score", "pass"]), default=None,
+              help="score: the primary reward; pass: the attempt verdict as 1/0 "
+              "(default: pass with --per-case pass@k:K, else score).")  # fmt: skip
+@click.option("--per-case", default="mean", show_default=True, metavar="POLICY",
+              help="How a case's attempts become one value: mean, pass@k:K, best-of, first, "
+              "latest.")  # fmt: skip
+@click.option("--bootstrap", type=click.IntRange(min=0), default=2000, show_default=True,
+              help="Resamples of cases for the bootstrap interval (0: off).")  # fmt: skip
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed."
+)
+@click.option("--effect", type=float, default=0.05, show_default=True,
+              help="Difference to plan for: the cases and attempts per case that would "
+              "detect it.")  # fmt: skip
+@click.option("--confidence", type=float, default=0.95, show_default=True,
+              help="Interval level.")  # fmt: skip
+@click.option("--allow-incomparable", is_flag=True,
+              help="Pair runs that the comparability guard refuses; every output then carries "
+              "a banner.")  # fmt: skip
+@click.option("--run-ledger-path", default=None,
+              help="Ledger JSON whose rows to read "
+              "(default: benchmark-run-ledger.json).")  # fmt: skip
+@click.option("--ledger-id", default=None, help="Ledger key in the store.")
+@as_of_option
+@format_option
+@click.pass_context
+def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
+    """Compare arms of one benchmark case by case: mean, standard error and interval per arm,
+    paired differences against the reference (t-test, Holm, bootstrap, McNemar for pass), power,
+    coverage with every exclusion named, cost per case and the score-cost Pareto front.
+
+    Refuses (exit 1) to pair runs whose benchmark version, dataset, task digest or timeout
+    policy differ, unless --allow-incomparable.
+    """
+    from commands.runtime import open_store
+    from ledger.errors import InputError
+    from ledger.handlers.ledger_maintenance import require_store_ledger
+    from ledger.ledger_target import resolve_ledger_target
+    from projections.compare import CompareRequest, build_compare, render_compare_markdown
+    from projections.compare_rows import read_compare_rows
+    from projections.queries import StoreReads
+
+    fmt = resolve_format(ctx, output_format)
+    per_case = opts["per_case"]
+    metric = opts["metric"] or ("pass" if per_case.startswith("pass@k") else "score")
+    request = CompareRequest(
+        benchmark_id=opts["benchmark_id"],
+        arms=tuple(opts["arms"]),
+        reference=opts["reference"],
+        metric=metric,
+        per_case=per_case,
+        bootstrap=opts["bootstrap"],
+        seed=opts["seed"],
+        effect=opts["effect"],
+        allow_incomparable=opts["allow_incomparable"],
+        confidence=opts["confidence"],
+    )
+    target = resolve_ledger_target(opts["run_ledger_path"], ledger_id=opts["ledger_id"])
+    opened = open_store(ctx.find_root().obj.get("db"))
+    try:
+        with read_database(opened, opts["as_of"]) as (database, moment):
+            with database.connect() as conn:
+                if moment is not None and StoreReads(conn).ledger(target.ledger_id) is None:
+                    raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
+                require_store_ledger(StoreReads(conn), target)
+                rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
+    finally:
+        opened.close()
+    document = build_compare(rows, request)
+    as_of = {"as_of": moment} if moment is not None else {}
+    emit(
+        {"ok": True, **as_of, "compare": document},
+        fmt,
+        TITLE,
+        lambda payload: as_of_note(moment) + render_compare_markdown(payload["compare"]),
+    )
+
+
+COMMANDS = [compare]

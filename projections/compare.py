@@ -1,0 +1,462 @@
+"""``benchmark_run_compare_v0``: arms of one benchmark side by side, with honest uncertainty.
+
+A pure function of ledger rows: whoever holds the rows as they stood at some position (the live
+read model, or a scratch store replayed to an earlier position) gets the same document. The
+steps, in order: every row is placed under its arm and case; each (arm, case) either yields the
+attempts of its countable runs or an exclusion reason; attempts become one case value under the
+declared per-case policy; arms are summarised over cases and paired with the reference on the
+cases both can count, after the comparability guard has had its say.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger.errors import InputError
+from ledger.ledger_ops import COUNTABLE_BUCKETS, judge_row, row_sort_key
+from ledger.row_rules import RULES_VERSION
+from projections import compare_stats as cs
+from projections.compare_guard import Mismatch, find_mismatches
+from projections.compare_markdown import render_compare_markdown
+
+__all__ = ["CompareRequest", "build_compare", "render_compare_markdown"]
+
+SCHEMA = "benchmark_run_compare_v0"
+METRICS = ("score", "pass")
+NOT_FINISHED = frozenset({"running", "planned", "fixture"})
+NOT_COMPLETED = frozenset({"cancelled", "incomplete", "corrupt", "not_started"})
+INTERVAL_METHOD = "student_t_over_cases"
+BOOTSTRAP_METHOD = "percentile_over_cases_multinomial_numpy_default_rng"
+POWER_METHOD = "normal_approximation_two_sided"
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """What to compare and how; every field is echoed in the document."""
+
+    benchmark_id: str
+    arms: tuple[str, ...] = ()
+    reference: str | None = None
+    metric: str = "score"
+    per_case: str = "mean"
+    bootstrap: int = 2000
+    seed: int = 0
+    effect: float | None = 0.05
+    allow_incomparable: bool = False
+    confidence: float = 0.95
+
+
+@dataclass(slots=True)
+class ArmCase:
+    """One arm on one case: the attempts it counts, or why it counts none."""
+
+    attempts: list[float] = field(default_factory=list)
+    value: float | None = None
+    excluded: str | None = None
+    rows: list[Mapping[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ArmResult:
+    arm_id: str
+    cases: dict[str, ArmCase]
+    runs_excluded: Counter = field(default_factory=Counter)
+    attempts_unscored: Counter = field(default_factory=Counter)
+    runs_without_attempt_detail: int = 0
+    _included: dict[str, ArmCase] | None = field(default=None, repr=False)
+
+    def included(self) -> dict[str, ArmCase]:
+        """Cases with a value (computed once the cases are settled, then kept)."""
+        if self._included is None:
+            self._included = {case: c for case, c in self.cases.items() if c.value is not None}
+        return self._included
+
+
+def matches_benchmark(row_benchmark: Any, requested: str) -> bool:
+    """``name@version`` matches itself; a bare ``name`` matches every version of it, which is
+    how runs on two versions of a benchmark reach the comparability guard."""
+    if not isinstance(row_benchmark, str):
+        return False
+    if row_benchmark == requested:
+        return True
+    return "@" not in requested and row_benchmark.startswith(f"{requested}@")
+
+
+def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) -> dict[str, Any]:
+    """The ``benchmark_run_compare_v0`` document for ``rows`` (any order, any benchmarks).
+
+    Raises ``InputError`` — one line, for the CLI to print — on a bad request, a benchmark
+    without rows, an arm without runs, or mismatches the request did not allow.
+    """
+    policy = _checked(request)
+    metric = _metric(request, policy)
+    chosen = sorted(
+        (r for r in rows if matches_benchmark(r.get("benchmark_id"), request.benchmark_id)),
+        key=row_sort_key,
+    )
+    if not chosen:
+        raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
+    by_arm: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for row in chosen:
+        by_arm[_arm_of(row)][str(row.get("case_id") or "unknown-case")].append(row)
+    all_cases = sorted({case for cases in by_arm.values() for case in cases})
+    arms = _arms(request, by_arm)
+    results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, metric) for arm in arms]
+    mismatches = find_mismatches(results)
+    if mismatches and not request.allow_incomparable:
+        raise InputError(_refusal(mismatches))
+    return _document(request, policy, metric, results, mismatches)
+
+
+def _checked(request: CompareRequest) -> cs.CasePolicy:
+    try:
+        policy = cs.CasePolicy.parse(request.per_case)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    if request.metric not in METRICS:
+        raise InputError(f"--metric must be score or pass, not {request.metric!r}")
+    if not 0 < request.confidence < 1:
+        raise InputError("--confidence must be between 0 and 1")
+    if request.bootstrap < 0:
+        raise InputError("--bootstrap must be 0 (off) or a positive number of resamples")
+    if request.seed < 0:
+        raise InputError("--seed must be 0 or more")
+    if request.effect is not None and not request.effect > 0:
+        raise InputError("--effect must be a positive difference")
+    return policy
+
+
+def _metric(request: CompareRequest, policy: cs.CasePolicy) -> str:
+    if policy.name == "pass@k" and request.metric != "pass":
+        raise InputError("--per-case pass@k:K counts passes: use it with --metric pass")
+    return request.metric
+
+
+def _arm_of(row: Mapping[str, Any]) -> str:
+    arm = row.get("arm_id")
+    return arm if isinstance(arm, str) and arm else "unknown_arm"
+
+
+def _arms(request: CompareRequest, by_arm: Mapping[str, Any]) -> list[str]:
+    """Given arms in the order given (the reference first when it is not among them); else every
+    arm with a countable run, sorted."""
+    if request.arms:
+        arms = list(dict.fromkeys(request.arms))
+    else:
+        arms = sorted(
+            arm
+            for arm, cases in by_arm.items()
+            if any(_countable(r) for rows in cases.values() for r in rows)
+        )
+    if request.reference and request.reference not in arms:
+        arms.insert(0, request.reference)
+    elif request.reference:
+        arms.remove(request.reference)
+        arms.insert(0, request.reference)
+    unknown = [arm for arm in arms if arm not in by_arm]
+    if unknown:
+        known = ", ".join(sorted(by_arm)) or "none"
+        raise InputError(f"no runs of arm {unknown[0]} in this benchmark (arms: {known})")
+    if not arms:
+        raise InputError(f"no arm of benchmark {request.benchmark_id} has a countable run")
+    return arms
+
+
+def _countable(row: Mapping[str, Any]) -> bool:
+    """Countable as the ledger decides it (§5.11), on an active row with a numeric score.
+
+    Rows written by the current rules carry the decision; older ones (imported from loopx)
+    are judged the way ``run-ledger-aggregate`` judges them.
+    """
+    if row.get("archive_state") == "archived":
+        return False
+    score = row.get("official_score")
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        return False
+    stored = row.get("official_score_countable")
+    if row.get("rules_version") == RULES_VERSION and isinstance(stored, bool):
+        return stored
+    judged = judge_row(dict(row))
+    return judged.countable and judged.bucket in COUNTABLE_BUCKETS
+
+
+def _arm_result(
+    arm: str,
+    all_cases: Sequence[str],
+    by_case: Mapping[str, list[Mapping[str, Any]]],
+    policy: cs.CasePolicy,
+    metric: str,
+) -> ArmResult:
+    result = ArmResult(arm, {})
+    for case in all_cases:
+        case_rows = by_case.get(case, [])
+        entry = ArmCase()
+        result.cases[case] = entry
+        if not case_rows:
+            entry.excluded = "missing"
+            continue
+        counted = []
+        for row in case_rows:
+            if _countable(row):
+                counted.append(row)
+            else:
+                result.runs_excluded[_exclusion_reason(row)] += 1
+        if not counted:
+            entry.excluded = _exclusion_reason(case_rows[-1])
+            continue
+        for row in counted:
+            entry.attempts.extend(_attempt_values(row, metric, result))
+        entry.rows = counted
+        entry.value = policy.value(entry.attempts)
+        if entry.value is None:
+            entry.excluded = "fewer_attempts_than_k" if entry.attempts else "no_scored_attempt"
+    return result
+
+
+def _exclusion_reason(row: Mapping[str, Any]) -> str:
+    """Why a run does not count, in the words of the coverage report."""
+    if row.get("archive_state") == "archived":
+        return "archived"
+    status = row.get("status")
+    if status in NOT_FINISHED:
+        return "running"
+    if status in NOT_COMPLETED:
+        return "not_completed"
+    bucket = judge_row(dict(row)).bucket
+    if bucket == "verifier_no_reward":
+        return "verifier_error_without_reward"
+    if bucket in ("missing", "setup_runner_infra") and row.get("official_score") is None:
+        return "score_missing" if bucket == "missing" else "setup_or_infra_without_score"
+    return "uncountable"
+
+
+def _attempt_values(row: Mapping[str, Any], metric: str, result: ArmResult) -> list[float]:
+    """The run's scored attempts in stored (attempt) order; unscored ones are counted, never
+    read as 0.
+
+    A row without attempt detail (imported from loopx, or upserted from a record without
+    trials) stands for one attempt: its official score and verdict.
+    """
+    outcomes = row.get("attempt_outcomes")
+    if not isinstance(outcomes, list) or not outcomes:
+        result.runs_without_attempt_detail += 1
+        if metric == "pass":
+            return [1.0 if row.get("official_passed") is True else 0.0]
+        return [float(row["official_score"])]
+    values: list[float] = []
+    for item in outcomes:
+        if type(item) is not dict:  # rows are parsed JSON: objects are plain dicts
+            continue
+        reward = item.get("primary_reward")
+        if type(reward) is not float and (type(reward) is not int or isinstance(reward, bool)):
+            result.attempts_unscored[str(item.get("unscored_reason") or "unscored")] += 1
+            continue
+        if metric == "pass":
+            passed = item.get("passed")
+            values.append(1.0 if (passed is True or (passed is None and reward >= 1)) else 0.0)
+        else:
+            values.append(float(reward))
+    return values
+
+
+# --------------------------------------------------------------------------------- document
+
+
+def _document(
+    request: CompareRequest,
+    policy: cs.CasePolicy,
+    metric: str,
+    results: list[ArmResult],
+    mismatches: list[Mismatch],
+) -> dict[str, Any]:
+    reference = results[0]
+    arms = [_arm_block(r, request) for r in results]
+    _mark_pareto(arms)
+    paired = [_paired_block(r, reference, request, metric) for r in results[1:]]
+    for block, p_holm in zip(paired, cs.holm([p["p_value"] for p in paired]), strict=True):
+        block["p_holm"] = p_holm
+    return {
+        "schema_version": SCHEMA,
+        "benchmark_id": request.benchmark_id,
+        "metric": metric,
+        "per_case_policy": policy.label,
+        "confidence": request.confidence,
+        "interval_method": INTERVAL_METHOD,
+        "reference": reference.arm_id,
+        "banner": _banner(mismatches) if mismatches else None,
+        "arms": arms,
+        "paired": paired,
+        "power": {
+            "method": POWER_METHOD,
+            "alpha": cs.ALPHA,
+            "target_power": cs.POWER,
+            "effect": request.effect,
+        },
+        "bootstrap": {
+            "method": BOOTSTRAP_METHOD,
+            "resamples": request.bootstrap,
+            "seed": request.seed,
+        },
+        "comparability": {
+            "ok": not mismatches,
+            "allowed_incomparable": bool(mismatches) and request.allow_incomparable,
+            "mismatches": [m.as_dict() for m in mismatches],
+        },
+    }
+
+
+def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
+    included = result.included()
+    summary = cs.t_interval([c.value for c in included.values()], request.confidence)
+    split = cs.variance_split([c.attempts for c in included.values()])
+    excluded: dict[str, list[str]] = defaultdict(list)
+    for case, entry in result.cases.items():
+        if entry.value is None:
+            excluded[entry.excluded or "missing"].append(case)
+    return {
+        "arm_id": result.arm_id,
+        "n_cases": summary.n,
+        "n_attempts": sum(len(c.attempts) for c in included.values()),
+        "mean": summary.mean,
+        "se": summary.se,
+        "ci_low": summary.ci_low,
+        "ci_high": summary.ci_high,
+        "var_between_cases": split.between,
+        "var_within_cases": split.within,
+        "coverage": {
+            "cases_total": len(result.cases),
+            "cases_included": len(included),
+            "excluded": dict(sorted(excluded.items())),
+            "runs_included": sum(len(c.rows) for c in included.values()),
+            "runs_excluded": dict(sorted(result.runs_excluded.items())),
+            "attempts_unscored": dict(sorted(result.attempts_unscored.items())),
+            "runs_without_attempt_detail": result.runs_without_attempt_detail,
+        },
+        "cost": _cost(included),
+        "pareto": None,
+    }
+
+
+def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
+    """Tokens (input + output) and dollars per case, over cases whose counted runs all
+    recorded them; a case's cost is the sum over its counted runs (every attempt paid for)."""
+    tokens: list[float] = []
+    dollars: list[float] = []
+    for entry in included.values():
+        usages = [u if type(u := r.get("usage")) is dict else {} for r in entry.rows]
+        if usages and all("input_tokens" in u and "output_tokens" in u for u in usages):
+            tokens.append(sum(u["input_tokens"] + u["output_tokens"] for u in usages))
+        if usages and all("cost_usd" in u for u in usages):
+            dollars.append(sum(u["cost_usd"] for u in usages))
+    return {
+        "tokens_per_case": sum(tokens) / len(tokens) if tokens else None,
+        "cost_usd_per_case": sum(dollars) / len(dollars) if dollars else None,
+        "recorded_cases": max(len(tokens), len(dollars)),
+    }
+
+
+def _mark_pareto(arms: list[dict[str, Any]]) -> None:
+    """Dollars when every arm with a mean has them, else tokens, else nobody is judged."""
+    scored = [a for a in arms if a["mean"] is not None]
+    for basis in ("cost_usd_per_case", "tokens_per_case"):
+        if scored and all(a["cost"][basis] is not None for a in scored):
+            points = [(a["mean"], a["cost"][basis]) if a in scored else None for a in arms]
+            for arm, on_front in zip(arms, cs.pareto_front(points), strict=True):
+                arm["pareto"] = on_front
+                arm["cost"]["pareto_basis"] = basis
+            return
+    for arm in arms:
+        arm["cost"]["pareto_basis"] = None
+
+
+def _paired_block(
+    arm: ArmResult, reference: ArmResult, request: CompareRequest, metric: str
+) -> dict[str, Any]:
+    mine, theirs = arm.included(), reference.included()
+    common = [case for case in mine if case in theirs]
+    diffs = [mine[c].value - theirs[c].value for c in common]  # type: ignore[operator]
+    summary = cs.t_interval(diffs, request.confidence)
+    boot = cs.bootstrap_interval(diffs, request.bootstrap, request.seed, request.confidence)
+    plan = _power(arm, reference, common, summary, request)
+    return {
+        "arm_id": arm.arm_id,
+        "reference": reference.arm_id,
+        "n_pairs": len(common),
+        "mean_diff": summary.mean,
+        "se": summary.se,
+        "ci_low": summary.ci_low,
+        "ci_high": summary.ci_high,
+        "p_value": cs.paired_p_value(summary),
+        "p_holm": None,
+        "bootstrap": {
+            "n": request.bootstrap,
+            "seed": request.seed,
+            "ci_low": boot[0] if boot else None,
+            "ci_high": boot[1] if boot else None,
+        },
+        "mcnemar": _mcnemar(mine, theirs, common) if metric == "pass" else None,
+        "power": {
+            "mde_80": plan.mde,
+            "cases_needed_for_effect": plan.cases_needed,
+            "attempts_per_case_for_effect": plan.attempts_per_case,
+            "attempts_limited_by_cases": plan.attempts_limited_by_cases,
+        },
+    }
+
+
+def _power(
+    arm: ArmResult,
+    reference: ArmResult,
+    common: Sequence[str],
+    summary: cs.Interval,
+    request: CompareRequest,
+) -> cs.PowerPlan:
+    """Attempts can only be traded for cases when a case value is a mean of its attempts."""
+    mine, theirs = arm.included(), reference.included()
+    within_sum = inverse = None
+    if request.per_case == "mean" and common:
+        a = cs.variance_split([mine[c].attempts for c in common]).within
+        b = cs.variance_split([theirs[c].attempts for c in common]).within
+        if a is not None and b is not None:
+            within_sum = a + b
+            inverse = sum(
+                (a / len(mine[c].attempts) + b / len(theirs[c].attempts)) / within_sum
+                if within_sum
+                else 0.0
+                for c in common
+            ) / len(common)
+    return cs.power_plan(
+        summary, request.effect, within_sum=within_sum, mean_inverse_attempts=inverse
+    )
+
+
+def _mcnemar(
+    mine: Mapping[str, ArmCase], theirs: Mapping[str, ArmCase], common: Sequence[str]
+) -> dict[str, Any] | None:
+    """Discordant cases when every paired case value is a plain pass (1) or fail (0):
+    ``b`` = the reference passed and the arm failed, ``c`` = the other way round."""
+    pairs = [(theirs[c].value, mine[c].value) for c in common]
+    if not pairs or any(v not in (0.0, 1.0) for pair in pairs for v in pair):
+        return None
+    b = sum(1 for ref, arm in pairs if ref == 1.0 and arm == 0.0)
+    c = sum(1 for ref, arm in pairs if ref == 0.0 and arm == 1.0)
+    return {"b": b, "c": c, "p_value": cs.mcnemar_exact(b, c)}
+
+
+def _banner(mismatches: Sequence[Mismatch]) -> str:
+    kinds = ", ".join(sorted({m.kind for m in mismatches}))
+    return (
+        f"INCOMPARABLE RUNS COMPARED ANYWAY (--allow-incomparable): {len(mismatches)} "
+        f"mismatch(es) in {kinds}; differences may reflect the setup, not the arms"
+    )
+
+
+def _refusal(mismatches: Sequence[Mismatch]) -> str:
+    listed = "; ".join(m.describe() for m in mismatches)
+    return (
+        f"arms are not comparable ({len(mismatches)} mismatch(es)): {listed}; "
+        "pass --allow-incomparable to compare anyway"
+    )

@@ -1,0 +1,333 @@
+"""``build_compare`` over small hand-made ledgers; every expected number is derived in a comment.
+
+Ledger used by most tests (benchmark ``tb@2``), attempts as rewards in attempt order:
+
+| case | A (reference)  | B                     |
+| c1   | 1, 0   -> 0.5  | 1, 1   -> 1           |
+| c2   | 1, 1   -> 1    | 1, 1   -> 1           |
+| c3   | 0, 0   -> 0    | 1, 0   -> 0.5         |
+| c4   | 1      -> 1    | (no run)              |
+| c5   | (no run)       | archived run only     |
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from ledger.errors import InputError
+from ledger.row_rules import RULES_VERSION
+from projections.compare import CompareRequest, build_compare, render_compare_markdown
+
+T975 = {2: 4.302652729911275, 3: 3.182446305284263}
+Z_SUM = 1.959963984540054 + 0.8416212335729143
+BENCH = "tb@2"
+
+
+def attempt(reward: float | None, index: int, reason: str = "verifier_failed") -> dict:
+    if reward is None:
+        return {"attempt_index": index, "unscored_reason": reason}
+    return {"attempt_index": index, "primary_reward": reward, "passed": reward == 1.0}
+
+
+def run(arm: str, case: str, rewards: list[float | None], **extra: Any) -> dict[str, Any]:
+    scored = [r for r in rewards if r is not None]
+    row: dict[str, Any] = {
+        "run_id": f"{arm}-{case}-{extra.pop('n', 0)}",
+        "benchmark_id": extra.pop("benchmark_id", BENCH),
+        "case_id": case,
+        "arm_id": arm,
+        "recorded_at": extra.pop("recorded_at", "2026-05-01T00:00:00Z"),
+        "status": "completed",
+        "rules_version": RULES_VERSION,  # countability below is the rules' stored decision
+        "attempt_outcomes": [attempt(r, i + 1) for i, r in enumerate(rewards)],
+        "comparability": {
+            "task_digests": [f"sha256:{case}"],
+            "dataset_sources": ["tb"],
+            "timeout_official_comparable": True,
+        },
+    }
+    if scored:
+        row.update(
+            official_score=sum(scored) / len(scored),
+            official_passed=all(r == 1.0 for r in scored),
+            official_score_countable=True,
+        )
+    row.update(extra)
+    return row
+
+
+def ledger() -> list[dict[str, Any]]:
+    return [
+        run("A", "c1", [1, 0]),
+        run("A", "c2", [1, 1]),
+        run("A", "c3", [0, 0]),
+        run("A", "c4", [1]),
+        run("B", "c1", [1, 1]),
+        run("B", "c2", [1, 1]),
+        run("B", "c3", [1, 0]),
+        run("B", "c5", [1], archive_state="archived"),
+    ]
+
+
+def compare(rows: list[dict], **options: Any) -> dict[str, Any]:
+    return build_compare(rows, CompareRequest(benchmark_id=BENCH, **options))
+
+
+def test_arm_summary_over_cases() -> None:
+    doc = compare(ledger())
+    assert doc["schema_version"] == "benchmark_run_compare_v0"
+    assert doc["per_case_policy"] == "mean" and doc["metric"] == "score"
+    assert doc["reference"] == "A" and [a["arm_id"] for a in doc["arms"]] == ["A", "B"]
+    a = doc["arms"][0]
+    # case values 0.5, 1, 0, 1: mean 0.625, squared deviations 0.6875, var 0.6875/3
+    se = math.sqrt(0.6875 / 3) / 2
+    assert (a["n_cases"], a["n_attempts"]) == (4, 7)
+    assert a["mean"] == pytest.approx(0.625)
+    assert a["se"] == pytest.approx(se)
+    assert a["ci_low"] == pytest.approx(0.625 - T975[3] * se)
+    assert a["ci_high"] == pytest.approx(0.625 + T975[3] * se)
+    # within: variances 0.5, 0, 0 over the three repeated cases -> 1/6; mean 1/k = (3/2+1)/4
+    assert a["var_within_cases"] == pytest.approx(1 / 6)
+    assert a["var_between_cases"] == pytest.approx(0.6875 / 3 - (1 / 6) * (2.5 / 4))
+
+
+def test_coverage_names_every_exclusion() -> None:
+    doc = compare(ledger())
+    a, b = doc["arms"]
+    assert a["coverage"]["excluded"] == {"missing": ["c5"]}
+    assert b["coverage"]["excluded"] == {"archived": ["c5"], "missing": ["c4"]}
+    assert b["coverage"]["runs_excluded"] == {"archived": 1}
+    assert (b["coverage"]["cases_total"], b["coverage"]["cases_included"]) == (5, 3)
+
+
+def test_paired_difference_closed_forms() -> None:
+    pair = compare(ledger())["paired"][0]
+    # common cases c1, c2, c3; B - A = 0.5, 0, 0.5: mean 1/3, var 1/12, se 1/6, t = 2, 2 df
+    assert (pair["arm_id"], pair["reference"], pair["n_pairs"]) == ("B", "A", 3)
+    assert pair["mean_diff"] == pytest.approx(1 / 3)
+    assert pair["se"] == pytest.approx(1 / 6)
+    assert pair["ci_low"] == pytest.approx(1 / 3 - T975[2] / 6)
+    assert pair["p_value"] == pytest.approx(1 - 2 / math.sqrt(6))  # t-distribution, 2 df
+    assert pair["p_holm"] == pytest.approx(pair["p_value"])  # one comparison
+    assert pair["mcnemar"] is None  # metric score
+    boot = pair["bootstrap"]
+    assert (boot["n"], boot["seed"]) == (2000, 0)
+    assert 0 <= boot["ci_low"] <= 1 / 3 <= boot["ci_high"] <= 0.5
+
+
+def test_power_for_the_pair() -> None:
+    power = compare(ledger(), effect=0.05)["paired"][0]["power"]
+    assert power["mde_80"] == pytest.approx(Z_SUM / 6)
+    assert power["cases_needed_for_effect"] == math.ceil((Z_SUM * math.sqrt(1 / 12) / 0.05) ** 2)
+    # within variances over the common cases: A (0.5, 0, 0) -> 1/6, B (0, 0, 0.5) -> 1/6;
+    # each case has 2 attempts per arm, so the attempt part of var(d) is (1/6 + 1/6)/2 = 1/6,
+    # more than var(d) = 1/12: the between part is 0 and K = (1/3) / (3 * 0.05^2 / z^2)
+    assert power["attempts_per_case_for_effect"] == math.ceil((1 / 3) / (3 * 0.05**2 / Z_SUM**2))
+
+
+def test_unscored_attempts_are_counted_not_zeroed() -> None:
+    rows = [
+        run("A", "c1", [1, None]),
+        run("A", "c2", [0]),
+        run("B", "c1", [1]),
+        run("B", "c2", [1]),
+    ]
+    doc = compare(rows)
+    a = doc["arms"][0]
+    assert a["mean"] == pytest.approx(0.5)  # c1 = 1 (its unscored attempt is not a 0), c2 = 0
+    assert a["n_attempts"] == 2
+    assert a["coverage"]["attempts_unscored"] == {"verifier_failed": 1}
+
+
+def test_pass_metric_with_first_policy_gives_mcnemar() -> None:
+    doc = compare(ledger(), metric="pass", per_case="first")
+    # first attempts: A c1 1, c2 1, c3 0, c4 1; B c1 1, c2 1, c3 1 -> pairs (ref, arm)
+    # (1,1), (1,1), (0,1): b = 0 (ref pass, arm fail), c = 1; exact two-sided p = 1
+    pair = doc["paired"][0]
+    assert doc["per_case_policy"] == "first"
+    assert pair["mcnemar"] == {"b": 0, "c": 1, "p_value": pytest.approx(1.0)}
+    assert doc["arms"][0]["mean"] == pytest.approx(0.75)
+
+
+def test_pass_at_k_policy() -> None:
+    doc = compare(ledger(), metric="pass", per_case="pass@k:2")
+    a = doc["arms"][0]
+    # A: c1 n=2 c=1 -> 1; c2 -> 1; c3 n=2 c=0 -> 1 - C(2,2)/C(2,2) = 0; c4 has 1 attempt < k
+    assert a["mean"] == pytest.approx(2 / 3)
+    assert a["coverage"]["excluded"]["fewer_attempts_than_k"] == ["c4"]
+    with pytest.raises(InputError, match="use it with --metric pass"):
+        compare(ledger(), metric="score", per_case="pass@k:2")
+
+
+def test_best_of_and_latest_policies() -> None:
+    assert compare(ledger(), per_case="best-of")["arms"][0]["mean"] == pytest.approx(0.75)
+    # latest attempts of A: c1 0, c2 1, c3 0, c4 1
+    assert compare(ledger(), per_case="latest")["arms"][0]["mean"] == pytest.approx(0.5)
+
+
+def test_attempts_follow_run_order_then_attempt_index() -> None:
+    rows = [
+        run("A", "c1", [0], n=2, recorded_at="2026-05-02T00:00:00Z"),
+        run("A", "c1", [1], n=1, recorded_at="2026-05-01T00:00:00Z"),
+        run("A", "c2", [1]),
+    ]
+    doc = compare(rows, per_case="first")
+    assert doc["arms"][0]["mean"] == pytest.approx(1.0)  # c1's first attempt is the May 1 one
+    assert doc["arms"][0]["coverage"]["runs_included"] == 3
+
+
+def test_exclusion_reasons_for_uncountable_runs() -> None:
+    rows = [
+        run("A", "c1", [1]),
+        run("A", "c2", [1]),
+        run("A", "c3", [1]),
+        run("A", "c4", [1]),
+        run("B", "c1", [None], failure_scope="verifier_or_infra", failure_class="verifier_failed"),
+        run("B", "c2", [1], status="cancelled", official_score_countable=False),
+        run("B", "c3", [0.5], official_score_countable=False, failure_class="x_uncountable"),
+        run("B", "c4", [1]),
+    ]
+    excluded = compare(rows)["arms"][1]["coverage"]["excluded"]
+    assert excluded == {
+        "not_completed": ["c2"],
+        "uncountable": ["c3"],
+        "verifier_error_without_reward": ["c1"],
+    }
+
+
+def test_rows_without_attempt_detail_count_as_one_attempt() -> None:
+    legacy = run("A", "c1", [])
+    legacy.pop("attempt_outcomes")
+    legacy.update(official_score=0.25, official_passed=False, official_score_countable=True)
+    doc = compare([legacy, run("A", "c2", [1, 1])])
+    a = doc["arms"][0]
+    assert a["mean"] == pytest.approx((0.25 + 1) / 2)
+    assert a["coverage"]["runs_without_attempt_detail"] == 1
+
+
+def test_default_arms_skip_arms_without_countable_runs_and_reference_goes_first() -> None:
+    rows = [*ledger(), run("C", "c1", [None])]
+    assert [a["arm_id"] for a in compare(rows)["arms"]] == ["A", "B"]
+    doc = compare(rows, reference="B")
+    assert [a["arm_id"] for a in doc["arms"]] == ["B", "A"]
+    assert doc["paired"][0]["mean_diff"] == pytest.approx(-1 / 3)
+
+
+def test_holm_across_arms() -> None:
+    rows = [*ledger(), run("D", "c1", [0, 0]), run("D", "c2", [0, 1]), run("D", "c3", [1, 1])]
+    doc = compare(rows)
+    p_b, p_d = (p["p_value"] for p in doc["paired"])
+    # D - A = -0.5, -0.5, 1: mean 0; p = 1
+    assert p_d == pytest.approx(1.0)
+    low, high = sorted([p_b, p_d])
+    assert [p["p_holm"] for p in doc["paired"]] == [
+        pytest.approx(min(1.0, 2 * p_b)),
+        pytest.approx(max(min(1.0, 2 * low), high)),
+    ]
+
+
+def test_unknown_arm_and_empty_benchmark_are_refused() -> None:
+    with pytest.raises(InputError, match="no runs of arm Z"):
+        compare(ledger(), arms=("A", "Z"))
+    with pytest.raises(InputError, match="no ledger rows for benchmark"):
+        build_compare(ledger(), CompareRequest(benchmark_id="other"))
+
+
+def test_comparability_guard_refuses_and_lists_each_mismatch() -> None:
+    rows = ledger()
+    rows[4]["comparability"] = {**rows[4]["comparability"], "task_digests": ["sha256:changed"]}
+    rows[5]["comparability"] = {**rows[5]["comparability"], "timeout_official_comparable": False}
+    with pytest.raises(InputError) as refused:
+        compare(rows)
+    message = refused.value.message
+    assert "\n" not in message
+    assert "task_digest differs B vs A on 1 case(s): c1" in message
+    assert "timeout_policy differs B vs A on 1 case(s): c2" in message
+    assert "--allow-incomparable" in message
+    doc = compare(rows, allow_incomparable=True)
+    assert doc["banner"] and "task_digest" in doc["banner"]
+    assert doc["comparability"]["ok"] is False
+    kinds = [m["kind"] for m in doc["comparability"]["mismatches"]]
+    assert kinds == ["task_digest", "timeout_policy"]
+    assert doc["banner"] in render_compare_markdown(doc)
+
+
+def test_benchmark_versions_are_compared_when_the_id_has_no_version() -> None:
+    rows = [run("A", "c1", [1]), run("B", "c1", [1], benchmark_id="tb@3"), run("A", "c2", [0])]
+    rows.append(run("B", "c2", [1], benchmark_id="tb@3"))
+    doc = build_compare(rows, CompareRequest(benchmark_id="tb", allow_incomparable=True))
+    mismatch = doc["comparability"]["mismatches"][0]
+    assert mismatch["kind"] == "benchmark_version"
+    assert mismatch["cases"][0] == {
+        "case_id": "c1",
+        "arm_values": ["3"],
+        "reference_values": ["2"],
+    }
+
+
+def test_facts_recorded_on_one_side_only_are_not_mismatches() -> None:
+    rows = ledger()
+    for row in rows[:4]:
+        row.pop("comparability")
+    assert compare(rows)["comparability"] == {
+        "ok": True,
+        "allowed_incomparable": False,
+        "mismatches": [],
+    }
+
+
+def test_cost_per_case_and_pareto_front() -> None:
+    rows = ledger()
+    for row in rows:
+        cheap = row["arm_id"] == "A"
+        row["usage"] = {"input_tokens": 100, "output_tokens": 10 if cheap else 50,
+                        "cost_usd": 1.0 if cheap else 3.0}  # fmt: skip
+    a, b = compare(rows)["arms"]
+    assert a["cost"]["tokens_per_case"] == 110 and a["cost"]["cost_usd_per_case"] == 1.0
+    assert b["cost"]["recorded_cases"] == 3 and b["cost"]["cost_usd_per_case"] == 3.0
+    # A: 0.625 at $1; B: mean of 1, 1, 0.5 = 0.8333 at $3 -> neither dominates
+    assert (a["pareto"], b["pareto"]) == (True, True)
+    assert a["cost"]["pareto_basis"] == "cost_usd_per_case"
+    rows[0]["usage"]["cost_usd"] = 9.0  # A's c1 now costs 9: A averages (9+1+1+1)/4 = 3
+    a, b = compare(rows)["arms"]
+    assert (a["pareto"], b["pareto"]) == (False, True)
+
+
+def test_without_cost_nobody_is_judged() -> None:
+    a, b = compare(ledger())["arms"]
+    assert a["pareto"] is None and a["cost"]["pareto_basis"] is None
+    assert a["cost"]["tokens_per_case"] is None
+
+
+def test_document_is_deterministic_and_json_ready() -> None:
+    import json
+
+    first = json.dumps(compare(ledger(), seed=5))
+    assert first == json.dumps(compare(list(reversed(ledger())), seed=5))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"per_case": "median"}, "--per-case must be"),
+        ({"metric": "reward"}, "--metric must be"),
+        ({"confidence": 1.5}, "--confidence"),
+        ({"bootstrap": -1}, "--bootstrap"),
+        ({"effect": 0.0}, "--effect"),
+        ({"seed": -1}, "--seed"),
+    ],
+)
+def test_bad_requests_are_refused(options: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        compare(ledger(), **options)
+
+
+def test_markdown_states_the_policy_and_the_numbers() -> None:
+    doc = compare(ledger(), per_case="best-of")
+    text = render_compare_markdown(doc)
+    assert "per-case policy: `best-of`" in text
+    assert "| A | 4 | 7 | 0.7500 |" in text
+    assert "- missing: c4" in text and "- archived: c5" in text
