@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from commands.as_of import as_of_option, as_of_note, read_database
+from commands.as_of import as_of_note, as_of_option, read_database
 from commands.output import emit, format_option, resolve_format
 
 TITLE = "Benchmark Compare"

@@ -240,3 +240,29 @@ def test_diff_refuses_backwards_and_bad_moments(store_url):
     )
     beyond = run(["diff", "--ledger-id", "L", "--from", "1", "--to", "9"], store_url)
     assert beyond.stderr.strip() == "error: --to 9: beyond the last event (position 4)"
+
+
+def test_compare_as_of(db_url, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s = opened(db_url)
+    for arm, run_id, score, case in [("base", "a", 0.1, "c1"), ("treat", "b", 0.5, "c1"),
+                                     ("base", "c", 0.0, "c2"), ("treat", "d", 1.0, "c2"),
+                                     ("treat", "b", 0.9, "c1")]:  # fmt: skip
+        event = scored("L", run_id, score, case)
+        event.payload["row"]["arm_id"] = arm
+        s.store.append([event])
+    s.close()
+    before = live_state(db_url)
+
+    def means(*extra):
+        out = ok_json(["compare", "--ledger-id", "L", "--benchmark-id", "b", *extra], db_url)
+        return {a["arm_id"]: a["mean"] for a in out["compare"]["arms"]}, out.get("as_of")
+
+    now, moment = means()
+    assert moment is None and now["treat"] == pytest.approx(0.95)
+    then, moment = means("--as-of", "4")
+    assert moment["position"] == 4 and then["treat"] == pytest.approx(0.75)
+    assert then["base"] == pytest.approx(0.05)
+    markdown = run(["compare", "--ledger-id", "L", "--benchmark-id", "b", "--as-of", "4"], db_url)
+    assert markdown.stdout.startswith("_As of position 4 (")
+    assert live_state(db_url) == before
