@@ -42,10 +42,33 @@ def read_database(
     from projections.snapshots import default_snapshot_dir
 
     snapshots = default_snapshot_dir(opened.location)
-    with read_models_as_of(
-        opened.store, opened.projections, as_of, snapshot_dir=snapshots
+    with replay_progress() as progress, read_models_as_of(
+        opened.store, opened.projections, as_of, snapshot_dir=snapshots, progress=progress
     ) as view:
         yield view.database, view.as_dict()
+
+
+@contextmanager
+def replay_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A bar on stderr while a long replay runs, when stderr is a terminal; else nothing."""
+    import sys
+
+    if not sys.stderr.isatty():
+        yield None
+        return
+    bars: list[Any] = []
+
+    def update(done: int, total: int) -> None:
+        if not bars:
+            bars.append(click.progressbar(length=total, label="replaying events", file=sys.stderr))
+            bars[0].__enter__()
+        bars[0].update(done - bars[0].pos)
+
+    try:
+        yield update
+    finally:
+        if bars:
+            bars[0].__exit__(None, None, None)
 
 
 def as_of_note(moment: dict[str, Any] | None) -> str:

@@ -224,11 +224,13 @@ def sql(
         result = run_read_only_query(db, statement, limit=limit)
         emit({"ok": True, **result}, fmt, "SQL", markdown=_sql_markdown)
         return
+    from commands.as_of import replay_progress
     from projections.as_of_sql import query_as_of
 
     opened = _open(ctx)
     try:
-        result = query_as_of(opened, as_of, statement, limit=limit)
+        with replay_progress() as progress:
+            result = query_as_of(opened, as_of, statement, limit=limit, progress=progress)
     finally:
         opened.close()
     emit({"ok": True, **result}, fmt, "SQL", markdown=_sql_markdown)

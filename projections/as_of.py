@@ -10,7 +10,7 @@ then query the scratch database exactly as they query the live one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -119,15 +119,17 @@ def read_models_as_of(
     value: str,
     *,
     snapshot_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[AsOfView]:
     """Scratch read models as they stood after the event ``value`` names (see module doc);
-    ``snapshot_dir`` None: replay from position 1. Removed when the block ends."""
+    ``snapshot_dir`` None: replay from position 1. Removed when the block ends.
+    ``progress(done, total)``: events replayed so far, of how many."""
     from projections.snapshots import nearest_snapshot
 
     with store.database.connect() as live:
         moment = resolve_moment(live, value)
         base = nearest_snapshot(live, snapshot_dir, moment.position) if snapshot_dir else None
-    with scratch_at(store, projections, moment, base) as (scratch, replayed):
+    with scratch_at(store, projections, moment, base, progress) as (scratch, replayed):
         yield AsOfView(
             moment, str(value).strip(), scratch, base.position if base else None, replayed
         )
@@ -135,7 +137,11 @@ def read_models_as_of(
 
 @contextmanager
 def scratch_at(
-    store: EventStore, projections: ProjectionEngine, moment: Moment, base: Any = None
+    store: EventStore,
+    projections: ProjectionEngine,
+    moment: Moment,
+    base: Any = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[tuple[Database, int]]:
     """A scratch database holding the read models at ``moment``, replayed from ``base`` (a
     ``Snapshot``) or from position 1; yields it with the number of events replayed."""
@@ -144,13 +150,22 @@ def scratch_at(
     seed = base.db_path if base is not None else None
     after = base.position if base is not None else 0
     with scratch_database("as-of", seed=seed) as scratch:
-        replayed = advance(store, projections, scratch, after, moment.position)
+        replayed = advance(store, projections, scratch, after, moment.position, progress)
         yield scratch, replayed
 
 
 def advance(
-    store: EventStore, projections: ProjectionEngine, scratch: Database, after: int, upto: int
+    store: EventStore,
+    projections: ProjectionEngine,
+    scratch: Database,
+    after: int,
+    upto: int,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Replay ``(after, upto]`` onto scratch read models that stand at ``after``."""
+    total = upto - after
+    report = (lambda done: progress(min(done, total), total)) if progress else None
     with store.database.connect() as live, scratch.begin() as conn:
-        return projections.replay_range(store, conn, read_conn=live, after=after, upto=upto)
+        return projections.replay_range(
+            store, conn, read_conn=live, after=after, upto=upto, progress=report
+        )

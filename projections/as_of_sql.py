@@ -25,7 +25,9 @@ _INSERT = (
 )
 
 
-def query_as_of(opened: Any, as_of: str, statement: str, *, limit: int) -> dict[str, Any]:
+def query_as_of(
+    opened: Any, as_of: str, statement: str, *, limit: int, progress: Any = None
+) -> dict[str, Any]:
     from ledger.db_sqlite import SqliteDatabase
     from ledger.sql_query import checked_statement, query_database
     from projections.as_of import read_models_as_of
@@ -34,7 +36,7 @@ def query_as_of(opened: Any, as_of: str, statement: str, *, limit: int) -> dict[
     statement = checked_statement(statement)  # refused before any replay
     snapshots = default_snapshot_dir(opened.location)
     with read_models_as_of(
-        opened.store, opened.projections, as_of, snapshot_dir=snapshots
+        opened.store, opened.projections, as_of, snapshot_dir=snapshots, progress=progress
     ) as view:
         if _NAMES_EVENTS.search(statement):
             copy_events(opened.store, view.database, view.moment.position)
