@@ -28,6 +28,7 @@ _POSITION = re.compile(r"^[0-9]+$")
 # The stored ``recorded_at`` format (``ledger.store.utc_now``): fixed width, so text order is
 # time order on both databases.
 _STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
+_MOMENT = "SELECT position, hash, recorded_at FROM events"
 
 
 @dataclass(frozen=True)
@@ -71,15 +72,10 @@ def resolve_moment(conn: Connection, value: str, option: str = "--as-of") -> Mom
             raise InputError(f"{option}: positions start at 1 (the head is {head})")
         if wanted > head:
             raise InputError(f"{option} {wanted}: beyond the last event (position {head})")
-        query, params = "SELECT position, hash, recorded_at FROM events WHERE position = ?", [
-            wanted
-        ]
+        query = f"{_MOMENT} WHERE position = ?"
     else:
-        query = (
-            "SELECT position, hash, recorded_at FROM events WHERE recorded_at <= ?"
-            " ORDER BY position DESC LIMIT 1"
-        )
-        params = [wanted]
+        query = f"{_MOMENT} WHERE recorded_at <= ? ORDER BY position DESC LIMIT 1"
+    params = [wanted]
     found = conn.execute(query, params).first()
     if found is None:
         first = conn.execute("SELECT recorded_at FROM events WHERE position = 1").scalar()
