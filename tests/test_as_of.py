@@ -266,3 +266,20 @@ def test_compare_as_of(db_url, tmp_path, monkeypatch):
     markdown = run(["compare", "--ledger-id", "L", "--benchmark-id", "b", "--as-of", "4"], db_url)
     assert markdown.stdout.startswith("_As of position 4 (")
     assert live_state(db_url) == before
+
+
+def test_snapshot_verify_names_a_tampered_snapshot(store_url, tmp_path):
+    import sqlite3
+
+    made = ok_json(["snapshot", "create", "--at", "3"], store_url)["snapshot"]
+    path = tmp_path / "snaps" / made["file"]
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute("UPDATE rm_ledger_rows SET archived = 1 WHERE run_id = 'a'")
+    raw.close()  # the last connection folds the WAL back into the file
+    result = run(["snapshot", "verify", "--format", "json"], store_url)
+    assert result.exit_code == 1
+    [report] = json.loads(result.stdout)["snapshots"]
+    assert not report["ok"]
+    assert report["differences"][0]["table"] == "rm_ledger_rows"
+    assert report["differences"][0]["columns"] == ["archived"]
