@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from commands.cli import cli
+from ledger.errors import InputError
 from ledger.events import LEDGER_RUNS_ARCHIVED, NewEvent
 from ledger.tables import PROJECTION_CHECKPOINTS
 from tests.support_store import opened, table_rows, upsert_event
@@ -283,3 +284,26 @@ def test_snapshot_verify_names_a_tampered_snapshot(store_url, tmp_path):
     assert not report["ok"]
     assert report["differences"][0]["table"] == "rm_ledger_rows"
     assert report["differences"][0]["columns"] == ["archived"]
+
+
+def test_build_diff_follows_a_run_that_moves_to_another_case(db_url, tmp_path):
+    from projections.diff import build_diff
+
+    s = opened(db_url)
+    try:
+        s.store.append([scored("M", "a", 0.5, "c1")])
+        s.store.append([scored("M", "keep", 0.0, "c1")])
+        s.store.append([scored("M", "a", 0.5, "c2")])
+        doc = build_diff(s.store, s.projections, "M", "2", "3")
+        with pytest.raises(InputError, match="no ledger nope in the store at --to"):
+            build_diff(s.store, s.projections, "nope", "1", "3")
+    finally:
+        s.close()
+    cases = {c["case_id"]: c for c in doc["cases"]}
+    assert [(c["kind"], c["run_id"], c["positions"]) for c in cases["c1"]["changes"]
+            if "run_id" in c] == [("run_moved_out", "a", [3])]  # fmt: skip
+    assert cases["c1"]["after"]["active_run_count"] == 1
+    moved_in = cases["c2"]["changes"][0]
+    assert (moved_in["kind"], moved_in["positions"]) == ("run_moved_in", [3])
+    assert cases["c2"]["before"] is None and cases["c2"]["after"]["bucket"] == "partial"
+    assert doc["summary"]["run_moved_out"] == 1 and doc["summary"]["run_moved_in"] == 1
