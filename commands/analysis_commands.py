@@ -43,34 +43,23 @@ def display_name(given: str | Path) -> str:
 
 
 def read_input_bytes(given: str, *, stdin_ok: bool = False) -> bytes:
-    from ledger.errors import InputError
+    from ledger.input_files import COMPACT_JSON_LIMIT, read_input_file, read_stream
 
     if stdin_ok and given == "-":
         import sys
 
-        return sys.stdin.buffer.read()
-    try:
-        return Path(given).expanduser().read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"file not found: {display_name(given)}") from None
-    except IsADirectoryError:
-        raise InputError(f"not a file: {display_name(given)}") from None
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise InputError(f"cannot read {display_name(given)}: {reason}") from None
+        return read_stream(sys.stdin.buffer, shown="standard input", limit=COMPACT_JSON_LIMIT)
+    path = Path(given).expanduser()
+    return read_input_file(path, shown=display_name(given), limit=COMPACT_JSON_LIMIT)
 
 
 def read_json_object(path: Path, display: str) -> dict[str, Any]:
-    import orjson
-
     from ledger.errors import InputError
+    from ledger.input_files import COMPACT_JSON_LIMIT, read_input_file
+    from ledger.json_input import parse_json
 
-    if not path.is_file():
-        raise InputError(f"file not found: {display}")
-    try:
-        data = orjson.loads(read_input_bytes(str(path)))
-    except orjson.JSONDecodeError:
-        raise InputError(f"{display} is not valid JSON") from None
+    raw = read_input_file(path, shown=display, limit=COMPACT_JSON_LIMIT)
+    data = parse_json(raw, what=f"{display} is not valid JSON")
     if not isinstance(data, dict):
         raise InputError(f"{display} must contain a JSON object")
     return data

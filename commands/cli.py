@@ -113,6 +113,7 @@ def _register() -> None:
         diff_commands,
         ledger_commands,
         registry_commands,
+        report_commands,
         snapshot_commands,
     )
 
@@ -122,6 +123,7 @@ def _register() -> None:
         registry_commands,
         analysis_commands,
         compare_commands,
+        report_commands,
         snapshot_commands,
         diff_commands,
     ):

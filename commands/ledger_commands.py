@@ -47,20 +47,13 @@ def _version() -> str:
     return VERSION
 
 
-def _read_input(value: str) -> tuple[bytes, str | None]:
+def _read_input(value: str, limit: int) -> tuple[bytes, str | None]:
     """The bytes of a file argument or of stdin (``-``), and the path to cite (None for stdin)."""
-    from ledger.errors import InputError
+    from ledger.input_files import read_input_file, read_stream
 
     if value == "-":
-        return sys.stdin.buffer.read(), None
-    try:
-        return Path(value).read_bytes(), value
-    except FileNotFoundError:
-        raise InputError(f"file not found: {Path(value).name}") from None
-    except IsADirectoryError:
-        raise InputError(f"not a file: {Path(value).name}") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {Path(value).name}: {exc.strerror}") from None
+        return read_stream(sys.stdin.buffer, shown="standard input", limit=limit), None
+    return read_input_file(value, shown=Path(value).name, limit=limit), value
 
 
 @benchmark.command("run-ledger-upsert")
@@ -137,17 +130,16 @@ def _upsert(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _resolve_records(opts: dict[str, Any]) -> tuple[list[dict], str, str | None]:
-    import orjson
-
     from ledger.errors import InputError
-    from ledger.record import resolve_compact_input
+    from ledger.input_files import COMPACT_JSON_LIMIT
+    from ledger.json_input import parse_json
+    from ledger.record import NOT_AN_OBJECT, resolve_compact_input
 
     post_launch = bool(opts["post_launch_json"])
-    raw, source_path = _read_input(opts["post_launch_json"] or opts["benchmark_run_json"])
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise InputError("ledger input JSON must contain an object") from None
+    given = opts["post_launch_json"] or opts["benchmark_run_json"]
+    raw, source_path = _read_input(given, COMPACT_JSON_LIMIT)
+    shown = "standard input" if source_path is None else Path(given).name
+    data = parse_json(raw, what=f"{NOT_AN_OBJECT}; {shown}", unique_keys=True)
     if not isinstance(data, dict):
         raise InputError("ledger input JSON must contain an object")
     if post_launch:
@@ -346,9 +338,16 @@ def import_group() -> None:
 @click.option(
     "--run-ledger-path",
     default=None,
-    help="Where to render the imported ledger (default: PATH itself).",
+    help="Where the imported ledger lives and is rendered (default: PATH itself, which is "
+    "only rewritten with --in-place).",
 )
 @click.option("--ledger-id", default=None)
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="Render the imported ledger over PATH (and its .md twin). Without it, or an explicit "
+    "--run-ledger-path, the source file is left untouched; `benchledger render` renders later.",
+)
 @_write_controls
 @format_option
 @click.pass_context
@@ -357,24 +356,29 @@ def import_loopx_ledger(
     path: str,
     run_ledger_path: str | None,
     ledger_id: str | None,
+    in_place: bool,
     dry_run: bool,
     execute: bool,
     output_format: str | None,
 ) -> None:
-    """Import a loopx benchmark_run_ledger_v0 JSON (run ids and archive state kept)."""
+    """Import a loopx benchmark_run_ledger_v0 JSON (run ids and archive state kept).
+
+    PATH itself is never rewritten unless --in-place says so."""
     from commands.runtime import command_metadata, open_store
     from ledger.errors import InputError
     from ledger.handlers.import_loopx import import_idempotency_key, plan_import
+    from ledger.input_files import LEDGER_JSON_LIMIT
     from ledger.ledger_target import resolve_ledger_target
     from projections.render import render_ledger
 
     fmt = resolve_format(ctx, output_format)
     if dry_run and execute:
         raise InputError("import loopx-ledger accepts either --dry-run or --execute, not both")
-    data, _ = _read_input(path)
+    data, _ = _read_input(path, LEDGER_JSON_LIMIT)
     target = resolve_ledger_target(run_ledger_path or path, ledger_id=ledger_id)
     events, summary = plan_import(data, name=Path(path).name, target=target)
     already = False
+    render = execute and (in_place or run_ledger_path is not None)
     if execute:
         opened = open_store(ctx.find_root().obj.get("db"))
         try:
@@ -384,7 +388,8 @@ def import_loopx_ledger(
                 idempotency_key=import_idempotency_key(target, data),
             )
             already = result.already_recorded
-            render_ledger(opened, target)
+            if render:
+                render_ledger(opened, target)
         finally:
             opened.close()
     emit(
@@ -396,11 +401,17 @@ def import_loopx_ledger(
             "ledger_id": target.ledger_id,
             "ledger_path": target.display_path,
             "markdown_path": target.display_markdown_path,
+            "rendered": render,
+            "source_rewritten": render and _same_file(target.json_path, path),
             **summary,
         },
         fmt,
         "Import loopx Ledger",
     )
+
+
+def _same_file(rendered: Path, given: str) -> bool:
+    return given != "-" and Path(rendered).resolve() == Path(given).expanduser().resolve()
 
 
 # ---------------------------------------------------------------------------------------------

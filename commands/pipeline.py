@@ -463,16 +463,14 @@ def plan_global_sync(
 
 
 def _read_json_file(path: Path) -> dict[str, Any] | None:
-    import orjson
+    from ledger.input_files import REGISTRY_LIMIT, read_regular_file
+    from ledger.json_input import parse_json
 
     try:
-        data = orjson.loads(path.read_bytes())
+        raw = read_regular_file(path, shown=f"global registry {path.name}", limit=REGISTRY_LIMIT)
     except FileNotFoundError:
         return None
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise InputError(
-            f"global registry is not readable JSON: {path.name}: {type(exc).__name__}"
-        ) from None
+    data = parse_json(raw, what=f"global registry is not readable JSON: {path.name}")
     return data if isinstance(data, dict) else None
 
 

@@ -91,6 +91,7 @@ def ENUM(values: frozenset[str]) -> Kind:
     def kind(value: Any, drops: Drops, path: str) -> str | None:
         return value if isinstance(value, str) and value in values else None
 
+    kind.values = values  # type: ignore[attr-defined]  # lets an input check name them
     return kind
 
 
@@ -162,6 +163,7 @@ def OBJ(spec: Mapping[str, Kind]) -> Kind:
     def kind(value: Any, drops: Drops, path: str) -> dict | None:
         return shape(value, spec, drops, path + ".") if _is_mapping(value) else None
 
+    kind.spec = spec  # type: ignore[attr-defined]  # lets an input check walk into it
     return kind
 
 
@@ -1181,15 +1183,29 @@ def resolve_compact_input(
         items = data.get("benchmark_runs")
         if not isinstance(items, list) or not items:
             raise not_compactable
-        records = [_compact_resolved(_resolve_one(item)[0], not_compactable) for item in items]
+        records = [
+            _compact_resolved(_resolve_one(item)[0], not_compactable, context, f"[{i}] ")
+            for i, item in enumerate(items)
+        ]
         return records, BATCH_SCHEMA
     found, kind = _resolve_one(data)
-    return [_compact_resolved(found, not_compactable)], kind
+    return [_compact_resolved(found, not_compactable, context)], kind
 
 
-def _compact_resolved(found: Mapping[str, Any] | None, error: InputError) -> dict[str, Any]:
+def _compact_resolved(
+    found: Mapping[str, Any] | None, error: InputError, context: str, where: str = ""
+) -> dict[str, Any]:
     if found is None:
         raise error
+    if context != "builder":  # a user's record: wrong types are errors, not coerced
+        from ledger.record_input import check_input_types
+
+        try:
+            check_input_types(found)
+        except InputError as wrong:
+            if not where:
+                raise
+            raise InputError(f"benchmark_runs{where.strip()}: {wrong.message}") from None
     record = compact_run(found)
     if not is_compactable(record):
         raise error
@@ -1197,9 +1213,7 @@ def _compact_resolved(found: Mapping[str, Any] | None, error: InputError) -> dic
 
 
 def _parse_json(text: str | bytes | bytearray) -> object:
-    import orjson
+    from ledger.json_input import parse_json
 
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        raise InputError(NOT_AN_OBJECT) from None
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    return parse_json(raw, what=NOT_AN_OBJECT, unique_keys=True)

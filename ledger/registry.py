@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from ledger.errors import InputError
+from ledger.input_files import REGISTRY_LIMIT, read_regular_file
 
 REGISTRY_ENV = "BENCHLEDGER_REGISTRY"
 REGISTRY_DIR_NAME = ".benchledger"
@@ -87,16 +88,16 @@ def project_root_for(registry_path: Path | None, cwd: Path) -> Path:
 
 def load_registry(path: Path | None) -> dict[str, Any]:
     """Read a project registry; a missing file is ``{}`` because most commands never need one."""
-    if path is None or not path.exists():
+    if path is None or not os.path.lexists(path):
         return {}
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_regular_file(path, shown=f"registry {path.name}", limit=REGISTRY_LIMIT)
+    except FileNotFoundError:  # a dangling link: as absent as no file at all
+        return {}
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"registry is not valid JSON: {exc.reason}") from None
-    except OSError as exc:
-        raise InputError(
-            f"registry could not be read: {exc.strerror or type(exc).__name__}"
-        ) from None
+        raise InputError(f"registry is not valid JSON: not UTF-8 at byte {exc.start}") from None
     return parse_registry_text(text)
 
 
@@ -106,6 +107,11 @@ def parse_registry_text(text: str) -> dict[str, Any]:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"registry is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(
+            "registry is not valid JSON: nested too deeply to read; "
+            "a registry holds goals and settings a few levels deep"
+        ) from None
     if not isinstance(document, dict):
         raise InputError("registry root must be a JSON object")
     return document

@@ -1532,6 +1532,10 @@ def build_row(
         warnings.append("note_dropped_public_safety")
     row = _identity_part(record, group, explicit_arm, arm_role, explicit_key, post_launch, warnings)
     row.update(_outcome_part(record, row, post_launch))
+    flags = score_flags(row.get("official_score"))
+    if flags:
+        row["score_flags"] = flags
+        warnings.append("official_score_out_of_range")
     row["recorded_at"] = utc_timestamp(recorded_at) if recorded_at else now
     row["last_upserted_at"] = now
     row["notes"] = note_text
@@ -1549,6 +1553,16 @@ def build_row(
     row["warnings"] = warnings[:MAX_ROW_WARNINGS]
     row["rules_version"] = RULES_VERSION
     return _drop_empty(row), list(warnings)
+
+
+def score_flags(score: Any) -> list[str] | None:
+    """``["out_of_range"]`` for a score outside 0..1, the scale every score rule here reads
+    (pass = score >= 1). Such a score is kept as the runner reported it, never clamped, but a
+    reader of the row must be able to see that it is not a fraction."""
+    if isinstance(score, int | float) and not isinstance(score, bool):
+        if not 0.0 <= score <= 1.0:
+            return ["out_of_range"]
+    return None
 
 
 def _identity_part(

@@ -17,10 +17,15 @@ if TYPE_CHECKING:
 
 
 def sha256_file(path: Path) -> str | None:
+    """None when there is no regular file to hash: a FIFO planted where a ledger was published
+    must not block ``verify --files`` (the bounded reader never opens one for a blocking read)."""
+    from ledger.input_files import LEDGER_JSON_LIMIT, UnreadableFileError, read_regular_file
+
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        data = read_regular_file(path, shown=path.name, limit=LEDGER_JSON_LIMIT)
+    except (OSError, UnreadableFileError):
         return None
+    return hashlib.sha256(data).hexdigest()
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:

@@ -614,6 +614,12 @@ def assemble_markdown(parts: MarkdownParts) -> str:
     return "\n".join(lines) + "\n"
 
 
+def active_cases(doc: dict) -> list[tuple[str, str, dict, list[dict], int]]:
+    """``(benchmark, case, case node, active runs, archived count)`` for every case with an
+    active run, in the Markdown view's order (the HTML report lists the same cases)."""
+    return _scan(doc)[0]
+
+
 def _scan(doc: dict) -> tuple[list, list]:
     """One pass over every run: the active cases (sorted, with their active runs in stored
     order and archived count) and the per-benchmark archived summary."""
@@ -656,18 +662,29 @@ def case_decision_line(bid: str, cid: str, decision: dict, active: int, archived
 
 
 def _product_pair_cell(decision: dict) -> str:
+    status = product_pair_status(decision)
+    return _code(status) if status else "-"
+
+
+def product_pair_status(decision: dict) -> str | None:
+    """``main_table_ready``, the claim blocker, or None when the decision has no product pair."""
     pair = decision.get("product_mode_main_table_pair")
     if not isinstance(pair, dict):
-        return "-"
+        return None
     if pair.get("main_table_ready") is True:
-        return _code("main_table_ready")
-    return _code(pair.get("claim_blocker") or "pair_incomplete")
+        return "main_table_ready"
+    return _cell(pair.get("claim_blocker") or "pair_incomplete")
 
 
 def _routing_cell(decision: dict) -> str:
-    routing = decision.get("case_routing")
-    kind = routing.get("class") if isinstance(routing, dict) else None
+    kind = routing_class(decision)
     return _code(kind) if kind else "-"
+
+
+def routing_class(decision: dict) -> object:
+    """The case routing class of a decision, if it has one."""
+    routing = decision.get("case_routing")
+    return routing.get("class") if isinstance(routing, dict) else None
 
 
 _BACKLOG_HEADER = (
@@ -676,32 +693,44 @@ _BACKLOG_HEADER = (
 
 
 def case_backlog_entries(bid: str, cid: str, active: list[dict]) -> list[tuple[int, str, str, str]]:
-    """The case's Repair Backlog entries as ``(rank, repair_class, arm, line)``, in row order:
-    rows with a priority and class, only the latest row of each arm."""
-    latest_by_arm = {r.get("arm_id"): r for r in active if r.get("arm_id")}
+    """The case's Repair Backlog entries as ``(rank, repair_class, arm, line)``, in row order."""
     entries = []
-    for row in active:
-        arm = row.get("arm_id")
-        if not (row.get("repair_priority") and row.get("repair_class")):
-            continue
-        if arm and latest_by_arm.get(arm) is not row:
-            continue
+    for row in backlog_rows(active):
         line = _row(
             _code(row.get("repair_priority")),
             _code(bid),
             _code(cid),
-            _code(arm),
+            _code(row.get("arm_id")),
             _code(row.get("repair_class")),
             _code(row.get("failure_class")),
-            _profile_summary(row),
+            profile_summary(row),
             _cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL),
         )
-        rank = _PRIORITY_RANK.get(row.get("repair_priority"), 3)
-        entries.append((rank, _cell(row.get("repair_class")), _cell(arm), line))
+        rank, repair_class, _bid, _cid, arm = backlog_sort_key(bid, cid, row)
+        entries.append((rank, repair_class, arm, line))
     return entries
 
 
-def _profile_summary(row: dict) -> str:
+def backlog_rows(active: list[dict]) -> list[dict]:
+    """The rows a case puts in the Repair Backlog, in row order: rows with a priority and a
+    class, only the latest row of each arm (the HTML report lists the same rows)."""
+    latest_by_arm = {r.get("arm_id"): r for r in active if r.get("arm_id")}
+    return [
+        row
+        for row in active
+        if row.get("repair_priority")
+        and row.get("repair_class")
+        and (not row.get("arm_id") or latest_by_arm.get(row.get("arm_id")) is row)
+    ]
+
+
+def backlog_sort_key(bid: str, cid: str, row: dict) -> tuple[int, str, str, str, str]:
+    """Backlog order: priority, repair class, benchmark, case, arm (ties keep case order)."""
+    rank = _PRIORITY_RANK.get(row.get("repair_priority"), 3)
+    return (rank, _cell(row.get("repair_class")), bid, cid, _cell(row.get("arm_id")))
+
+
+def profile_summary(row: dict) -> str:
     """One line a human can act on; empty when the row carries no profile."""
     profile = row.get("repair_profile")
     if not isinstance(profile, dict):

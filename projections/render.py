@@ -46,24 +46,24 @@ def _already_published(conn: Any, exports: list[dict[str, str]]) -> bool:
 
 
 @contextmanager
-def _render_lock(opened: Any) -> Iterator[Any]:
+def render_lock(opened: Any) -> Iterator[Any]:
     """The store's write lock around read + write + export event."""
     with opened.store.transaction({"reason": "render"}) as uow:
         yield uow
 
 
-def _finish(uow: Any, exports: list[dict[str, str]]) -> None:
+def finish_exports(uow: Any, exports: list[dict[str, str]]) -> None:
     if exports and not _already_published(uow.conn, exports):
         reach("before_export_event")
         uow.append([_export_event(exports)])
 
 
 def render_ledger(opened: Any, target: Any) -> list[dict[str, str]]:
-    with _render_lock(opened) as uow:
+    with render_lock(opened) as uow:
         exports = render_ledger_files(
             uow.conn, target.ledger_id, target.json_path, target.markdown_path
         )
-        _finish(uow, exports)
+        finish_exports(uow, exports)
     return exports
 
 
@@ -78,7 +78,7 @@ def render_for_goal(
     backup: dict[str, Any] | None,
 ) -> list[dict[str, str]]:
     exports: list[dict[str, str]] = []
-    with _render_lock(opened) as uow:
+    with render_lock(opened) as uow:
         conn = uow.conn
         exports += render_goal_files(conn, goal_id, runtime_root, stems)
         exports += render_rollout_log(conn, goal_id, runtime_root)
@@ -88,5 +88,5 @@ def render_for_goal(
             exports += render_ledger_files(
                 conn, ledger_target.ledger_id, ledger_target.json_path, ledger_target.markdown_path
             )
-        _finish(uow, exports)
+        finish_exports(uow, exports)
     return exports

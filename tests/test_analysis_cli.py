@@ -90,7 +90,8 @@ def test_parity_global_format_applies():
     [
         (None, "file not found: missing.json"),
         ("[1, 2]", "ledger input JSON must contain an object"),
-        ("{not json", "ledger input JSON must contain an object"),
+        ("{not json", "ledger input JSON must contain an object: unexpected character, "
+                      "expected a string key (at line 1, column 2)"),
         ('{"schema_version": "something_else"}',
          "--benchmark-run-json did not contain a compactable benchmark_run_v0 object"),
         (json.dumps({"schema_version": "benchmark_run_batch_v0",

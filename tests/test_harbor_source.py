@@ -586,9 +586,8 @@ def test_trial_files_are_found_with_or_without_a_readable_result(
     job = tmp_path / "job"
     shutil.copytree(harbor_root / jobs["01_all_pass"]["job_dir"], job)
     names = sorted(p.name for p in job.iterdir() if p.is_dir())
-    as_dir, no_result, artifacts = names[0], names[1], names[2]
-    (job / as_dir / "result.json").unlink()
-    (job / as_dir / "result.json" / "nested").mkdir(parents=True)  # unreadable, but listed
+    torn, no_result, artifacts = names[0], names[1], names[2]
+    (job / torn / "result.json").write_bytes(b'{"task_name": ')  # read, but unusable
     (job / no_result / "result.json").unlink()  # config.json and lock.json remain
     (job / artifacts / "agent" / "trajectory.json").unlink()
     (job / artifacts / "verifier" / "reward.txt").rename(
@@ -601,18 +600,18 @@ def test_trial_files_are_found_with_or_without_a_readable_result(
     ingest = read_harbor_job(job)
     files = ingest.provenance["files"]
     assert ingest.provenance["trial_dir_count"] == len(names)
-    assert f"{as_dir}/result.json" not in files and f"{as_dir}/config.json" in files
+    assert f"{torn}/result.json" in files and f"{torn}/config.json" in files
     assert f"{no_result}/result.json" not in files and f"{no_result}/config.json" in files
     assert not any(rel.startswith("notes__") for rel in files)
     trials = _trial_blocks(ingest)
-    assert trials[as_dir]["status"] == "result_corrupt"
+    assert trials[torn]["status"] == "result_corrupt"
     assert trials[no_result]["status"] == "result_missing"
     assert trials[no_result]["trial_result_present"] is False
     seen = trials[artifacts]
     assert seen["trial_result_present"] is True
     assert seen["verifier_reward_file_present"] is True  # reward.json counts too
     assert seen["trajectory_present"] is False and seen["artifact_manifest_present"] is False
-    others = [t for n, t in trials.items() if n not in (as_dir, no_result, artifacts)]
+    others = [t for n, t in trials.items() if n not in (torn, no_result, artifacts)]
     assert others and all(
         t["trajectory_present"] and t["artifact_manifest_present"] for t in others
     )

@@ -59,10 +59,13 @@ class Cli:
     def event_count(self) -> int:
         return self.ok("events", "list", "--limit", "100000")["count"]
 
-    def import_fixture(self, fixtures_dir: Path, name: str = "L.json") -> Path:
+    def import_fixture(
+        self, fixtures_dir: Path, name: str = "L.json", *, in_place: bool = True
+    ) -> Path:
         src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
         shutil.copyfile(src, self.root / name)
-        out = self.ok("import", "loopx-ledger", name, "--execute")
+        extra = ["--in-place"] if in_place else []
+        out = self.ok("import", "loopx-ledger", name, "--execute", *extra)
         assert out["imported"] and out["row_count"] == 303
         return self.root / name
 
@@ -111,8 +114,10 @@ def write_json(path: Path, data: dict) -> str:
 
 def test_import_and_render_give_back_the_loopx_ledger(env, fixtures_dir):
     fixture = fixtures_dir / "loopx-ledger"
-    ledger = env.import_fixture(fixtures_dir)
-    (env.root / "L.md").unlink()
+    ledger = env.import_fixture(fixtures_dir, in_place=False)
+    # the source is left as it was (no --in-place); rendering is asked for separately
+    assert ledger.read_bytes() == (fixture / "benchmark-run-ledger.json").read_bytes()
+    assert not (env.root / "L.md").exists()
     env.ok("render", "--run-ledger-path", "L.json")
     assert rows_of(ledger) == rows_of(fixture / "benchmark-run-ledger.json")
     expected = (fixture / "benchmark-run-ledger.md").read_text().splitlines()
@@ -408,8 +413,8 @@ ARCHIVE = ["benchmark", "run-ledger-archive", "--benchmark-id", TB]
         ),
         (
             ["benchmark", "run-ledger-merge", "--source-run-ledger-path", "bad.json"],
-            "bad.json is not valid JSON: unexpected character, expected a string key: "
-            "line 1 column 2 (char 1)",
+            "bad.json is not valid JSON: unexpected character, expected a string key "
+            "(at line 1, column 2)",
         ),
         (
             ["benchmark", "run-ledger-merge", "--source-run-ledger-path", "other.json"],

@@ -214,7 +214,7 @@ def test_cli_sequence_on_the_real_loopx_ledger(db_url, tmp_path, monkeypatch, fi
     env = _Cli(db_url)
     src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     shutil.copyfile(src, tmp_path / "L.json")
-    env.ok("import", "loopx-ledger", "L.json", "--execute")
+    env.ok("import", "loopx-ledger", "L.json", "--execute", "--in-place")
     _files_equal_full_render(db_url, tmp_path, "L.json")
     doc = json.loads((tmp_path / "L.json").read_text())
     tb = sorted(doc["benchmarks"])[0]

@@ -685,7 +685,8 @@ def test_resolve_batch() -> None:
 def test_resolve_requires_an_object(data: object) -> None:
     with pytest.raises(InputError) as error:
         resolve_compact_input(data)
-    assert error.value.message == NOT_AN_OBJECT == "ledger input JSON must contain an object"
+    assert NOT_AN_OBJECT == "ledger input JSON must contain an object"
+    assert error.value.message.startswith(NOT_AN_OBJECT)  # unparsable input also says why
 
 
 @pytest.mark.parametrize(

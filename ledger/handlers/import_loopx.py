@@ -16,18 +16,16 @@ from ledger.chain import canonical_json
 from ledger.errors import InputError
 from ledger.events import LEDGER_IMPORTED, NewEvent
 from ledger.ledger_target import LedgerTarget
+from ledger.safety import finite_number
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 IMPORT_CHUNK_ROWS = 500
 
 
 def load_ledger_document(data: bytes, name: str) -> dict[str, Any]:
-    import orjson
+    from ledger.json_input import parse_json
 
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{name} is not valid JSON: {exc.args[0].splitlines()[0]}") from None
+    document = parse_json(data, what=f"{name} is not valid JSON")
     if not isinstance(document, dict):
         raise InputError("benchmark run ledger must be a JSON object")
     if document.get("schema_version") != LEDGER_SCHEMA:
@@ -36,6 +34,83 @@ def load_ledger_document(data: bytes, name: str) -> dict[str, Any]:
         # Without it there is no row to import; an empty ledger would misreport the file.
         raise InputError("benchmark run ledger benchmarks must be a JSON object")
     return document
+
+
+# The row fields the store indexes and the views expose; a value of another type would either
+# be coerced on the way into a column or refused by the database mid-import.
+_TEXT_FIELDS = (
+    "run_id",
+    "benchmark_id",
+    "case_id",
+    "arm_id",
+    "status",
+    "score_status",
+    "failure_class",
+    "run_group_id",
+    "job_name",
+    "recorded_at",
+    "archive_state",
+)
+
+
+def check_importable(document: Mapping[str, Any], name: str) -> None:
+    """Refuse a document an import would read only in part.
+
+    The walk below skips what it cannot read, which is right for a projection but would make
+    an import drop a benchmark whose ``cases`` is not an object (and the rows under it) without
+    a word; here every level of the tree is checked first and the first bad one is named, by
+    its path in the document, with the type found.
+    """
+    for benchmark_key, node in document.get("benchmarks", {}).items():
+        where = f"benchmarks[{_key(benchmark_key)}]"
+        _require(node, dict, where, name)
+        cases = node.get("cases", {})
+        _require(cases, dict, f"{where}.cases", name)
+        for case_key, case in cases.items():
+            case_where = f"{where}.cases[{_key(case_key)}]"
+            _require(case, dict, case_where, name)
+            runs = case.get("runs", [])
+            _require(runs, list, f"{case_where}.runs", name)
+            for index, run in enumerate(runs):
+                run_where = f"{case_where}.runs[{index}]"
+                _require(run, dict, run_where, name)
+                _check_row_types(run, run_where, name)
+
+
+def _check_row_types(run: Mapping[str, Any], where: str, name: str) -> None:
+    for field in _TEXT_FIELDS:
+        value = run.get(field)
+        if value is not None and not isinstance(value, str):
+            _wrong(f"{where}.{field}", "a string", value, name)
+    score = run.get("official_score")
+    if score is not None and finite_number(score) is None:
+        _wrong(f"{where}.official_score", "a number within 64 bits", score, name)
+    passed = run.get("official_passed")
+    if passed is not None and not isinstance(passed, bool):
+        _wrong(f"{where}.official_passed", "true or false", passed, name)
+
+
+_JSON_TYPES = {dict: "an object", list: "a list"}
+
+
+def _require(value: Any, kind: type, where: str, name: str) -> None:
+    if not isinstance(value, kind):
+        _wrong(where, _JSON_TYPES[kind], value, name)
+
+
+def _wrong(where: str, expected: str, value: Any, name: str) -> None:
+    from ledger.json_input import json_type
+
+    raise InputError(
+        f"{name}: {where} must be {expected}, got {json_type(value)}; "
+        "fix the file (nothing was imported)"
+    )
+
+
+def _key(key: str) -> str:
+    from ledger.input_files import shown_path
+
+    return '"' + shown_path(key[:80]) + '"'
 
 
 def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -60,6 +135,7 @@ def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[dict[str, A
 def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[NewEvent], dict]:
     """Events for the whole document plus a summary; the caller appends them in one go."""
     document = load_ledger_document(data, name)
+    check_importable(document, name)
     rows = list(document_rows_as_stored(document))
     source_sha256 = hashlib.sha256(data).hexdigest()
     chunks = [rows[i : i + IMPORT_CHUNK_ROWS] for i in range(0, len(rows), IMPORT_CHUNK_ROWS)]

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from ledger.errors import InputError
 from ledger.events import LEDGER_MERGED, LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED, NewEvent
+from ledger.input_files import LEDGER_JSON_LIMIT, TEXT_LIST_LIMIT, read_regular_file
 from ledger.ledger_ops import (
     READ_BOUNDARY,
     MergeResult,
@@ -267,13 +268,14 @@ def load_sources(
         if target is not None and path == target:
             out.self_skipped += 1
             continue
-        if not path.is_file():
+        if path.is_dir():  # a glob matches directories too; like loopx, they are not sources
             out.missing += 1
             continue
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read {path.name}: {exc.strerror}") from None
+            data = read_regular_file(path, shown=_display(given), limit=LEDGER_JSON_LIMIT)
+        except FileNotFoundError:
+            out.missing += 1
+            continue
         out.documents.append(load_ledger_document(data, path.name))
         out.names.append(_display(given))
     out.unique_paths = len(seen)
@@ -357,13 +359,14 @@ def read_case_ids_file(path: str, flag: str) -> list[str]:
     """One id per line, blank lines ignored; OS errors named without the directory."""
     name = Path(path).name
     try:
-        text = Path(path).expanduser().read_text(encoding="utf-8")
+        raw = read_regular_file(
+            Path(path).expanduser(), shown=f"{flag} {name}", limit=TEXT_LIST_LIMIT
+        )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"{flag}: file not found: {name}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{flag}: {name} is not UTF-8 text") from None
-    except OSError as exc:
-        raise InputError(f"{flag}: cannot read {name}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{flag}: {name} is not UTF-8 text (at byte {exc.start})") from None
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from ledger.errors import InputError, SourceError
+from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
 from ledger.safety import finite_number, is_public_safe
 from ledger.sources.base import SourceIngest, sha256_bytes
 from ledger.sources.skillsbench_routes import (
@@ -220,6 +221,8 @@ def _walk(root: Path) -> tuple[list[Path], set[Path], list[Path]]:
     for dirpath, _dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         names = set(filenames)
+        if names & _READ_NAMES:
+            _require_utf8_path(_rel(here, root))
         if "result.json" in names:
             results.append(here / "result.json")
         if "solver.json" in names:
@@ -228,6 +231,23 @@ def _walk(root: Path) -> tuple[list[Path], set[Path], list[Path]]:
             partial_dirs.append(here)
     results.sort(key=lambda p: _rel(p, root))
     return results, solver_dirs, partial_dirs
+
+
+_READ_NAMES = frozenset({"result.json", "solver.json", "timing.json", "prompts.json"})
+
+
+def _require_utf8_path(rel: str) -> None:
+    """A rollout path becomes a trial name, a provenance key and a warning, all UTF-8; one that
+    is not stops the ingest and is named, escaped."""
+    if rel.isascii():
+        return
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SourceError(
+            f"BenchFlow directory name is not valid UTF-8: {shown_path(rel)}; "
+            "rename or remove that directory and rerun"
+        ) from None
 
 
 def _below_trial_dir(directory: Path, root: Path, trial_dirs: set[Path]) -> bool:
@@ -243,7 +263,7 @@ def _below_trial_dir(directory: Path, root: Path, trial_dirs: set[Path]) -> bool
 
 
 def _scan_result(path: Path, rel: str, scan: Scan, *, strict: bool) -> None:
-    raw = _read_bytes(path)
+    raw = _read_bytes(path, rel)
     if raw is not None:
         scan.files[rel] = sha256_bytes(raw)
     data = _parse_object(raw)
@@ -554,7 +574,7 @@ def read_benchflow_result(
 
 def _explicit_candidate(path: Path, ctx: _Context) -> Candidate:
     rel = _rel(path, ctx.base)
-    raw = _read_bytes(path)
+    raw = _read_bytes(path, rel)
     if raw is not None:
         ctx.files[rel] = sha256_bytes(raw)
     data = _parse_object(raw)
@@ -657,9 +677,10 @@ def _job_summary(candidate: Candidate, ctx: _Context) -> dict[str, Any] | None:
     if job_dir not in ctx.summaries:
         path = job_dir / "summary.json"
         summary = None
-        raw = _read_bytes(path) if path.is_file() else None
+        rel = _rel(path, ctx.base)
+        raw = _read_bytes(path, rel)
         if raw is not None:
-            ctx.files[_rel(path, ctx.base)] = sha256_bytes(raw)
+            ctx.files[rel] = sha256_bytes(raw)
             summary = _parse_object(raw)
         ctx.summaries[job_dir] = summary
     return ctx.summaries[job_dir]
@@ -770,6 +791,10 @@ def _attempt_warnings(data: dict[str, Any], reward: float | None, trial: dict) -
         warnings.append("export_error_present")
     if reward is None and trial.get("verifier_reward_file_present"):
         warnings.append("reward_file_present_without_verifier_result")
+    if trial.get("unscored_reason") == "non_numeric_reward":
+        warnings.append("reward_not_a_number")  # "1.0" or true: not scored, but said so
+    if reward is not None and not 0.0 <= reward <= 1.0:
+        warnings.append("reward_out_of_range")  # kept as BenchFlow wrote it
     return warnings
 
 
@@ -782,12 +807,11 @@ def _attempt_timing(candidate: Candidate, ctx: _Context, warnings: list[str]) ->
 
 def _read_timing_json(candidate: Candidate, ctx: _Context, warnings: list[str]) -> dict[str, float]:
     path = candidate.rollout_dir / "timing.json"
-    if not path.is_file():
-        return {}
     rel = _rel(path, ctx.base)
-    raw = _read_bytes(path)
-    if raw is not None:
-        ctx.files[rel] = sha256_bytes(raw)
+    raw = _read_bytes(path, rel)
+    if raw is None:
+        return {}
+    ctx.files[rel] = sha256_bytes(raw)
     parsed = _parse_object(raw)
     if parsed is None:
         if ctx.strict:
@@ -1345,12 +1369,15 @@ def _has_unencodable_text(value: Any) -> bool:
     return False
 
 
-def _read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None when it vanished (or became unreadable) after it was listed:
-    a tree that changes under the walk is damaged input, not a crash."""
+def _read_bytes(path: Path, rel: str) -> bytes | None:
+    """The file's bytes, or None when it is not there (or vanished after it was listed).
+
+    A file that is there but must not be read (a FIFO, a device, a directory, one over the
+    size limit, a link loop, no permission) stops the ingest with an error naming it: reading
+    on would record a rollout as corrupt that BenchFlow never wrote that way."""
     try:
-        return path.read_bytes()
-    except OSError:
+        return read_regular_file(path, shown=f"BenchFlow file {rel}", limit=RUNNER_JSON_LIMIT)
+    except FileNotFoundError:
         return None
 
 

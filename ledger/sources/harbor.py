@@ -26,6 +26,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from ledger.errors import SourceError
+from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
+from ledger.json_input import json_type
 from ledger.safety import is_public_safe
 from ledger.sources.base import SourceIngest
 
@@ -34,7 +36,6 @@ SCHEMA_VERSION = "benchmark_run_v0"
 SCORE_SOURCE = "harbor_attempt_mean"
 
 _TRIAL_MARKERS = ("result.json", "config.json", "lock.json")
-_READ_CHUNK = 1 << 16  # below malloc's mmap threshold; a trial's result.json is a few KB
 _PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 _MULTIPLIERS = (
     "timeout_multiplier",
@@ -169,13 +170,17 @@ class _Reader:
         self.skipped_links: list[str] = []
 
     def json(self, rel: str) -> _Json:
-        """The file as found; its digest is recorded exactly when its bytes could be read."""
+        """The file as found; its digest is recorded exactly when its bytes could be read.
+
+        A file that is there but must not be read (a FIFO, a device, a directory, one over the
+        size limit, a link loop) stops the ingest with an error naming it: reading on would
+        record a job state ("corrupt") that the runner never wrote."""
         try:
-            raw = _read_bytes(f"{self.root}/{rel}")
+            raw = read_regular_file(
+                f"{self.root}/{rel}", shown=f"Harbor job file {rel}", limit=RUNNER_JSON_LIMIT
+            )
         except FileNotFoundError:
             return _Json("missing")
-        except OSError:
-            return _Json("corrupt")
         self.files[rel] = hashlib.sha256(raw).hexdigest()
         try:
             data = orjson.loads(raw)
@@ -183,23 +188,6 @@ class _Reader:
             return _Json("corrupt")
         # Harbor writes only objects; anything else is as unusable as torn JSON.
         return _Json("ok", data) if isinstance(data, dict) else _Json("corrupt")
-
-
-def _read_bytes(path: str) -> bytes:
-    """The whole file, read until end of file.
-
-    ``os.read`` rather than a file object: ``open().read()`` costs seven system calls (two
-    ``fstat`` and an ``lseek`` to size its buffer), this costs four, and a large job reads
-    thousands of small files. A directory fails on its first read (``IsADirectoryError``).
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        chunks = []
-        while chunk := os.read(fd, _READ_CHUNK):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -393,10 +381,26 @@ def _trial_candidates(job_dir: str) -> tuple[list[str], list[str]]:
             if entry.name.startswith("."):
                 continue
             if entry.is_symlink():
+                _require_utf8_name(entry.name)
                 links.append(entry.name)
             elif entry.is_dir(follow_symlinks=False):
+                _require_utf8_name(entry.name)
                 names.append(entry.name)
     return sorted(names), sorted(links)
+
+
+def _require_utf8_name(name: str) -> None:
+    """Harbor names trials ``<task>__<id>`` in UTF-8. A name that is not cannot become a trial
+    name, a provenance key or a warning, so the ingest stops and names it, escaped."""
+    if name.isascii():
+        return
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SourceError(
+            f"trial directory name is not valid UTF-8: {shown_path(name)}; "
+            "rename or remove that directory and rerun"
+        ) from None
 
 
 # What later steps read from a TrialResult; the rest of what harbor.md §4 lets us use (names,
@@ -531,7 +535,13 @@ def _exists(path: str) -> bool:
 
 
 def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
-    candidates, reader.skipped_links = _trial_candidates(reader.root)
+    try:
+        candidates, reader.skipped_links = _trial_candidates(reader.root)
+    except OSError as exc:
+        raise SourceError(
+            f"--harbor-job-dir cannot be listed: {exc.strerror or type(exc).__name__}; "
+            "check its permissions"
+        ) from None
     total = len(candidates)
     if progress:
         progress(0, total)
@@ -1294,6 +1304,10 @@ def _record_warnings(
         for a, s in zip(attempts, scores, strict=True)
     ):
         warnings.append("multi_step_trial_not_aggregated")
+    if any(s.reason == "non_numeric_reward" for s in scores):
+        warnings.append("reward_not_a_number")
+    if any(s.primary is not None and not 0.0 <= s.primary <= 1.0 for s in scores):
+        warnings.append("reward_out_of_range")
     if differ:
         warnings.append("timeout_multipliers_differ_between_attempts")
     if job.unattributed:
@@ -1488,7 +1502,21 @@ def _file_warnings(
             warnings.append(
                 f"{attempt.trial_name}: no task name found; the attempt is not attributed"
             )
+        warnings.extend(_reward_warnings(attempt))
     return warnings
+
+
+def _reward_warnings(attempt: _Attempt) -> list[str]:
+    """A reward that is not a number is not scored and one outside 0..1 is kept; either way
+    the user is told which trial, so neither passes without a word."""
+    primary, key, reason = _primary_reward(attempt.rewards if attempt.result.ok else None)
+    where = f"{attempt.trial_name}/result.json verifier_result.rewards.{key}"
+    if reason == "non_numeric_reward":
+        found = json_type(attempt.rewards.get(key) if attempt.rewards else None)
+        return [f"{where} is {found}, not a number; the attempt is not scored"]
+    if primary is not None and not 0.0 <= primary <= 1.0:
+        return [f"{where} = {primary!r} is outside 0..1; kept as found and flagged"]
+    return []
 
 
 def _group(

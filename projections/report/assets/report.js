@@ -1,0 +1,253 @@
+/* benchledger report: the grid and the long tables, drawn from the page's JSON data block.
+   Plain DOM, text set with textContent only; nothing is fetched. */
+(function () {
+  "use strict";
+  var block = document.getElementById("report-data");
+  if (!block) { return; }
+  performance.mark("report-script-start");
+  var R = JSON.parse(block.textContent);
+  performance.mark("report-data-parsed");
+  var S = R.strings;
+  var PAGE = R.chunk_cases;
+  var SHORT = { pass: "pass", partial: "partial", official_zero: "0", uncountable_official_score: "uncountable",
+    verifier_no_reward: "no reward", setup_runner_infra: "infra", missing: "—" };
+
+  function str(i) { return i === null || i === undefined ? "" : S[i]; }
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    if (attrs) { Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); }); }
+    if (text !== undefined && text !== null) { node.textContent = String(text); }
+    return node;
+  }
+  function option(select, value, label) { select.appendChild(el("option", { value: String(value) }, label)); }
+  function fmt(x) { return x === null || x === undefined ? "" : (Math.round(x * 1000) / 1000).toString(); }
+
+  /* ---------------------------------------------------------------- pager */
+  function pager(box, total, page, go) {
+    box.textContent = "";
+    var pages = Math.max(1, Math.ceil(total / PAGE));
+    var prev = el("button", { type: "button" }, "‹ previous");
+    var next = el("button", { type: "button" }, "next ›");
+    prev.disabled = page <= 0; next.disabled = page >= pages - 1;
+    prev.addEventListener("click", function () { go(page - 1); });
+    next.addEventListener("click", function () { go(page + 1); });
+    box.appendChild(prev);
+    box.appendChild(el("span", null, "page " + (page + 1) + " of " + pages));
+    box.appendChild(next);
+  }
+
+  /* ---------------------------------------------------------------- grid */
+  var G = { g: 0, search: "", arm: -1, bucket: -1, sort: "case", page: 0 };
+  var col = {};
+  R.run_columns.forEach(function (name, i) { col[name] = i; });
+  var bench = document.getElementById("grid-benchmark");
+  var armSel = document.getElementById("grid-arm");
+  var bucketSel = document.getElementById("grid-bucket");
+
+  R.grids.forEach(function (grid, i) { option(bench, i, str(grid.benchmark)); });
+  R.buckets.forEach(function (b, i) { option(bucketSel, i, b.label); });
+
+  function grid() { return R.grids[G.g]; }
+  function cellScore(gr, cell) { return gr.score[cell]; }
+
+  /* Run facts live in assets/runs-<grid>-<chunk>.js, loaded on first use (script elements:
+     a page opened from disk may not fetch()). */
+  var chunks = {}, waiting = {};
+  window.BENCHLEDGER_RUNS = function (slug, k, strings, facts) {
+    var key = slug + "/" + k;
+    chunks[key] = { strings: strings, facts: facts };
+    (waiting[key] || []).forEach(function (done) { done(); });
+    delete waiting[key];
+  };
+  function withFacts(gr, i, j, show) {
+    var k = Math.floor(i / R.chunk_cases), key = gr.slug + "/" + k;
+    var pick = function () {
+      var chunk = chunks[key];
+      show(chunk.facts[(i - k * R.chunk_cases) * gr.arms.length + j], chunk.strings);
+    };
+    if (chunks[key]) { pick(); return; }
+    if (waiting[key]) { waiting[key].push(pick); return; }
+    waiting[key] = [pick];
+    var script = el("script", { src: "assets/runs-" + gr.slug + "-" + k + ".js" });
+    script.addEventListener("error", function () { delete waiting[key]; show(undefined); });
+    document.body.appendChild(script);
+  }
+
+  function legend() {
+    var box = document.getElementById("grid-legend");
+    var gr = grid();
+    var counts = R.buckets.map(function () { return 0; });
+    gr.bucket.forEach(function (b) { counts[b] += 1; });
+    box.textContent = "";
+    R.buckets.forEach(function (b, i) {
+      var item = el("span", { "data-bucket": b.key });
+      item.appendChild(el("i", { "class": "swatch b-" + b.key }));
+      item.appendChild(document.createTextNode(b.label + " (" + counts[i] + ")"));
+      box.appendChild(item);
+    });
+  }
+
+  function resetArms() {
+    var gr = grid();
+    armSel.textContent = "";
+    option(armSel, -1, "any arm");
+    gr.arms.forEach(function (a, j) { option(armSel, j, str(a)); });
+    G.arm = -1;
+  }
+
+  function matches(gr, i) {
+    var A = gr.arms.length;
+    if (G.search && str(gr.cases[i]).toLowerCase().indexOf(G.search) < 0) { return false; }
+    if (G.bucket < 0) { return true; }
+    if (G.arm >= 0) { return gr.bucket[i * A + G.arm] === G.bucket; }
+    for (var j = 0; j < A; j++) { if (gr.bucket[i * A + j] === G.bucket) { return true; } }
+    return false;
+  }
+
+  function sortKey(gr, i) {
+    var A = gr.arms.length, total = 0, n = 0, bad = 0;
+    for (var j = 0; j < A; j++) {
+      var s = cellScore(gr, i * A + j);
+      if (s !== null) { total += s; n += 1; }
+      if (gr.bucket[i * A + j] > 2) { bad += 1; }
+    }
+    if (G.sort === "score") { return n ? -total / n : 1; }
+    return -bad;
+  }
+
+  function drawGrid() {
+    var gr = grid(), A = gr.arms.length;
+    var rows = [];
+    for (var i = 0; i < gr.cases.length; i++) { if (matches(gr, i)) { rows.push(i); } }
+    if (G.sort !== "case") {
+      var keys = {};
+      rows.forEach(function (i) { keys[i] = sortKey(gr, i); });
+      rows.sort(function (a, b) { return keys[a] - keys[b] || a - b; });
+    }
+    var pages = Math.max(1, Math.ceil(rows.length / PAGE));
+    G.page = Math.min(G.page, pages - 1);
+    document.getElementById("grid-count").textContent =
+      rows.length + " of " + gr.cases.length + " cases · " + A + " arms";
+    var table = document.getElementById("grid-table");
+    table.textContent = "";
+    var head = el("thead"), hr = el("tr");
+    hr.appendChild(el("th", { "class": "case" }, "case"));
+    gr.arms.forEach(function (a) { hr.appendChild(el("th", { "class": "arm", title: str(a) }, str(a))); });
+    head.appendChild(hr);
+    table.appendChild(head);
+    var body = el("tbody");
+    rows.slice(G.page * PAGE, (G.page + 1) * PAGE).forEach(function (i) {
+      var tr = el("tr", { "data-case": str(gr.cases[i]) });
+      tr.appendChild(el("th", { "class": "case", scope: "row", title: str(gr.cases[i]) }, str(gr.cases[i])));
+      for (var j = 0; j < A; j++) {
+        var cell = i * A + j, key = R.buckets[gr.bucket[cell]].key, score = cellScore(gr, cell);
+        var td = el("td", { "class": "cell b-" + key, "data-arm": str(gr.arms[j]), "data-bucket": key });
+        var label = score !== null && (key === "pass" || key === "partial" || key === "official_zero")
+          ? fmt(score) : SHORT[key];
+        var button = el("button", { type: "button", title: R.buckets[gr.bucket[cell]].label }, label);
+        button.addEventListener("click", openRun.bind(null, G.g, i, j));
+        td.appendChild(button);
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    });
+    table.appendChild(body);
+    pager(document.getElementById("grid-pager"), rows.length, G.page, function (p) { G.page = p; drawGrid(); });
+  }
+
+  function openRun(g, i, j) {
+    var gr = R.grids[g], cell = i * gr.arms.length + j;
+    var bucket = R.buckets[gr.bucket[cell]];
+    var box = document.getElementById("run-facts");
+    box.textContent = "";
+    box.appendChild(el("h3", null, str(gr.cases[i]) + " × " + str(gr.arms[j])));
+    box.appendChild(el("p", { "class": "note", "data-fact": "bucket" }, "bucket: " + bucket.label));
+    var body = el("div", null, "loading…");
+    box.appendChild(body);
+    var dialog = document.getElementById("run-dialog");
+    if (dialog.open) { dialog.close(); }
+    dialog.showModal();
+    withFacts(gr, i, j, function (run, strings) { showFacts(body, run, strings); });
+  }
+
+  function showFacts(body, run, strings) {
+    var t = function (i) { return i === null ? null : strings[i]; };
+    body.textContent = "";
+    if (run === undefined) { body.textContent = "The run facts file of this report is missing."; return; }
+    if (run === null) { body.appendChild(el("p", null, "No active run of this arm on this case.")); return; }
+    var dl = el("dl"), rewards = run[col.attempt_rewards];
+    var facts = [
+      ["run_id", t(run[col.run_id])],
+      ["recorded_at", t(run[col.recorded_at])],
+      ["score status", t(run[col.status])],
+      ["official score", run[col.score] === null ? "missing" : String(run[col.score])],
+      ["passed", run[col.passed] === null ? "" : String(run[col.passed])],
+      ["attempts", run[col.attempts] === null ? "" : run[col.attempts] + " (" + (run[col.scored_attempts] || 0) + " scored)"],
+      ["attempt rewards", rewards ? rewards.map(function (x) { return x === null ? "unscored" : String(x); }).join(", ") : ""],
+      ["failure class", t(run[col.failure_class])],
+      ["repair", [t(run[col.repair_priority]), t(run[col.repair_class])].filter(Boolean).join(" · ")],
+      ["next action", t(run[col.next_action])],
+      ["job", t(run[col.job_name])],
+      ["runs in this cell", run[col.active_runs] + " active, " + run[col.archived_runs] + " archived"]
+    ];
+    run[col.artifact_refs].forEach(function (pair) { facts.push([t(pair[0]), t(pair[1])]); });
+    facts.forEach(function (f) {
+      if (f[1] === "" || f[1] === null || f[1] === undefined) { return; }
+      dl.appendChild(el("dt", null, f[0]));
+      dl.appendChild(el("dd", { "data-fact": f[0] }, f[1]));
+    });
+    body.appendChild(dl);
+  }
+
+  bench.addEventListener("change", function () { G.g = +bench.value; G.page = 0; resetArms(); legend(); drawGrid(); });
+  armSel.addEventListener("change", function () { G.arm = +armSel.value; G.page = 0; drawGrid(); });
+  bucketSel.addEventListener("change", function () { G.bucket = bucketSel.value === "" ? -1 : +bucketSel.value; G.page = 0; drawGrid(); });
+  document.getElementById("grid-sort").addEventListener("change", function (e) { G.sort = e.target.value; G.page = 0; drawGrid(); });
+  document.getElementById("grid-search").addEventListener("input", function (e) { G.search = e.target.value.trim().toLowerCase(); G.page = 0; drawGrid(); });
+
+  /* ---------------------------------------------------------------- lists */
+  /* The case decisions and repair backlog (assets/lists.js, their own string table) load
+     after the first screen is drawn: a large ledger's lists never delay it. */
+  function list(name, columns, lines, strings) {
+    var state = { search: "", page: 0 };
+    var table = document.getElementById(name + "-table");
+    var text = function (i) { return i === null ? "" : strings[i]; };
+    function draw() {
+      var rows = lines.filter(function (line) {
+        if (!state.search) { return true; }
+        return line.some(function (i) { return text(i).toLowerCase().indexOf(state.search) >= 0; });
+      });
+      var pages = Math.max(1, Math.ceil(rows.length / PAGE));
+      state.page = Math.min(state.page, pages - 1);
+      document.getElementById(name + "-count").textContent = rows.length + " of " + lines.length;
+      table.textContent = "";
+      var head = el("thead"), hr = el("tr");
+      columns.forEach(function (c) { hr.appendChild(el("th", null, c)); });
+      head.appendChild(hr);
+      table.appendChild(head);
+      var body = el("tbody");
+      rows.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (line) {
+        var tr = el("tr");
+        line.forEach(function (i) { tr.appendChild(el("td", null, text(i) || "–")); });
+        body.appendChild(tr);
+      });
+      table.appendChild(body);
+      table.hidden = rows.length === 0;
+      pager(document.getElementById(name + "-pager"), rows.length, state.page, function (p) { state.page = p; draw(); });
+    }
+    document.getElementById(name + "-search").addEventListener("input", function (e) {
+      state.search = e.target.value.trim().toLowerCase(); state.page = 0; draw();
+    });
+    draw();
+  }
+
+  window.BENCHLEDGER_LISTS = function (lists) {
+    list("decisions", R.decision_columns, lists.decisions, lists.strings);
+    list("backlog", R.backlog_columns, lists.backlog, lists.strings);
+    document.body.setAttribute("data-lists", "ready");
+  };
+
+  if (R.grids.length) { resetArms(); legend(); drawGrid(); }
+  performance.mark("report-ready");
+  window.setTimeout(function () { document.body.appendChild(el("script", { src: "assets/lists.js" })); }, 0);
+}());
