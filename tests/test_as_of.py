@@ -307,3 +307,20 @@ def test_build_diff_follows_a_run_that_moves_to_another_case(db_url, tmp_path):
     assert (moved_in["kind"], moved_in["positions"]) == ("run_moved_in", [3])
     assert cases["c2"]["before"] is None and cases["c2"]["after"]["bucket"] == "partial"
     assert doc["summary"]["run_moved_out"] == 1 and doc["summary"]["run_moved_in"] == 1
+
+
+def test_report_as_of_writes_a_past_report_and_records_nothing(store_url, tmp_path):
+    pytest.importorskip("jinja2")
+    pytest.importorskip("matplotlib")
+    ok_json(["report", "--ledger-id", "L", "--out", str(tmp_path / "live")], store_url)
+    before = live_state(store_url)
+    past = ok_json(["report", "--ledger-id", "L", "--as-of", "2",
+                    "--out", str(tmp_path / "past")], store_url)  # fmt: skip
+    assert past["as_of"]["position"] == 2
+    assert (tmp_path / "past" / "index.html").read_bytes() != (
+        tmp_path / "live" / "index.html"
+    ).read_bytes()
+    refused = run(["report", "--ledger-id", "L", "--as-of", "2", "--out", str(tmp_path / "live")],
+                  store_url)  # fmt: skip
+    assert refused.exit_code == 1 and "live store's published report" in refused.stderr
+    assert live_state(store_url) == before
