@@ -26,10 +26,10 @@ _INSERT = (
 
 
 def query_as_of(
-    opened: Any, as_of: str, statement: str, *, limit: int, progress: Any = None
+    opened: Any, as_of: str, statement: str, *, limit: int, timeout: float, progress: Any = None
 ) -> dict[str, Any]:
     from ledger.db_sqlite import SqliteDatabase
-    from ledger.sql_query import checked_statement, query_database
+    from ledger.sql_query import checked_statement, query_sqlite
     from projections.as_of import read_models_as_of
     from projections.snapshots import default_snapshot_dir
 
@@ -43,7 +43,7 @@ def query_as_of(
         view.database.dispose()
         reader = SqliteDatabase(view.database.url, read_only=True)
         try:
-            result = query_database(reader, statement, limit=limit)
+            result = query_sqlite(reader, statement, limit=limit, timeout=timeout)
         finally:
             reader.dispose()
     return {"as_of": view.as_dict(), **result}
