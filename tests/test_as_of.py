@@ -324,3 +324,16 @@ def test_report_as_of_writes_a_past_report_and_records_nothing(store_url, tmp_pa
                   store_url)  # fmt: skip
     assert refused.exit_code == 1 and "live store's published report" in refused.stderr
     assert live_state(store_url) == before
+
+
+def test_sql_as_of_stays_read_only(store_url):
+    before = live_state(store_url)
+    refused = run(["sql", "--as-of", "2", "DELETE FROM rm_ledger_rows"], store_url)
+    assert refused.exit_code == 1
+    assert refused.stderr.strip() == (
+        "error: benchledger sql is read-only: DELETE statements are refused"
+    )
+    sneaky = run(["sql", "--as-of", "2", "WITH x AS (SELECT 1) DELETE FROM rm_ledger_rows"],
+                 store_url)  # fmt: skip
+    assert sneaky.exit_code == 1 and "query failed" in sneaky.stderr
+    assert live_state(store_url) == before
