@@ -110,10 +110,12 @@ def _register() -> None:
         analysis_commands,
         benchmark_commands,
         compare_commands,
+        diff_commands,
         ledger_commands,
         registry_commands,
         report_commands,
         schema_commands,
+        snapshot_commands,
     )
 
     for module in (
@@ -124,6 +126,8 @@ def _register() -> None:
         compare_commands,
         report_commands,
         schema_commands,
+        snapshot_commands,
+        diff_commands,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from commands.as_of import as_of_note, as_of_option, read_database
 from commands.output import emit, format_option, resolve_format
 
 TITLE = "Benchmark Compare"
@@ -46,6 +47,7 @@ TITLE = "Benchmark Compare"
               help="Ledger JSON whose rows to read "
               "(default: benchmark-run-ledger.json).")  # fmt: skip
 @click.option("--ledger-id", default=None, help="Ledger key in the store.")
+@as_of_option
 @format_option
 @click.pass_context
 def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
@@ -57,6 +59,7 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     policy differ, unless --allow-incomparable.
     """
     from commands.runtime import open_store
+    from ledger.errors import InputError
     from ledger.handlers.ledger_maintenance import require_store_ledger
     from ledger.ledger_target import resolve_ledger_target
     from projections.compare import CompareRequest, build_compare, render_compare_markdown
@@ -81,17 +84,21 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     target = resolve_ledger_target(opts["run_ledger_path"], ledger_id=opts["ledger_id"])
     opened = open_store(ctx.find_root().obj.get("db"))
     try:
-        with opened.store.database.connect() as conn:
-            require_store_ledger(StoreReads(conn), target)
-            rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
+        with read_database(opened, opts["as_of"]) as (database, moment):
+            with database.connect() as conn:
+                if moment is not None and StoreReads(conn).ledger(target.ledger_id) is None:
+                    raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
+                require_store_ledger(StoreReads(conn), target)
+                rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
     finally:
         opened.close()
     document = build_compare(rows, request)
+    as_of = {"as_of": moment} if moment is not None else {}
     emit(
-        {"ok": True, "compare": document},
+        {"ok": True, **as_of, "compare": document},
         fmt,
         TITLE,
-        lambda payload: render_compare_markdown(payload["compare"]),
+        lambda payload: as_of_note(moment) + render_compare_markdown(payload["compare"]),
     )
 
 

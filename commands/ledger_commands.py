@@ -15,8 +15,9 @@ from typing import Any
 
 import click
 
+from commands.as_of import as_of_option, read_database
 from commands.benchmark_group import benchmark
-from commands.output import emit, format_option, resolve_format
+from commands.output import emit, format_option, printable, resolve_format
 
 
 def _write_controls(func):  # noqa: ANN001, ANN202
@@ -218,6 +219,14 @@ def _apply_upsert(
 @click.command("render")
 @_ledger_options
 @click.option("--all", "all_ledgers", is_flag=True, help="Render every ledger in the store.")
+@as_of_option
+@click.option(
+    "--output-json",
+    default=None,
+    metavar="PATH",
+    help="With --as-of: write the past ledger here (its Markdown view beside it, .md); "
+    "without it the past ledger is printed and no file is written.",
+)
 @format_option
 @click.pass_context
 def render(
@@ -225,9 +234,16 @@ def render(
     run_ledger_path: str | None,
     ledger_id: str | None,
     all_ledgers: bool,
+    as_of: str | None,
+    output_json: str | None,
     output_format: str | None,
 ) -> None:
-    """Re-render ledger JSON and Markdown from the store (after --no-render, or to repair)."""
+    """Re-render ledger JSON and Markdown from the store (after --no-render, or to repair).
+
+    With --as-of, the ledger as it stood then: printed (the Markdown view, or the document with
+    --format json), or written to --output-json; the published files are never overwritten and
+    no export is recorded.
+    """
     from commands.runtime import open_store
     from ledger.errors import InputError
     from ledger.ledger_target import resolve_ledger_target
@@ -235,6 +251,9 @@ def render(
     from projections.render import render_ledger, render_stale_goal_files
 
     fmt = resolve_format(ctx, output_format)
+    if as_of is not None or output_json is not None:
+        _render_as_of(ctx, fmt, run_ledger_path, ledger_id, all_ledgers, as_of, output_json)
+        return
     opened = open_store(ctx.find_root().obj.get("db"))
     try:
         with opened.store.database.connect() as conn:
@@ -267,6 +286,49 @@ def render(
         fmt,
         "Render",
     )
+
+
+def _render_as_of(
+    ctx: click.Context,
+    fmt: str,
+    run_ledger_path: str | None,
+    ledger_id: str | None,
+    all_ledgers: bool,
+    as_of: str | None,
+    output_json: str | None,
+) -> None:
+    """``render --as-of``: the past ledger printed, or written to an explicit path."""
+    from commands.runtime import open_store
+    from ledger.errors import InputError
+    from ledger.ledger_target import resolve_ledger_target
+    from projections.past_render import render_past_ledger
+
+    if as_of is None:
+        raise InputError(
+            "--output-json goes with --as-of (a live render writes the ledger's own files)"
+        )
+    if all_ledgers:
+        raise InputError(
+            "render --as-of renders one ledger: drop --all and name it with --ledger-id"
+        )
+    target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
+    output = Path(os.path.abspath(Path(output_json).expanduser())) if output_json else None
+    opened = open_store(ctx.find_root().obj.get("db"))
+    try:
+        with read_database(opened, as_of) as (database, moment):
+            result = render_past_ledger(opened.store, database, target, output)
+    finally:
+        opened.close()
+    markdown = result.pop("markdown", None)
+    if markdown is not None and fmt != "json":
+        click.echo(printable(markdown), nl=False)
+        return
+    if "rendered" in result:
+        result["rendered"] = [
+            {"kind": f["kind"], "sha256": f["sha256"], "path": f["path"]}
+            for f in result["rendered"]
+        ]
+    emit({"ok": True, "as_of": moment, **result}, fmt, "Render As Of")
 
 
 @click.group("import")
@@ -706,6 +768,7 @@ _SELECTION_CHOICES = ["best", "latest_countable", "best-of-n", "latest-countable
     "countable run, else the best.",
 )
 @click.option("--output-json", default=None, help="Write the aggregate here (with --execute).")
+@as_of_option
 @_write_controls
 @format_option
 @click.pass_context
@@ -751,16 +814,23 @@ def _aggregate_command(ctx: click.Context, opts: dict[str, Any]) -> dict[str, An
         )
         opened = open_store(ctx.find_root().obj.get("db"))
         try:
-            with opened.store.database.connect() as conn:
-                reads = _store_reads(conn)
-                require_store_ledger(reads, target)
-                aggregate, preview = aggregate_view(reads, target, sources, request)
+            with read_database(opened, opts["as_of"]) as (database, moment):
+                with database.connect() as conn:
+                    reads = _store_reads(conn)
+                    if moment is not None and reads.ledger(target.ledger_id) is None:
+                        raise InputError(
+                            f"no ledger {target.ledger_id} in the store at that moment"
+                        )
+                    require_store_ledger(reads, target)
+                    aggregate, preview = aggregate_view(reads, target, sources, request)
         finally:
             opened.close()
         if opts["execute"]:
             _write_aggregate(output, aggregate)
+    as_of = {"as_of": moment} if moment is not None else {}
     return {
         "ok": True,
+        **as_of,
         "dry_run": dry_run,
         "updated": bool(opts["execute"]),
         "output_json": output,

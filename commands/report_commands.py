@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from commands.as_of import as_of_option, read_database
 from commands.output import emit, format_option, resolve_format
 
 DEFAULT_OUT = "benchledger-report"
@@ -28,6 +29,7 @@ DEFAULT_OUT = "benchledger-report"
 )
 @click.option("--run-ledger-path", default=None, help="Ledger JSON whose store rows to show.")
 @click.option("--ledger-id", default=None, help="Ledger key in the store.")
+@as_of_option
 @format_option
 @click.pass_context
 def report(
@@ -36,6 +38,7 @@ def report(
     benchmark_ids: tuple[str, ...],
     run_ledger_path: str | None,
     ledger_id: str | None,
+    as_of: str | None,
     output_format: str | None,
 ) -> None:
     """Write a static HTML report of the ledger: overview from compare, case x arm grid,
@@ -60,18 +63,33 @@ def report(
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     out = Path(out_dir).expanduser()
     opened = open_store(ctx.find_root().obj.get("db"))
+    moment = None
     try:
-        with opened.store.database.connect() as conn:
-            if StoreReads(conn).ledger(target.ledger_id) is None:
-                raise InputError(f"no ledger {target.ledger_id} in the store")
         wanted = tuple(dict.fromkeys(benchmark_ids))
         request = ReportRequest(target.ledger_id, out.absolute(), wanted)
-        exports = write_report(opened, request, VERSION)
+        if as_of is None:
+            with opened.store.database.connect() as conn:
+                if StoreReads(conn).ledger(target.ledger_id) is None:
+                    raise InputError(f"no ledger {target.ledger_id} in the store")
+            exports = write_report(opened, request, VERSION)
+        else:
+            from projections.past_report import write_past_report
+
+            with read_database(opened, as_of) as (database, moment):
+                with database.connect() as conn:
+                    if StoreReads(conn).ledger(target.ledger_id) is None:
+                        raise InputError(
+                            f"no ledger {target.ledger_id} in the store at that moment"
+                        )
+                exports = write_past_report(
+                    opened.store, database, moment["position"], request, VERSION
+                )
     finally:
         opened.close()
     index = out / "index.html"
+    as_of_block = {"as_of": moment} if moment is not None else {}
     emit(
-        {"ok": True, "report": str(index), "files": len(exports)},
+        {"ok": True, **as_of_block, "report": str(index), "files": len(exports)},
         fmt,
         "Report",
         markdown=lambda r: f"report: {r['report']} ({r['files']} files)",

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from commands.as_of import as_of_option
 from commands.output import emit, format_option, resolve_format
 
 
@@ -29,6 +30,7 @@ def events_group() -> None:
 @click.option("--type", "event_types", multiple=True, help="Only these event types.")
 @click.option("--limit", type=int, default=100, show_default=True)
 @click.option("--payload/--no-payload", default=False, help="Include payloads in JSON output.")
+@as_of_option
 @format_option
 @click.pass_context
 def events_list(
@@ -39,12 +41,20 @@ def events_list(
     event_types: tuple[str, ...],
     limit: int,
     payload: bool,
+    as_of: str | None,
     output_format: str | None,
 ) -> None:
-    """List events in position order."""
+    """List events in position order (with --as-of, only those up to that moment)."""
     fmt = resolve_format(ctx, output_format)
     opened = _open(ctx)
+    moment = None
     try:
+        if as_of is not None:
+            from projections.as_of import resolve_moment
+
+            with opened.store.database.connect() as conn:
+                moment = resolve_moment(conn, as_of)
+            to_position = min(to_position or moment.position, moment.position)
         events = list(
             opened.store.read(
                 from_position=from_position,
@@ -63,14 +73,17 @@ def events_list(
             item.pop("payload")
             item.pop("metadata")
         items.append(item)
-    result = {"ok": True, "count": len(items), "events": items}
+    result: dict[str, Any] = {"ok": True, "count": len(items), "events": items}
+    if moment is not None:
+        result = {"ok": True, "as_of": {"requested": as_of.strip(), **moment.as_dict()},
+                  "count": len(items), "events": items}  # fmt: skip
     emit(result, fmt, "Events", markdown=_events_markdown)
 
 
 def _events_markdown(result: dict[str, Any]) -> str:
     from ledger.markdown import table_text
 
-    lines = ["# Events", "", f"- count: {result['count']}", ""]
+    lines = ["# Events", "", *_as_of_line(result), f"- count: {result['count']}", ""]
     if result["events"]:
         lines += [
             "| position | recorded_at | stream | version | type |",
@@ -245,26 +258,59 @@ def rebuild(
     metavar="SECONDS",
     help="Stop the query after this long.",
 )
+@as_of_option
 @format_option
 @click.pass_context
 def sql(
-    ctx: click.Context, statement: str, limit: int, timeout: float, output_format: str | None
+    ctx: click.Context,
+    statement: str,
+    limit: int,
+    timeout: float,
+    as_of: str | None,
+    output_format: str | None,
 ) -> None:
-    """Run one read-only query (views: events_v, ledger_runs_v, goal_runs_v, rollout_events_v)."""
+    """Run one read-only query (views: events_v, ledger_runs_v, goal_runs_v, rollout_events_v).
+
+    With --as-of the query runs on a scratch SQLite database (SQLite's dialect, whatever the
+    store) holding the read models and the events up to that moment.
+    """
     from ledger.sql_query import run_read_only_query
 
     fmt = resolve_format(ctx, output_format)
-    result = run_read_only_query(
-        ctx.find_root().obj.get("db"), statement, limit=limit, timeout=timeout
-    )
+    db = ctx.find_root().obj.get("db")
+    if as_of is None:
+        result = run_read_only_query(db, statement, limit=limit, timeout=timeout)
+        emit({"ok": True, **result}, fmt, "SQL", markdown=_sql_markdown)
+        return
+    from commands.as_of import replay_progress
+    from projections.as_of_sql import query_as_of
+
+    opened = _open(ctx)
+    try:
+        with replay_progress() as progress:
+            result = query_as_of(
+                opened, as_of, statement, limit=limit, timeout=timeout, progress=progress
+            )
+    finally:
+        opened.close()
     emit({"ok": True, **result}, fmt, "SQL", markdown=_sql_markdown)
+
+
+def _as_of_line(result: dict[str, Any]) -> list[str]:
+    moment = result.get("as_of")
+    if not moment:
+        return []
+    return [f"- as of: position {moment['position']} ({moment['recorded_at']})"]
 
 
 def _sql_markdown(result: dict[str, Any]) -> str:
     from ledger.markdown import table_text
 
     cols = result["columns"]
-    lines = ["| " + " | ".join(table_text(str(c)) for c in cols) + " |", "|" + " --- |" * len(cols)]
+    head = _as_of_line(result)
+    lines = [*head, *([""] if head else [])]
+    lines.append("| " + " | ".join(table_text(str(c)) for c in cols) + " |")
+    lines.append("|" + " --- |" * len(cols))
     for row in result["rows"]:
         lines.append(
             "| " + " | ".join("" if v is None else table_text(str(v)) for v in row) + " |"

@@ -64,6 +64,27 @@ def run_read_only_query(
                 columns, rows = _run_postgres(conn, statement, limit, timeout)
     finally:
         database.dispose()
+    return _result(columns, rows, limit)
+
+
+def checked_statement(text: str) -> str:
+    """One read statement, as ``run_read_only_query`` accepts it (refused otherwise)."""
+    statement = single_statement(text)
+    _refuse_writes(statement)
+    return statement
+
+
+def query_sqlite(
+    database: Any, statement: str, *, limit: int = 1000, timeout: float = DEFAULT_TIMEOUT_S
+) -> dict[str, Any]:
+    """A checked statement on a SQLite database opened read-only (``sql --as-of``'s scratch
+    store), with the same timeout and Ctrl-C handling."""
+    with database.connect() as conn:
+        columns, rows = _run_sqlite(conn.raw, statement, limit, timeout)
+    return _result(columns, rows, limit)
+
+
+def _result(columns: list[str], rows: list[Any], limit: int) -> dict[str, Any]:
     truncated = len(rows) > limit
     rows = [list(r) for r in rows[:limit]]
     return {"columns": columns, "rows": rows, "row_count": len(rows), "truncated": truncated}

@@ -366,6 +366,7 @@ class EventStore:
         batch_size: int = READ_BATCH,
         conn: Connection | None = None,
         sparse: tuple[str, Sequence[int]] | None = None,
+        after: int = 0,
         upto: int | None = None,
     ) -> Iterator[tuple[Sequence[Any], int]]:
         """Raw row tuples in ``REPLAY_COLUMNS`` order (payload still text), in position order,
@@ -375,12 +376,12 @@ class EventStore:
         ``StoredEvent``, so it fetches only the columns read models use. ``sparse`` is
         ``(event_type, positions)``: of that type only the events at those (sorted)
         positions are read, because its projection showed the others cannot change its
-        result; they are never fetched nor parsed. ``upto``: the last position read (the
-        head by default).
+        result; they are never fetched nor parsed. ``after``/``upto``: the positions read are
+        ``(after, upto]`` (``upto``: the head by default); ``sparse`` reads from position 1.
         """
         if sparse is None:
             for rows in self._row_batches(
-                1, upto, None, event_types, None, batch_size, conn, columns=REPLAY_COLUMNS
+                after + 1, upto, None, event_types, None, batch_size, conn, columns=REPLAY_COLUMNS
             ):
                 yield rows, 0
             return

@@ -189,21 +189,34 @@ class ProjectionEngine:
         self, store: EventStore, names: Sequence[str] | None = None, *, max_differences: int = 20
     ) -> VerifyRebuildReport:
         """Replay into a scratch SQLite database and compare it with the live read models."""
-        import tempfile
-
-        from ledger.database import create_at_head
-        from ledger.db_sqlite import SqliteDatabase
-
         chosen = self.select(names)
         tables = [t for p in chosen for t in p.tables]
-        with tempfile.TemporaryDirectory(prefix="benchledger-verify-") as tmp:
-            scratch = SqliteDatabase(f"sqlite:///{Path(tmp) / 'scratch.db'}")
-            create_at_head(scratch)
+        with scratch_database("verify") as scratch:
             with store.database.connect() as live, scratch.begin() as conn:
                 replayed = self._replay(store, chosen, conn, read_conn=live)
                 differences = _compare_tables(tables, live, conn, max_differences)
-            scratch.dispose()
         return VerifyRebuildReport(not differences, [p.name for p in chosen], replayed, differences)
+
+    def replay_range(
+        self,
+        store: EventStore,
+        conn: Connection,
+        *,
+        read_conn: Connection,
+        after: int,
+        upto: int,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Replay the events in ``(after, upto]`` into every read model on ``conn`` and set the
+        checkpoints to ``upto``: from position 0 into empty tables, or onto read models that
+        already stand at ``after`` (a snapshot, or an earlier ``replay_range``)."""
+        chosen = list(self.projections.values())
+        with _bulk_settings(conn):
+            replayed = self._replay(
+                store, chosen, conn, read_conn=read_conn, progress=progress, after=after, upto=upto
+            )
+        _set_checkpoints(conn, [p.name for p in chosen], upto)
+        return replayed
 
     def _replay(
         self,
@@ -213,9 +226,13 @@ class ProjectionEngine:
         *,
         read_conn: Connection,
         progress: Callable[[int], None] | None = None,
+        after: int = 0,
+        upto: int | None = None,
     ) -> int:
+        """Feed the events in ``(after, upto]`` (``upto``: the head) to the chosen projections;
+        with ``after`` > 0 their tables already hold the state at ``after``."""
         handled = frozenset().union(*(p.handles for p in chosen)) if chosen else frozenset()
-        sinks = [_replay_sink(p) for p in chosen]
+        sinks = [_replay_sink(p, resume=after > 0) for p in chosen]
         replayed = 0
 
         def feed(batches: Iterator[tuple[list[Any], int]], targets: list[Any]) -> None:
@@ -228,10 +245,12 @@ class ProjectionEngine:
                 replayed = done
 
         with _collector_paused():
+            if upto is None:
+                upto = store.head_position(read_conn)  # also fixes read_conn's snapshot
             if not all(getattr(p, "light_replay", False) for p in chosen):
-                feed(_full_batches(store, sorted(handled), read_conn), sinks)
+                feed(_full_batches(store, sorted(handled), read_conn, after, upto), sinks)
             else:
-                _light_replay(store, sinks, read_conn, feed)
+                _light_replay(store, sinks, read_conn, feed, after, upto)
             for sink in sinks:
                 flush = getattr(sink, "flush", None)
                 if flush is not None:
@@ -240,9 +259,15 @@ class ProjectionEngine:
 
 
 def _full_batches(
-    store: EventStore, types: list[str], read_conn: Connection
+    store: EventStore, types: list[str], read_conn: Connection, after: int, upto: int
 ) -> Iterator[tuple[list[Any], int]]:
-    for batch in store.read_batches(event_types=types, conn=read_conn, batch_size=REPLAY_BATCH):
+    for batch in store.read_batches(
+        from_position=after + 1,
+        to_position=upto,
+        event_types=types,
+        conn=read_conn,
+        batch_size=REPLAY_BATCH,
+    ):
         yield batch, 0
 
 
@@ -250,6 +275,7 @@ def _light_batches(
     store: EventStore,
     types: Iterable[str],
     read_conn: Connection,
+    after: int,
     upto: int,
     sparse: tuple[str, Sequence[int]] | None = None,
 ) -> Iterator[tuple[list[Any], int]]:
@@ -258,6 +284,7 @@ def _light_batches(
         conn=read_conn,
         batch_size=REPLAY_BATCH,
         sparse=sparse,
+        after=after,
         upto=upto,
     ):
         yield _light_events(rows), skipped
@@ -268,6 +295,8 @@ def _light_replay(
     sinks: list[Any],
     read_conn: Connection,
     feed: Callable[[Iterator[tuple[list[Any], int]], list[Any]], None],
+    after: int,
+    upto: int,
 ) -> None:
     """Replay ``ReplayEvent``s; with a sparse sink, in two passes that share the work out.
 
@@ -278,14 +307,15 @@ def _light_replay(
     other sink reads any of its types. Its key scan then runs in the database on a second
     connection and thread (waiting on it releases the GIL) while the other sinks replay their
     events, and the sparse sink replays last; every sink still sees its own events in
-    position order. The scan reads only events up to the head this replay sees, so both
-    connections agree on what there is.
+    position order. The scan reads only events up to ``upto``, so both connections agree on
+    what there is. A replay onto existing read models (``after`` > 0, a short tail) reads
+    every event: the offer's promise holds for a replay from position 0.
     """
-    head = store.head_position(read_conn)  # also fixes read_conn's snapshot
-    sparse = _sparse_sink(sinks, read_conn)
+    head = upto
+    sparse = _sparse_sink(sinks, read_conn) if after == 0 else None
     if sparse is None:
         types = frozenset().union(*(s.handles for s in sinks)) if sinks else frozenset()
-        feed(_light_batches(store, types, read_conn, head), sinks)
+        feed(_light_batches(store, types, read_conn, after, head), sinks)
         return
     others = [s for s in sinks if s is not sparse]
     offer = sparse.target
@@ -302,11 +332,11 @@ def _light_replay(
         try:
             if others:
                 types = frozenset().union(*(s.handles for s in others))
-                feed(_light_batches(store, types, read_conn, head), others)
+                feed(_light_batches(store, types, read_conn, 0, head), others)
         finally:
             kept = future.result()
     plan = None if kept is None else (offer.sparse_event_type, kept)
-    feed(_light_batches(store, sparse.handles, read_conn, head, plan), [sparse])
+    feed(_light_batches(store, sparse.handles, read_conn, 0, head, plan), [sparse])
 
 
 def _sparse_sink(sinks: list[Any], read_conn: Connection) -> Any:
@@ -356,11 +386,14 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _replay_sink(projection: Projection) -> Any:
+def _replay_sink(projection: Projection, *, resume: bool = False) -> Any:
     """What receives replayed events: the projection, or the buffered sink it offers for
-    replay (``replayer()`` returning an object with ``apply`` and ``flush``)."""
+    replay (``replayer(resume=...)`` returning an object with ``apply`` and ``flush``;
+    ``resume``: its tables already hold an earlier state, they do not start empty)."""
     replayer = getattr(projection, "replayer", None)
-    return projection if replayer is None else _Sink(projection.handles, replayer())
+    if replayer is None:
+        return projection
+    return _Sink(projection.handles, replayer(resume=resume))
 
 
 @dataclass
@@ -407,6 +440,32 @@ def _bulk_settings(conn: Connection) -> Iterator[None]:
         conn.execute(f"PRAGMA cache_size={saved}")
 
 
+@contextmanager
+def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[Any]:
+    """A SQLite database in a temporary directory, removed with it: where ``rebuild
+    --verify`` and ``--as-of`` replay, so the live read models are never touched. New at the
+    schema head, or a copy of ``seed`` (a snapshot file). Disposable: nothing is synced."""
+    import shutil
+    import tempfile
+
+    from ledger.database import create_at_head
+    from ledger.db_sqlite import SqliteDatabase
+
+    with tempfile.TemporaryDirectory(prefix=f"benchledger-{purpose}-") as tmp:
+        path = Path(tmp) / "scratch.db"
+        if seed is not None:
+            shutil.copyfile(seed, path)
+        scratch = SqliteDatabase(f"sqlite:///{path}")
+        try:
+            with scratch.connect() as conn:
+                conn.raw.execute("PRAGMA synchronous=OFF")
+            if seed is None:
+                create_at_head(scratch)
+            yield scratch
+        finally:
+            scratch.dispose()
+
+
 def _set_checkpoints(conn: Connection, names: Sequence[str], position: int) -> None:
     conn.executemany(PROJECTION_CHECKPOINTS.upsert_sql, [(name, position) for name in names])
 
@@ -414,6 +473,16 @@ def _set_checkpoints(conn: Connection, names: Sequence[str], position: int) -> N
 def checkpoints(conn: Connection) -> dict[str, int]:
     rows = conn.execute("SELECT name, position FROM projection_checkpoints")
     return {name: position for name, position in rows}
+
+
+def compare_read_models(
+    engine: ProjectionEngine, *, checked: Any, reference: Any, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Rows of every read model and checkpoint that differ between two databases (``checked``
+    plays the live side of ``rebuild --verify``, ``reference`` the replay)."""
+    tables = [t for p in engine.projections.values() for t in p.tables]
+    with checked.connect() as a, reference.connect() as b:
+        return _compare_tables([*tables, PROJECTION_CHECKPOINTS], a, b, limit)
 
 
 def _compare_tables(

@@ -75,13 +75,15 @@ class LedgerRowsProjection:
         buffer.apply(conn, events)
         buffer.flush(conn)
 
-    def replayer(self) -> LedgerRowsBuffer:
+    def replayer(self, *, resume: bool = False) -> LedgerRowsBuffer:
         """A replay sink that writes each ledger row once per flush instead of once per event.
 
         A busy ledger rewrites the same few thousand runs over and over; replay keeps only
         the latest row per key until ``REPLAY_BUFFER_BYTES`` of row text is pending.
+        ``resume``: the tables already hold an earlier state (``--as-of`` from a snapshot),
+        so cases are re-decided for what the replayed rows touched, as a live append does.
         """
-        return LedgerRowsBuffer(max_bytes=REPLAY_BUFFER_BYTES)
+        return LedgerRowsBuffer(max_bytes=REPLAY_BUFFER_BYTES, resume=resume)
 
 
 class LedgerRowsBuffer:
@@ -92,8 +94,13 @@ class LedgerRowsBuffer:
     position order would. Ledgers are read back through this buffer, never behind it.
     """
 
-    def __init__(self, max_bytes: int | None = None) -> None:
+    def __init__(self, max_bytes: int | None = None, *, resume: bool = False) -> None:
         self.max_bytes = max_bytes
+        # Cases written rows left or joined, when tables may already hold rows (a live
+        # append, a resumed replay); None in a replay from empty tables.
+        self.touched: set[tuple[str, bytes]] | None = (
+            set() if max_bytes is None or resume else None
+        )
         self.ledgers: dict[str, dict[str, Any]] = {}
         # (ledger_id, run_id) -> (benchmark_id, case_id, recorded_at, archived, row, position)
         self.rows: dict[tuple[str, str], tuple[Any, ...]] = {}
@@ -130,7 +137,7 @@ class LedgerRowsBuffer:
                 rows[key] = entry
         self.pending_bytes += added
         if self.max_bytes is not None and self.pending_bytes >= self.max_bytes:
-            self._write(conn)
+            self._spill(conn)
 
     sparse_event_type = ev.LEDGER_UPSERTED
 
@@ -179,21 +186,30 @@ class LedgerRowsBuffer:
     def flush(self, conn: Connection) -> None:
         """Write what is pending, then re-decide the cases it touched (``rm_ledger_cases``).
 
-        Live (one command's events): the cases the rows were in and the cases they are in now.
-        Replay (``max_bytes`` set, flushed once at the end): every case of every ledger seen,
-        decided from the pending rows when they are all there is, else from one scan each.
+        Live (one command's events) and resumed replay: the cases the rows were in and the
+        cases they are in now. Replay from empty tables (``max_bytes`` set, flushed once at
+        the end): every case of every ledger seen, decided from the pending rows when they are
+        all there is, else from one scan each.
         """
-        if self.max_bytes is not None:
-            if not self.written:
-                self._write(conn, decide_cases=True)
-                return
-            self._write(conn)
-            for ledger_id in self.ledgers:
-                rebuild_ledger_cases(conn, ledger_id)
+        if self.touched is not None:
+            self._spill(conn)
+            refresh_cases(conn, self.touched)
+            self.touched = set()
             return
-        touched = stored_buckets(conn, self.rows)
-        touched.update(self._write(conn))
-        refresh_cases(conn, touched)
+        if not self.written:
+            self._write(conn, decide_cases=True)
+            return
+        self._write(conn)
+        for ledger_id in self.ledgers:
+            rebuild_ledger_cases(conn, ledger_id)
+
+    def _spill(self, conn: Connection) -> None:
+        """Write what is pending, noting the cases touched when they must be refreshed."""
+        if self.touched is None:
+            self._write(conn)
+            return
+        self.touched.update(stored_buckets(conn, [*self.rows, *self.deferred]))
+        self.touched.update(self._write(conn))
 
     def _write(self, conn: Connection, *, decide_cases: bool = False) -> set[tuple[str, bytes]]:
         """Write what is pending (the ledgers stay cached, they are what the table now holds);

@@ -1,0 +1,78 @@
+"""``--as-of POSITION|ISO-TIME``: one option for every read command, and the database it reads.
+
+Without the option a command reads the live read models; with it, scratch read models
+replayed to that moment (``projections/as_of.py``), from the nearest matching snapshot in the
+store's snapshot directory. Nothing live is written either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from commands.runtime import OpenStore
+    from ledger.connection import Database
+
+AS_OF_HELP = (
+    "Read the ledger as it stood after this event position, or after the last event recorded "
+    "at or before this ISO 8601 time (UTC unless it has an offset). Replayed into a scratch "
+    "database (from the nearest snapshot); the live store is not touched."
+)
+
+
+def as_of_option(func: Callable) -> Callable:
+    return click.option(
+        "--as-of", "as_of", default=None, metavar="POSITION|ISO-TIME", help=AS_OF_HELP
+    )(func)
+
+
+@contextmanager
+def read_database(
+    opened: OpenStore, as_of: str | None
+) -> Iterator[tuple[Database, dict[str, Any] | None]]:
+    """The database to read, with the ``as_of`` block to print (None for the live store)."""
+    if as_of is None:
+        yield opened.store.database, None
+        return
+    from projections.as_of import read_models_as_of
+    from projections.snapshots import default_snapshot_dir
+
+    snapshots = default_snapshot_dir(opened.location)
+    with replay_progress() as progress, read_models_as_of(
+        opened.store, opened.projections, as_of, snapshot_dir=snapshots, progress=progress
+    ) as view:
+        yield view.database, view.as_dict()
+
+
+@contextmanager
+def replay_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A bar on stderr while a long replay runs, when stderr is a terminal; else nothing."""
+    import sys
+
+    if not sys.stderr.isatty():
+        yield None
+        return
+    bars: list[Any] = []
+
+    def update(done: int, total: int) -> None:
+        if not bars:
+            bars.append(click.progressbar(length=total, label="replaying events", file=sys.stderr))
+            bars[0].__enter__()
+        bars[0].update(done - bars[0].pos)
+
+    try:
+        yield update
+    finally:
+        if bars:
+            bars[0].__exit__(None, None, None)
+
+
+def as_of_note(moment: dict[str, Any] | None) -> str:
+    """The line a Markdown output opens with when it shows a past moment ('' for the head)."""
+    if moment is None:
+        return ""
+    return f"_As of position {moment['position']} ({moment['recorded_at']})._\n\n"

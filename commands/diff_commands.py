@@ -1,0 +1,56 @@
+"""``benchledger diff``: what changed in a ledger between two moments, case by case."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from commands.output import emit, format_option, resolve_format
+
+
+@click.command("diff")
+@click.option("--from", "from_value", required=True, metavar="POSITION|ISO-TIME",
+              help="The earlier moment (an event position, or an ISO 8601 time: the last "
+              "event recorded at or before it).")  # fmt: skip
+@click.option("--to", "to_value", default=None, metavar="POSITION|ISO-TIME",
+              help="The later moment (default: the head).")  # fmt: skip
+@click.option("--benchmark-id", default=None, help="Only cases of this benchmark.")
+@click.option("--run-ledger-path", default=None,
+              help="Ledger JSON (default: benchmark-run-ledger.json).")  # fmt: skip
+@click.option("--ledger-id", default=None, help="Ledger key in the store.")
+@format_option
+@click.pass_context
+def diff(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
+    """Per case, what changed between two moments: runs added, moved, archived, restored or
+    updated, and the case's decision, bucket and score, each with the positions of the events
+    that caused it (JSON: benchmark_ledger_diff_v0). Reads only; built by replay in a scratch
+    store, from the nearest snapshot."""
+    from commands.runtime import open_store
+    from ledger.ledger_target import resolve_ledger_target
+    from projections.diff import build_diff, render_diff_markdown
+    from projections.snapshots import default_snapshot_dir
+
+    fmt = resolve_format(ctx, output_format)
+    target = resolve_ledger_target(opts["run_ledger_path"], ledger_id=opts["ledger_id"])
+    opened = open_store(ctx.find_root().obj.get("db"))
+    try:
+        to_value = opts["to_value"]
+        if to_value is None:
+            to_value = str(opened.store.head_position())
+        document = build_diff(
+            opened.store,
+            opened.projections,
+            target.ledger_id,
+            opts["from_value"],
+            to_value,
+            benchmark_id=opts["benchmark_id"],
+            snapshot_dir=default_snapshot_dir(opened.location),
+        )
+    finally:
+        opened.close()
+    emit({"ok": True, "diff": document}, fmt, "Ledger Diff",
+         lambda payload: render_diff_markdown(payload["diff"]))  # fmt: skip
+
+
+COMMANDS = [diff]
