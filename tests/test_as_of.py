@@ -17,6 +17,9 @@ from ledger.events import LEDGER_RUNS_ARCHIVED, NewEvent
 from ledger.tables import PROJECTION_CHECKPOINTS
 from tests.support_store import opened, table_rows, upsert_event
 
+# Histories here are hand-made event payloads (replay plumbing), not what the handlers write.
+pytestmark = pytest.mark.synthetic_events
+
 
 def run(args, db_url):
     return CliRunner().invoke(cli, ["--db", db_url, *args], catch_exceptions=False)

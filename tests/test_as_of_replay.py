@@ -17,6 +17,9 @@ from projections.snapshots import create_snapshot
 from tests.support_store import opened
 from tests.test_as_of import scored
 
+# Histories here are hand-made event payloads (replay plumbing), not what the handlers write.
+pytestmark = pytest.mark.synthetic_events
+
 EVENTS = 40
 
 
