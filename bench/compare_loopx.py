@@ -9,7 +9,9 @@ Workloads (each command is a new process, as in a user's shell; medians of ``--r
 * Harbor ingest of generated 10 / 100 / 1,000 / 3,000-trial jobs (wall and peak memory);
 * 200 sequential upserts of distinct runs into one growing ledger (total wall time, once);
 
-and benchledger alone: ``rebuild`` of 1,000,000 events on SQLite and PostgreSQL and append
+and benchledger alone: ``rebuild`` of 1,000,000 events on SQLite and PostgreSQL, for both
+workloads of bench/rebuild_throughput.py (realistic ingests, and the supersession-heavy one),
+with the store size per event and ``rebuild --verify``; and append
 throughput with 8 concurrent writers (bench/rebuild_throughput.py, bench/append_throughput.py,
 whose own lines are printed below the table).
 
@@ -217,21 +219,13 @@ def alone(events: int) -> tuple[list[Row], list[str]]:
     """Rebuild and append throughput (benchledger only): their scripts' own lines, parsed."""
     rows: list[Row] = []
     lines: list[str] = []
-    rebuild = run_script("rebuild_throughput.py", "--events", str(events), "--backend", "both")
-    lines += rebuild
-    for backend in ("sqlite", "postgresql"):
-        found = next((ln for ln in rebuild if ln.startswith(f"[{backend}] rebuild:")), None)
-        match = found and re.search(r"= ([\d,]+) events/s,.*? peak RSS (\d+) MB", found)
-        if not match:
-            rows.append(Row(f"rebuild {events:,} events, {backend}", "no result (see below)"))
-            continue
-        rate, peak = int(match.group(1).replace(",", "")), int(match.group(2))
-        sqlite = backend == "sqlite"
-        rows.append(Row(
-            f"rebuild {events:,} events, {backend}", f"{rate:,} events/s, {peak} MiB", "", None,
-            ">= 50,000/s, < 500 MB" if sqlite else "",
-            (rate >= 50_000 and peak < 500) if sqlite else None,
-        ))  # fmt: skip
+    for workload in ("realistic", "supersession"):
+        rebuild = run_script(
+            "rebuild_throughput.py", "--events", str(events), "--backend", "both",
+            "--workload", workload, "--verify-rebuild",
+        )  # fmt: skip
+        lines += rebuild
+        rows += rebuild_rows(rebuild, events, workload)
     append = run_script("append_throughput.py", "--writers", "8", "--commands", "100")
     lines += append
     for line in append:
@@ -242,6 +236,42 @@ def alone(events: int) -> tuple[list[Row], list[str]]:
             rows.append(Row(f"append, 8 writers, {per}-event commands, {backend}",
                             f"{cps} commands/s, {eps} events/s"))  # fmt: skip
     return rows, lines
+
+
+REBUILD_TARGETS = {"sqlite": (50_000, 500), "postgresql": (25_000, None)}
+
+
+def rebuild_rows(lines: list[str], events: int, workload: str) -> list[Row]:
+    """The rebuild rate (and, on SQLite, store size per event) of one workload's lines."""
+    rows: list[Row] = []
+    for backend, (target_rate, target_mb) in REBUILD_TARGETS.items():
+        label = f"rebuild {events:,} events, {workload} workload, {backend}"
+        prefix = f"[{backend}, {workload}]"
+        found = next((ln for ln in lines if ln.startswith(f"{prefix} rebuild:")), None)
+        match = found and re.search(r"= ([\d,]+) events/s,.*? peak RSS (\d+) MB", found)
+        if not match:
+            rows.append(Row(label, "no result (see below)"))
+            continue
+        rate, peak = int(match.group(1).replace(",", "")), int(match.group(2))
+        checks = next((ln for ln in lines if ln.startswith(f"{prefix} rebuild --verify:")), "")
+        exact = "ok=True" in checks
+        realistic = workload == "realistic"
+        target = f">= {target_rate:,}/s" + (f", < {target_mb} MB" if target_mb else "")
+        met = rate >= target_rate and (target_mb is None or peak < target_mb) and exact
+        rows.append(Row(
+            label, f"{rate:,} events/s, {peak} MiB, --verify {'exact' if exact else 'NOT exact'}",
+            "", None, target + ", --verify exact" if realistic else "",
+            met if realistic else None,
+        ))  # fmt: skip
+        size = next((ln for ln in lines if ln.startswith(f"{prefix} store size")), None)
+        per = size and re.search(r"= ([\d.]+) KB per event", size)
+        if per and backend == "sqlite":
+            kb = float(per.group(1))
+            rows.append(Row(
+                f"store size per event, {workload} workload, {backend}", f"{kb:.2f} KB", "",
+                None, "<= 3 KB" if realistic else "", (kb <= 3.0) if realistic else None,
+            ))  # fmt: skip
+    return rows
 
 
 def run_script(name: str, *args: str) -> list[str]:
