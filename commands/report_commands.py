@@ -48,10 +48,10 @@ def report(
       benchledger report --run-ledger-path benchmark-run-ledger.json --out benchledger-report
       xdg-open benchledger-report/index.html
     """
-    from commands.cli import VERSION
     from commands.runtime import open_store
     from ledger.errors import InputError
     from ledger.ledger_target import resolve_ledger_target
+    from ledger.version import tool_version
     from projections.queries import StoreReads
     from projections.report.site import ReportRequest, require_report_extra, write_report
 
@@ -66,7 +66,7 @@ def report(
                 raise InputError(f"no ledger {target.ledger_id} in the store")
         wanted = tuple(dict.fromkeys(benchmark_ids))
         request = ReportRequest(target.ledger_id, out.absolute(), wanted)
-        exports = write_report(opened, request, VERSION)
+        exports = write_report(opened, request, tool_version())
     finally:
         opened.close()
     index = out / "index.html"
