@@ -161,6 +161,22 @@ def test_no_command_module_imports_the_root_command():
     assert importers == []
 
 
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [("ledger", ("projections", "commands")), ("projections", ("commands",))],
+)
+def test_layers_import_downward_only(package, forbidden):
+    """The write side never reaches the read side or the CLI; projections never the CLI."""
+    upward = sorted(
+        f"{name} -> {dep}"
+        for name, deps in import_graph().items()
+        if name.split(".")[0] == package
+        for dep in deps
+        if dep.split(".")[0] in forbidden
+    )
+    assert upward == []
+
+
 @pytest.mark.parametrize("package", PACKAGES)
 def test_every_package_is_walked(package):
     assert any(name.startswith(package) for name in our_modules())
