@@ -227,24 +227,27 @@ def render(
     from ledger.errors import InputError
     from ledger.ledger_target import resolve_ledger_target
     from projections.queries import StoreReads
-    from projections.render import render_ledger
+    from projections.render import render_ledger, render_stale_goal_files
 
     fmt = resolve_format(ctx, output_format)
     opened = open_store(ctx.find_root().obj.get("db"))
     try:
         with opened.store.database.connect() as conn:
             reads = StoreReads(conn)
-            if all_ledgers:
+            named = run_ledger_path is not None or ledger_id is not None
+            target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
+            if all_ledgers or (not named and reads.ledger(target.ledger_id) is None):
+                # plain `benchledger render` (what a failed render says to run) repairs every
+                # ledger when the default one is not in the store
                 targets = [
                     resolve_ledger_target(reads.ledger(i)["ledger_path"], ledger_id=i)
                     for i in reads.ledger_ids()
                 ]
             else:
-                target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
                 if reads.ledger(target.ledger_id) is None:
                     raise InputError(f"no ledger {target.ledger_id} in the store")
                 targets = [target]
-        written = []
+        written = render_stale_goal_files(opened)
         for target in targets:
             written += render_ledger(opened, target)
     finally:

@@ -72,13 +72,15 @@ def printable(text: str) -> str:
 
 
 def bullets(title: str, payload: dict[str, Any]) -> str:
+    from ledger.markdown import one_line
+
     lines = [f"# {title}", ""]
     for key, value in payload.items():
         if isinstance(value, dict | list):
             value = json.dumps(value, ensure_ascii=False, default=str)
             if len(value) > 200:
                 value = value[:197] + "..."
-        lines.append(f"- {key}: {value}")
+        lines.append(f"- {key}: {one_line(str(value))}")
     return "\n".join(lines)
 
 

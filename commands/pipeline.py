@@ -185,7 +185,7 @@ def _run(
     payload = decision.payload(dry_run=dry_run)
     if options.execute and options.render:
         opened.store.database.checkpoint_soon()  # overlaps the file writes that follow
-        payload.update(_render_after_commit(opened, context, goal_id, decision, target))
+        payload.update(_render_after_commit(opened, context, goal_id, decision, target, payload))
     return payload
 
 
@@ -496,10 +496,16 @@ def _nearest_existing(path: Path) -> Path:
 
 
 def _render_after_commit(
-    opened: Any, context: CommandContext, goal_id: str, decision: Decision, target: Any
+    opened: Any,
+    context: CommandContext,
+    goal_id: str,
+    decision: Decision,
+    target: Any,
+    payload: dict[str, Any],
 ) -> dict[str, Any]:
-    """Render every file the events changed; a failure here is reported, never hidden."""
-    from projections.render import render_for_goal
+    """Render every file the events changed; a failure is an error (stderr, exit 1) that
+    still reports what was committed."""
+    from projections.render import RenderError, render_for_goal
 
     try:
         exports = render_for_goal(
@@ -511,13 +517,9 @@ def _render_after_commit(
             global_registry=decision.synced,
             backup=decision.backup,
         )
-    except OSError as exc:
-        return {
-            "ok": False,
-            "appended": True,
-            "error": f"events committed but rendering files failed ({type(exc).__name__}: "
-            f"{exc.strerror or exc}); run `benchledger render` to retry",
-        }
+    except RenderError as err:
+        err.details["payload"] = {**payload, "ok": False, "appended": True, "error": err.message}
+        raise
     return {"rendered_files": len(exports)}
 
 

@@ -68,6 +68,8 @@ def events_list(
 
 
 def _events_markdown(result: dict[str, Any]) -> str:
+    from ledger.markdown import table_text
+
     lines = ["# Events", "", f"- count: {result['count']}", ""]
     if result["events"]:
         lines += [
@@ -75,10 +77,8 @@ def _events_markdown(result: dict[str, Any]) -> str:
             "| --- | --- | --- | --- | --- |",
         ]
         for e in result["events"]:
-            lines.append(
-                f"| {e['position']} | {e['recorded_at']} | {e['stream']} | "
-                f"{e['stream_version']} | {e['event_type']} |"
-            )
+            keys = ("position", "recorded_at", "stream", "stream_version", "event_type")
+            lines.append("| " + " | ".join(table_text(str(e[key])) for key in keys) + " |")
     return "\n".join(lines)
 
 
@@ -112,16 +112,25 @@ def _json(value: Any) -> str:
     return dumps(value)
 
 
-def _verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
+def _verify(
+    ctx: click.Context, files: bool, expect_head: str | None, output_format: str | None
+) -> None:
+    from ledger.head_witness import parse_expected_head, read_marker
+
     fmt = resolve_format(ctx, output_format)
+    expected = parse_expected_head(expect_head) if expect_head else None
     opened = _open(ctx)
     try:
-        report = opened.store.verify().as_dict()
+        marker = read_marker(opened.store.head_marker)
+        witnesses = [w for w in (marker, expected) if w is not None]
+        report = opened.store.verify(witnesses=witnesses).as_dict()
         if files:
             from projections.files import verify_exports
 
-            report["files"] = verify_exports(opened.store)
-            report["ok"] = report["ok"] and all(f["ok"] for f in report["files"])
+            checked = verify_exports(opened.store)
+            report["files"] = checked.files
+            report["exports"] = checked.summary
+            report["ok"] = report["ok"] and checked.ok
     finally:
         opened.close()
     emit({"ok": report["ok"], "verify": report}, fmt, "Event Chain Verify")
@@ -129,13 +138,24 @@ def _verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
         ctx.exit(1)
 
 
+_EXPECT_HEAD = click.option(
+    "--expect-head",
+    metavar="POS:HASH",
+    default=None,
+    help="Also fail unless the chain has this hash at this position (a head kept elsewhere).",
+)
+
+
 @events_group.command("verify")
 @click.option("--files", is_flag=True, help="Also check published files against the store.")
+@_EXPECT_HEAD
 @format_option
 @click.pass_context
-def events_verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
+def events_verify(
+    ctx: click.Context, files: bool, expect_head: str | None, output_format: str | None
+) -> None:
     """Re-walk the hash chain; exit 1 and name the first bad position if it breaks."""
-    _verify(ctx, files, output_format)
+    _verify(ctx, files, expect_head, output_format)
 
 
 @click.command("verify")
@@ -144,11 +164,14 @@ def events_verify(ctx: click.Context, files: bool, output_format: str | None) ->
     is_flag=True,
     help="Also check that published ledger/run files still match the store.",
 )
+@_EXPECT_HEAD
 @format_option
 @click.pass_context
-def verify(ctx: click.Context, files: bool, output_format: str | None) -> None:
+def verify(
+    ctx: click.Context, files: bool, expect_head: str | None, output_format: str | None
+) -> None:
     """Verify the event chain (and, with --files, the published files)."""
-    _verify(ctx, files, output_format)
+    _verify(ctx, files, expect_head, output_format)
 
 
 @click.command("rebuild")
@@ -191,24 +214,40 @@ def rebuild(
 
 @click.command("sql")
 @click.argument("statement")
-@click.option("--limit", type=int, default=1000, show_default=True, help="Row cap.")
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=1000, show_default=True, help="Row cap."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop the query after this long.",
+)
 @format_option
 @click.pass_context
-def sql(ctx: click.Context, statement: str, limit: int, output_format: str | None) -> None:
+def sql(
+    ctx: click.Context, statement: str, limit: int, timeout: float, output_format: str | None
+) -> None:
     """Run one read-only query (views: events_v, ledger_runs_v, goal_runs_v, rollout_events_v)."""
     from ledger.sql_query import run_read_only_query
 
     fmt = resolve_format(ctx, output_format)
-    result = run_read_only_query(ctx.find_root().obj.get("db"), statement, limit=limit)
+    result = run_read_only_query(
+        ctx.find_root().obj.get("db"), statement, limit=limit, timeout=timeout
+    )
     emit({"ok": True, **result}, fmt, "SQL", markdown=_sql_markdown)
 
 
 def _sql_markdown(result: dict[str, Any]) -> str:
+    from ledger.markdown import table_text
+
     cols = result["columns"]
-    lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
+    lines = ["| " + " | ".join(table_text(str(c)) for c in cols) + " |", "|" + " --- |" * len(cols)]
     for row in result["rows"]:
         lines.append(
-            "| " + " | ".join("" if v is None else str(v).replace("|", "\\|") for v in row) + " |"
+            "| " + " | ".join("" if v is None else table_text(str(v)) for v in row) + " |"
         )
     lines.append("")
     lines.append(f"{result['row_count']} row(s){' (truncated)' if result['truncated'] else ''}")

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ledger.errors import InputError
+from ledger.markdown import table_code, table_text
+from ledger.safety import UNSAFE_PART, is_public_safe
 
 REPORT_SCHEMA = "benchmark_case_analysis_candidate_report_v0"
 PROPOSAL_SCHEMA = "benchmark_case_analysis_upsert_proposal_v0"
@@ -165,6 +167,9 @@ def find_candidates(ledger: Mapping[str, Any], analysis: Mapping[str, Any]) -> l
 
 
 def slug(value: str) -> str:
+    """An id part; text failing the safety filter becomes ``unsafe`` (slugging would hide it)."""
+    if not is_public_safe(value):
+        return UNSAFE_PART
     text = re.sub(r"[^0-9a-z]+", "-", value.lower()).strip("-")
     return text or "unknown"
 
@@ -342,7 +347,7 @@ def render_candidates_markdown(payload: Mapping[str, Any]) -> str:
             str(item["run_count"]),
             item["recommended_handling"],
         )
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        lines.append("| " + " | ".join(table_text(cell) for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -350,7 +355,7 @@ def _score_cell(value: Any) -> str:
     """0.0 renders as ``0.0`` (loopx 0.4.8 rendered empty backticks for a falsy score)."""
     if value is None or value == "" or isinstance(value, bool):
         return "n/a"
-    return f"`{value}`"
+    return table_code(str(value))
 
 
 def render_analysis_markdown(analysis: Mapping[str, Any], existing_markdown: str | None) -> str:
@@ -366,15 +371,15 @@ def render_analysis_markdown(analysis: Mapping[str, Any], existing_markdown: str
             continue
         scores = case.get("scores") if isinstance(case.get("scores"), Mapping) else {}
         cells = (
-            f"`{_text(case.get('benchmark_id'))}`",
-            f"`{_text(case.get('case_id'))}`",
-            _text(case.get("classification")).replace("_", " ") or "-",
+            table_code(_text(case.get("benchmark_id"))),
+            table_code(_text(case.get("case_id"))),
+            table_text(_text(case.get("classification")).replace("_", " ") or "-"),
             _score_cell(scores.get("baseline_official_score")),
             _score_cell(scores.get("treatment_official_score")),
             _score_cell(scores.get("official_score_delta")),
-            f"`{_text(case.get('decision'))}`",
+            table_code(_text(case.get("decision"))),
         )
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
     if existing_markdown and HAND_WRITTEN_HEADING in existing_markdown:
         text += "\n" + existing_markdown[existing_markdown.index(HAND_WRITTEN_HEADING) :]

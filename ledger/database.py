@@ -28,7 +28,10 @@ ENV_URL = "BENCHLEDGER_DATABASE_URL"
 STORE_DIR = ".benchledger"
 STORE_FILE = "ledger.db"
 # The Alembic head this code expects; tests/test_migrations.py keeps it equal to the scripts.
-SCHEMA_HEAD = "0002_ledger_render_cache"
+SCHEMA_HEAD = "0003_store_integrity"
+# Every revision this code knows, oldest first (kept equal to the scripts by the tests): a
+# store stamped with anything else was written by a newer benchledger.
+KNOWN_REVISIONS = ("0001_initial", "0002_ledger_render_cache", SCHEMA_HEAD)
 MIGRATION_LOCK_KEY = 0x62656E6D  # "benm": held while a new store is migrated
 
 
@@ -118,6 +121,7 @@ def ensure_schema(
     revision = current_revision(database)
     if revision == SCHEMA_HEAD:
         return
+    refuse_newer(revision)
     if revision is None and auto_upgrade:
         with _migration_lock(database):
             # another process may have created the schema while this one waited
@@ -132,6 +136,22 @@ def ensure_schema(
     )
 
 
+def refuse_newer(revision: str | None) -> None:
+    """A store at a revision this code does not know cannot be upgraded by it: say so.
+
+    Revision ids start with their sequence number (``0003_...``), so an unknown id numbered
+    past this code's head was written by a newer benchledger."""
+    if revision is None or revision in KNOWN_REVISIONS:
+        return
+    number = revision.split("_", 1)[0]
+    if number.isdigit() and int(number) <= int(SCHEMA_HEAD.split("_", 1)[0]):
+        return  # an older or foreign stamp: the upgrade path says what it makes of it
+    raise SchemaOutOfDateError(
+        f"this store was written by a newer benchledger (schema revision {revision}; "
+        f"this version knows up to {SCHEMA_HEAD}): upgrade benchledger to use it"
+    )
+
+
 def create_at_head(database: Database) -> None:
     """A new SQLite store from the head snapshot (``migrations/sqlite_head.py``: what the
     Alembic revisions build, checked by ``tests/test_migrations.py``), in one transaction and
@@ -139,8 +159,10 @@ def create_at_head(database: Database) -> None:
     if database.dialect != "sqlite":
         run_upgrade(database)
         return
+    from ledger.head_witness import forget_marker
     from migrations.sqlite_head import REVISION, STATEMENTS
 
+    forget_marker(database)
     with database.begin() as conn:
         for statement in STATEMENTS:
             conn.execute(statement)
@@ -191,6 +213,7 @@ def alembic_config(database: Database) -> Any:
 def run_upgrade(database: Database, revision: str = "head") -> None:
     from alembic import command
 
+    refuse_newer(current_revision(database))
     cfg = alembic_config(database)
     try:
         command.upgrade(cfg, revision)

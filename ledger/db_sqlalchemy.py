@@ -89,13 +89,29 @@ class SqlAlchemyDatabase:
 
     @contextmanager
     def connect(self) -> Iterator[SqlAlchemyConnection]:
-        with self.engine.connect() as conn:
+        with self._connected() as conn:
             yield SqlAlchemyConnection(conn)
 
     @contextmanager
     def begin(self) -> Iterator[SqlAlchemyConnection]:
-        with self.engine.begin() as conn:
+        with self._connected() as conn, conn.begin():
             yield SqlAlchemyConnection(conn)
+
+    def _connected(self) -> Any:
+        """A pooled connection; a server that cannot be reached is one sentence, not a trace."""
+        from sqlalchemy.exc import OperationalError
+
+        try:
+            return self.engine.connect()
+        except OperationalError as exc:
+            from ledger.database import StoreLocation
+            from ledger.errors import InputError
+
+            reason = (str(exc.orig).strip().splitlines() or ["no answer"])[0]
+            raise InputError(
+                f"cannot connect to the store {StoreLocation(self.url, None).display()}: "
+                f"{reason}; check the URL and that the server is running"
+            ) from None
 
     def sqlalchemy_engine(self) -> Any:
         return self.engine

@@ -9,6 +9,7 @@ connection to a WAL database checkpoints it, and a command connects several time
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -20,7 +21,8 @@ from typing import Any
 from ledger.connection import Params
 from ledger.errors import InputError
 
-BUSY_TIMEOUT_MS = 30_000
+BUSY_TIMEOUT_ENV = "BENCHLEDGER_BUSY_TIMEOUT"  # seconds a writer waits for another's lock
+DEFAULT_BUSY_TIMEOUT_S = 30.0
 MEMORY = ":memory:"
 PAGE_SIZE = 16384
 POOL_SIZE = 2  # the command's connection and a rebuild's second one
@@ -60,22 +62,31 @@ class SqliteConnection:
     dialect = "sqlite"
     errors: tuple[type[Exception], ...] = (sqlite3.Error,)
 
-    def __init__(self, raw: sqlite3.Connection, *, in_memory: bool = False) -> None:
+    def __init__(
+        self, raw: sqlite3.Connection, *, in_memory: bool = False, path: str = MEMORY
+    ) -> None:
         self.raw = raw
         self.in_memory = in_memory
+        self.path = path
 
     def _begin(self) -> None:
         if not self.raw.in_transaction:
             self.raw.execute("BEGIN")
 
     def execute(self, sql: str, params: Params = ()) -> SqliteResult:
-        self._begin()
-        return SqliteResult(self.raw.execute(sql, params))
+        try:
+            self._begin()
+            return SqliteResult(self.raw.execute(sql, params))
+        except sqlite3.DatabaseError as exc:
+            raise explain(exc, self.path) from None
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> None:
         if rows:
-            self._begin()
-            self.raw.executemany(sql, rows)
+            try:
+                self._begin()
+                self.raw.executemany(sql, rows)
+            except sqlite3.DatabaseError as exc:
+                raise explain(exc, self.path) from None
 
     def stream(self, sql: str, params: Params = (), *, batch: int = 1000) -> Iterator[Any]:
         """A cursor already fetches lazily, so this is a plain iteration."""
@@ -104,17 +115,39 @@ class SqliteDatabase:
         self.path = self.path or MEMORY
         self.read_only = read_only
         self.in_memory = self.path == MEMORY or self.path.startswith("file::memory:")
+        self.busy_timeout = busy_timeout_seconds()
         self._memory: sqlite3.Connection | None = None
         self._memory_users = 0  # nested users of the one in-memory connection
         self._idle: list[sqlite3.Connection] = []
         self._checkpoint: threading.Thread | None = None
+        self._immutable = False
         if not self.in_memory:
-            if read_only and not Path(self.path).exists():
+            self._check_file()
+
+    def _check_file(self) -> None:
+        """Refuse what is not a store file with a sentence, and open a store this user may
+        read but not write read-only (every read command then works; a write says why not)."""
+        path = Path(self.path)
+        if path.exists() and not path.is_file():
+            raise InputError(f"--db {self.path} is not a regular file: point --db at a store file")
+        if not path.exists():
+            if self.read_only:
                 raise InputError(
                     "no benchledger store here yet: run a command with --execute first"
                 )
-            if not read_only:
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(
+                    f"cannot create the store directory {path.parent}: {exc.strerror}"
+                ) from None
+            return
+        directory_writable = os.access(path.parent, os.W_OK | os.X_OK)
+        if not (os.access(path, os.W_OK) and directory_writable):
+            self.read_only = True
+            # WAL readers need the shared-memory file; when it cannot be created here and no
+            # write-ahead log holds pages the file lacks, the file alone is the whole store.
+            self._immutable = not directory_writable and not _has_wal_frames(path)
 
     def _open(self) -> sqlite3.Connection:
         if self.in_memory:
@@ -122,11 +155,16 @@ class SqliteDatabase:
             if self._memory is None:
                 self._memory = self._configure(_connect(MEMORY))
             return self._memory
-        if self.read_only:
-            raw = _connect(Path(self.path).absolute().as_uri() + "?mode=ro", uri=True)
-        else:
-            raw = _connect(self.path)
-        return self._configure(raw)
+        try:
+            if self.read_only:
+                uri = Path(self.path).absolute().as_uri() + "?mode=ro"
+                uri += "&immutable=1" if self._immutable else ""
+                raw = _connect(uri, uri=True, timeout=self.busy_timeout)
+            else:
+                raw = _connect(self.path, timeout=self.busy_timeout)
+            return self._configure(raw)
+        except sqlite3.DatabaseError as exc:
+            raise explain(exc, self.path) from None
 
     def _configure(self, raw: sqlite3.Connection) -> sqlite3.Connection:
         # (the busy timeout is ``_connect``'s ``timeout``: sqlite3 sets it on the connection)
@@ -152,7 +190,7 @@ class SqliteDatabase:
             raw: sqlite3.Connection | None = self._idle.pop()
         except IndexError:  # none idle (a checkpoint thread may have taken the last one)
             raw = None
-        conn = SqliteConnection(raw or self._open())
+        conn = SqliteConnection(raw or self._open(), path=self.path)
         try:
             yield conn
         finally:
@@ -188,7 +226,10 @@ class SqliteDatabase:
                 yield conn  # nested in a transaction on the one connection: part of it
                 return
             conn.rollback()  # an in-memory connection's earlier reads
-            conn.raw.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
+            try:
+                conn.raw.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
+            except sqlite3.DatabaseError as exc:
+                raise explain(exc, self.path) from None
             yield conn
             conn.commit()
 
@@ -250,7 +291,7 @@ def _use_wal(raw: sqlite3.Connection) -> None:
     locked" at once instead of calling the busy handler, so processes that start on one new store
     together retry here; on a file already in WAL mode nothing is switched.
     """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    deadline = time.monotonic() + busy_timeout_seconds()
     delay = 0.002
     while True:
         try:
@@ -264,13 +305,70 @@ def _use_wal(raw: sqlite3.Connection) -> None:
             delay = min(delay * 2, 0.1)
 
 
-def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
+def _connect(
+    target: str, *, uri: bool = False, timeout: float = DEFAULT_BUSY_TIMEOUT_S
+) -> sqlite3.Connection:
     # isolation_level=None: no implicit BEGIN/COMMIT from the module; check_same_thread off
     # because a rebuild's key scan runs on a second connection in a worker thread.
     return sqlite3.connect(
         target,
         uri=uri,
-        timeout=BUSY_TIMEOUT_MS / 1000,
+        timeout=timeout,
         isolation_level=None,
         check_same_thread=False,
     )
+
+
+def busy_timeout_seconds() -> float:
+    """How long a writer waits for another process's write lock (``BENCHLEDGER_BUSY_TIMEOUT``
+    seconds, 30 by default)."""
+    text = os.environ.get(BUSY_TIMEOUT_ENV)
+    if not text:
+        return DEFAULT_BUSY_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86_400:
+        raise InputError(f"{BUSY_TIMEOUT_ENV}={text!r} is not a number of seconds (0-86400)")
+    return value
+
+
+def _has_wal_frames(path: Path) -> bool:
+    try:
+        return Path(f"{path}-wal").stat().st_size > 0
+    except OSError:
+        return False
+
+
+def explain(exc: sqlite3.Error, path: str) -> Exception:
+    """The sentence a user can act on for the SQLite failures a user can cause; any other
+    error is returned as it is (a bug, reported as an internal error)."""
+    message = str(exc)
+    name = path if path != MEMORY else "the in-memory store"
+    if "file is not a database" in message:
+        return InputError(
+            f"{name} is not a SQLite database (or it is corrupt): point --db at a benchledger "
+            "store, or at a file name that does not exist yet to create one"
+        )
+    if "locked" in message or "busy" in message:
+        return InputError(
+            f"the store {name} is locked: another benchledger process holds its write lock "
+            f"and did not release it within {busy_timeout_seconds():g} s; retry when it "
+            f"finishes, or wait longer with {BUSY_TIMEOUT_ENV}=SECONDS"
+        )
+    if "readonly" in message or "read-only" in message:
+        return InputError(
+            f"the store {name} is read-only for this user (the file or its directory cannot "
+            "be written): nothing was recorded; read commands still work, write as a user "
+            "who can write both"
+        )
+    if "unable to open" in message:
+        return InputError(
+            f"cannot open the store {name}: its directory is not writable and its "
+            "write-ahead log (-wal) holds pages the file lacks; ask its owner to run any "
+            "benchledger command there (which folds the log in), or read a copy"
+        )
+    if "disk I/O error" in message or "disk is full" in message or "database or disk" in message:
+        return InputError(f"cannot read or write the store {name}: {message}")
+    return exc

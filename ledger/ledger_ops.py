@@ -32,6 +32,7 @@ from ledger.row_rules import (
     ledger_text,
     normalize_row,
 )
+from ledger.safety import join_public, public_json
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 READ_BOUNDARY = {
@@ -200,7 +201,9 @@ def document_rows(document: Any) -> list[dict]:
             runs = case.get("runs") if isinstance(case, Mapping) else None
             for run in runs if isinstance(runs, list) else []:
                 if isinstance(run, Mapping):
-                    row = normalize_row(dict(run), benchmark_key=str(benchmark_key))
+                    run, _ = public_json(dict(run))  # another ledger's rows: filtered like ours
+                    key_text = join_public("", str(benchmark_key))
+                    row = normalize_row(run, benchmark_key=key_text)
                     key = row.get("run_id") or json.dumps(row, sort_keys=True, ensure_ascii=False)
                     by_key.pop(key, None)
                     by_key[key] = row

@@ -24,6 +24,8 @@ from typing import Any
 
 from ledger.comparison_facts import comparison_fields
 from ledger.errors import InputError
+from ledger.safety import is_public_safe
+from ledger.safety import ledger_text as _safety_ledger_text
 
 RULES_VERSION = "benchledger-ledger-rules-1"
 POST_LAUNCH_SCHEMA = "terminal_bench_post_launch_materialization_v0"
@@ -96,65 +98,12 @@ def _drop_empty(row: dict[str, Any]) -> dict[str, Any]:
 # Public-safety filter and ledger text compaction
 # ---------------------------------------------------------------------------------------------
 
-_PATH_START = r"(?:^|(?<=[^A-Za-z0-9_.\-<]))"
-_PATH_END = r"(?=[/\s`'\"<>]|$)"
-_FALLBACK_UNSAFE = re.compile(
-    "|".join(
-        [
-            _PATH_START
-            + r"/(?:Users|Volumes|var/folders|tmp|private/tmp|private|home|root)"
-            + _PATH_END,
-            _PATH_START + r"[A-Za-z]:[\\/]",
-            _PATH_START + r"~/",
-            r"\bbearer\s+[a-z0-9._~+/=-]{16,}",
-            r"\b(?:access|secret)[_-]?key\s*[=:]\s*\S",
-            r"\b(?:ak|sk)\s*[=:]\s*\S",
-            r"(?<![a-z0-9_])(?:ak|sk)[-_=:][a-z0-9_=-]{10,}",
-            r"\btoken\s*[=:]\s*[^\s'\"]{12,}",
-            r"authorization:",
-            r"\b(?:api_key|apikey|password|secret)=\S",
-        ]
-    ),
-    re.IGNORECASE,
-)
-
-
-def _fallback_is_public_safe(text: str) -> bool:
-    """Private stand-in for ``ledger.safety.is_public_safe`` until that module exists."""
-    return _FALLBACK_UNSAFE.search(text) is None
-
-
-def _fallback_ledger_text(value: Any, limit: int) -> str | None:
-    """Ledger variant of text compaction: collapse, cut to L-3 + '...', filter (§ preamble)."""
-    if value is None or isinstance(value, (dict, list)):
-        return None
-    text = " ".join(str(value).split())
-    if not text or not _fallback_is_public_safe(text):
-        return None
-    if len(text) > limit:
-        text = text[: max(limit - 3, 0)] + "..."
-    return text if text and _fallback_is_public_safe(text) else None
-
-
-@lru_cache(maxsize=1)
-def _safety() -> tuple[Any, Any]:
-    """The shared filter when written; the private fallback otherwise (lazy: keeps import light)."""
-    try:
-        from ledger import safety  # type: ignore[attr-defined]
-
-        return safety.is_public_safe, safety.ledger_text
-    except (ImportError, AttributeError):
-        return _fallback_is_public_safe, _fallback_ledger_text
-
-
-def is_public_safe(text: str) -> bool:
-    return bool(_safety()[0](text))
-
-
 def ledger_text(value: Any, limit: int = 120) -> str | None:
+    """The shared filter's ledger text compaction (``ledger.safety``); containers and bools
+    are never text."""
     if value is None or isinstance(value, (dict, list, bool)):
         return None
-    return _safety()[1](value, limit)
+    return _safety_ledger_text(value, limit)
 
 
 def _text_list(value: Any, max_items: int, limit: int = 120) -> list[str]:

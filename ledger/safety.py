@@ -4,8 +4,9 @@ Everything that reaches a public file (run records, ledger rows, history, rollou
 through here, so the rules live in one place (benchmark_run_v0.md §1, §3). A value that fails the
 filter is dropped, never masked: masking would still leak the shape and length of a secret.
 
-The regexes are compiled once at import; ``is_public_safe`` runs on every text field of ledgers
-with tens of thousands of rows, so it is two ``search`` calls and nothing else.
+The rules are compiled once at import into one pattern (plus a 40-character run search for bare
+AWS secret keys); ``is_public_safe`` runs on every text field of ledgers with tens of thousands
+of rows, so it is one ``search`` in the common case.
 """
 
 from __future__ import annotations
@@ -18,123 +19,207 @@ from typing import Any
 
 ELLIPSIS = "\u2026"
 
-# --- local-path rule -------------------------------------------------------------------------
-# (new) ``/srv``, ``/mnt`` and ``/media`` are host mount points too (the Harbor and BenchFlow
-# fixtures were produced under ``/srv/bench``), so they are local paths as well.
-# A path must start at the beginning of the text or after a character that cannot be part of a
-# relative path or a placeholder (letters, digits, ``_ - . <``); that keeps ``jobs/tmp/run`` and
-# ``<tmp>/x`` public while ``file:///tmp/x`` and ``"/Users/x"`` fail. The first segment(s) must
-# match exactly: a segment ends at ``/``, at the end of the text, or where the path itself ends
-# (whitespace, backtick, quote, ``<``/``>``), so ``/tmpfoo`` or ``/rootfs`` are not local paths.
-_PATH_BOUNDARY = r"(?<![\w\-.<])"
+# --- local-path rules ------------------------------------------------------------------------
+# A local path is found anywhere in a value, not only at the start of a word: a path glued to
+# ``run__``, ``jobs-`` or ``x.`` is still the same leak (issue #13). Two strengths:
+# * a home or per-user root with a name below it (``/home/x``, ``/Users/x``, ``/Volumes/x``) and
+#   ``/var/folders``, ``/private/tmp|var`` fail whatever precedes them, unless they are the path
+#   of a URL on a remote host (``https://host/home/x`` names no local file);
+# * generic roots (``/tmp``, ``/root``, ``/srv``, ``/mnt``, ``/media``, ``/private``,
+#   ``/var/tmp``, ``/run/user``, ``/dev/shm``, a bare ``/home``) fail unless glued to a letter
+#   or digit: that is a relative path's inner segment (``jobs/tmp/run``) and stays public, as
+#   do ``./tmp``, ``../tmp`` and the ``<tmp>`` placeholder. The fixtures' host root
+#   ``/srv/bench`` is local.
+# A segment ends at ``/``, at the end of the text or where the path ends (whitespace, backtick,
+# quote, ``<``/``>``), so ``/tmpfoo`` or ``/rootfs`` are not local paths. Container paths
+# (``/app``, ``/logs``, ``/skills``) are public. Windows drive paths (``C:\``, ``D:/``) and home
+# paths (``~/``, ``~alice/``) fail too.
+#
+# Every rule is written as (first character, rest): the combined pattern is one alternation per
+# first character, so the engine skips positions that cannot start a rule in C. A rule that must
+# not be glued to a preceding letter or digit checks that after its first character (``_NG``).
 _SEGMENT_END = r"(?=[/\s`'\"<>]|\Z)"
-_LOCAL_PATH_RE = re.compile(
-    _PATH_BOUNDARY
-    + r"(?:"
-    + r"/(?:Users|Volumes|var/folders|tmp|private|home|root|srv|mnt|media)"
-    + _SEGMENT_END
-    + r"|[A-Za-z]:[\\/]"  # Windows drive path, any letter
-    + r"|~/"  # home-relative path
-    + r")"
+_NG = r"(?<![A-Za-z0-9][\s\S])"  # "not glued": the character before the first is no alnum
+_PATH_RULES: tuple[tuple[str, str], ...] = (
+    ("/", r"(?P<home>(?:Users|home|Volumes)/[^\s/`'\"<>]|(?:var/folders|private/(?:tmp|var))"
+     + _SEGMENT_END + ")"),
+    (
+        "/",
+        r"(?:(?<![A-Za-z0-9.<]/)|(?<=[A-Za-z0-9_-]\./))"
+        r"(?:tmp|root|srv|mnt|media|private|var/tmp|run/user|dev/shm|Users|home|Volumes)"
+        + _SEGMENT_END,
+    ),
+    (":", r"(?<=(?<![A-Za-z0-9])[A-Za-z]:)[\\/]"),
+    ("\\", r"(?<=[A-Za-z]:\\)(?i:users)\\"),
+    ("~", r"/"),
+    ("~", _NG + r"[a-z_][a-z0-9_.-]*/"),
+    # the same roots escaped: percent-encoded (``%2Fhome%2F``) or JSON-escaped (``\/home\/``)
+    ("%", r"(?i:2f)(?:Users|home|Volumes|tmp|root|private|var%2[fF]folders)%2[fF]"),
+    ("\\", r"/(?:Users|home|Volumes|tmp|root|private)\\/"),
 )
 
-# --- secret-like rule (case-insensitive) -----------------------------------------------------
-# "Word" is read as "not glued to a preceding letter or digit": an underscore or dash before the
-# keyword still counts as a boundary so ``GITHUB_TOKEN=…`` and ``AWS_SECRET_ACCESS_KEY=…`` fail
-# (a plain ``\b`` would let them through). Key/value forms tolerate a quote after the key and
-# before the value so the JSON/YAML spellings of the same secret fail too. A value that is only an
-# environment reference (``${NAME}``/``$NAME``) is a name, not a secret, so it passes: launch
-# previews legitimately carry ``--agent-env OPENAI_API_KEY=${OPENAI_API_KEY}``.
-_W = r"(?<![a-z0-9])"
+# --- secret rules: keywords (case-insensitive) -----------------------------------------------
+# A keyword counts wherever it starts, except that the short ``ak``/``sk`` and ``bearer`` must
+# not be glued to a preceding letter or digit (``task-123…``, ``risk: high`` are not keys).
+# Key/value forms tolerate a quote after the key and before the value so the JSON/YAML
+# spellings fail too. A value that is only an environment reference (``${NAME}``/``$NAME``) is
+# a name, not a secret, so it passes: launch previews legitimately carry
+# ``--agent-env OPENAI_API_KEY=${OPENAI_API_KEY}``.
 _Q = r"[\"']?"
-_NOT_ENV_REF = r"(?!\$\{?[a-z_][a-z0-9_]*\}?(?=[\s\"'`]|\Z))"
+_NOT_ENV_REF = r"(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?=[\s\"'`]|\Z))"
 _KV = _Q + r"\s*[=:]\s*" + _Q + _NOT_ENV_REF
-# Every alternative starts with one of a/b/p/s/t; the leading lookahead lets the engine skip
-# other positions without trying each alternative's lookbehind (about 3x faster).
-_SECRET_RE = re.compile(
-    r"(?=[abpst])(?:"
-    + r"|".join(
-        (
-            _W + r"bearer\s+[a-z0-9._~+/=-]{16,}",
-            _W + r"(?:access|secret)[_-]?key" + _KV + r"[^\s\"']",
-            r"(?<![a-z0-9_])(?:ak|sk)" + _KV + r"[^\s\"']",
-            r"(?<![a-z0-9_])(?:ak|sk)[-_=:][a-z0-9_=-]{10,}",
-            _W + r"token" + _KV + r"[^\s\"']{12,}",
-            _W + r"authorization" + _Q + r"\s*:",
-            _W
-            + r"(?:api[_-]?key|password|secret)"
-            + _Q
-            + r"\s*=\s*"
-            + _Q
-            + _NOT_ENV_REF
-            + r"[^\s\"']",
-        )
+# Common words (``token``, ``secret``, ``password``) also end task names, and ``:`` joins the
+# parts of our ids (``…:vulnerable-secret:codex:…``), so for them a ``:`` counts only when
+# quoted (``"token": "…"``) or followed by a space (``token: …``, the YAML spelling).
+_KV_WORD = _Q + r"(?:\s*=\s*|\s*:\s+|(?<=[\"'])\s*:\s*)" + _Q + _NOT_ENV_REF
+_VALUE = r"[^\s\"']"
+_AK_SK_TAIL = r"k(?:" + _KV + _VALUE + r"|[-_=:][a-z0-9_=-]{10,})"
+_KEYWORD_RULES: tuple[tuple[str, str], ...] = (
+    ("b", _NG + r"earer\s+[a-z0-9._~+/=-]{16,}"),
+    ("a", r"(?:ccess|ccount)[_-]?key" + _KV + _VALUE),
+    ("p", r"rivate[_-]?key" + _KV + _VALUE),
+    ("s", r"ecret[_-]?key" + _KV + _VALUE),
+    ("s", r"ecret" + _KV_WORD + _VALUE),
+    ("a", _NG + _AK_SK_TAIL),
+    ("s", _NG + _AK_SK_TAIL),
+    ("t", r"oken" + _KV_WORD + _VALUE + "{12,}"),
+    ("a", r"uthorization" + _Q + r"\s*:"),
+    ("a", r"pi[_-]?key" + _KV + _VALUE),
+    ("p", r"ass(?:w(?:or)?d|phrase)" + _KV_WORD + _VALUE),
+)
+# Credentials inside a URL of any scheme: ``scheme://user:password@host``.
+_URL_CREDENTIAL_RULE = (":", r"//[^\s/?#@:]*:[^\s/?#@]+@")
+
+# --- secret rules: well-known credential shapes (case-sensitive, found anywhere) ------------
+_TOKEN_RULES: tuple[tuple[str, str], ...] = (
+    ("s", r"k-(?:proj|ant|svcacct|admin|or|None)-[A-Za-z0-9_-]{8,}"),  # OpenAI, Anthropic, …
+    ("s", r"k-(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{20,}"),
+    ("s", r"k_(?:live|test)_[A-Za-z0-9]{10,}"),  # Stripe
+    ("r", r"k_(?:live|test)_[A-Za-z0-9]{10,}"),
+    ("g", r"h[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,}|lpat-[A-Za-z0-9_-]{20,}"),
+    ("h", r"f_[A-Za-z0-9]{20,}"),  # Hugging Face
+    ("n", r"pm_[A-Za-z0-9]{30,}"),
+    ("p", r"ypi-AgE[A-Za-z0-9_-]{20,}"),
+    ("x", r"ox[abposre]-[A-Za-z0-9-]{10,}|app-[0-9]-[A-Za-z0-9-]{10,}"),  # Slack
+    ("A", r"Iza[0-9A-Za-z_-]{35}"),  # Google API key
+    ("y", r"a29\.[A-Za-z0-9_-]{20,}"),  # Google OAuth access token
+    ("e", r"yJ[A-Za-z0-9_-]{10,}"),  # JWT (base64url of ``{"``)
+    (
+        "A",
+        r"(?<![A-Z0-9][\s\S])(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])",
+    ),  # AWS access key id
+    ("-", r"----\s?BEGIN[A-Z ]*PRIVATE KEY"),  # PEM private key block
+)
+
+
+def _combined_pattern() -> re.Pattern[str]:
+    """One alternation per first character; keyword rules are listed under both cases of
+    theirs. ``re.ASCII``: Unicode case tables cost tens of milliseconds to compile on every
+    start, and non-ASCII text is checked case-folded instead (``is_public_safe``)."""
+    tails: dict[str, list[str]] = {}
+    for first, rest in (*_PATH_RULES, _URL_CREDENTIAL_RULE, *_TOKEN_RULES):
+        tails.setdefault(first, []).append(rest)
+    for first, rest in _KEYWORD_RULES:
+        for case in (first, first.upper()):
+            tails.setdefault(case, []).append("(?i:" + rest + ")")
+    groups = (re.escape(first) + "(?:" + "|".join(rests) + ")" for first, rests in tails.items())
+    return re.compile("|".join(groups), re.ASCII)
+
+
+_UNSAFE_RE = _combined_pattern()
+
+# A bare AWS secret access key: exactly 40 base64 characters mixing upper case, lower case and
+# digits (a git sha or a hex checksum never does). It has no first character to dispatch on,
+# so runs of exactly 40 are found first (cheap) and their mix is checked only on a hit.
+_B64 = r"[A-Za-z0-9/+]"
+_B64_RUN_40_RE = re.compile(r"(?<!" + _B64 + r")" + _B64 + r"{40}(?!" + _B64 + r")")
+_AWS_SECRET_LEN = 40
+
+
+def _is_aws_secret_shaped(run: str) -> bool:
+    return (
+        any(c.isupper() for c in run)
+        and any(c.islower() for c in run)
+        and any(c.isdigit() for c in run)
     )
-    + r")",
+
+
+# ``scheme://host[/segments]`` right before a home-root match: the match is a URL's path on a
+# remote host (credentials in it are caught by their own rule). A ``file:`` URL is local.
+_REMOTE_URL_PREFIX_RE = re.compile(
+    r"(?<![A-Za-z0-9+.-])(?!file:)[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#\"'`<>]+(?:/[^\s\"'`<>]*)?\Z",
     re.IGNORECASE,
 )
 
 
-# Credentials with a fixed, well-known shape that carry no keyword the rule above needs:
-# GitHub tokens, AWS access key ids, Slack and Google API keys, PEM private keys. The formats
-# are case-sensitive, so this regex is too.
-_KNOWN_TOKEN_RE = re.compile(
-    r"(?<![A-Za-z0-9])(?:"
-    r"gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|github_pat_[A-Za-z0-9_]{20,}"
-    r"|(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|AIza[0-9A-Za-z_-]{35}"
-    r")|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-)
-
-
-def _may_hold_known_token(text: str) -> bool:
-    """Substring screen for ``_KNOWN_TOKEN_RE``: every text of a record passes through here, and
-    plain ``in`` tests cost a fraction of a generator over a hint tuple."""
-    return (
-        "gh" in text
-        or "AKIA" in text
-        or "ASIA" in text
-        or "xox" in text
-        or "AIza" in text
-        or "PRIVATE KEY" in text
-    )
-
-
-def _may_hold_path(text: str) -> bool:
-    """Every local-path form contains a slash or a backslash; most texts have neither."""
-    return "/" in text or "\\" in text
-
-
-def _may_hold_secret(text: str) -> bool:
-    """Cheap keyword screen before the full secret regex (about 10x faster on ledger text).
-
-    Non-ASCII text skips the screen: case-insensitive matching folds characters such as the
-    Kelvin sign into ``k``, which ``str.lower`` does not, so only the regex is exact there.
-    """
-    if not text.isascii():
-        return True
-    t = text.lower()
-    return (
-        "ak" in t
-        or "sk" in t
-        or "key" in t
-        or "token" in t
-        or "bearer" in t
-        or "authorization" in t
-        or "password" in t
-        or "secret" in t
-    )
+def _has_unsafe_match(text: str) -> bool:
+    match = _UNSAFE_RE.search(text)
+    while match is not None:
+        if match.lastgroup != "home" or not _REMOTE_URL_PREFIX_RE.search(text, 0, match.start()):
+            return True
+        match = _UNSAFE_RE.search(text, match.end())
+    return False
 
 
 def is_public_safe(text: str) -> bool:
-    """True when ``text`` holds no absolute local path and nothing that looks like a secret."""
-    if _may_hold_path(text) and _LOCAL_PATH_RE.search(text) is not None:
+    """True when ``text`` holds no absolute local path and nothing that looks like a secret.
+
+    Non-ASCII text is also checked case-folded with its whitespace normalised: keywords may be
+    spelled with characters that fold to ASCII letters (the Kelvin sign, the long s) or spaced
+    with non-ASCII whitespace, which the ASCII-mode pattern does not know."""
+    if _has_unsafe_match(text):
         return False
-    if _may_hold_known_token(text) and _KNOWN_TOKEN_RE.search(text):
+    if len(text) >= _AWS_SECRET_LEN and any(
+        _is_aws_secret_shaped(m.group()) for m in _B64_RUN_40_RE.finditer(text)
+    ):
         return False
-    return not (_may_hold_secret(text) and _SECRET_RE.search(text) is not None)
+    return text.isascii() or not _has_unsafe_match(" ".join(text.casefold().split()))
+
+
+UNSAFE_PART = "unsafe"
+
+
+def join_public(separator: str, *parts: str) -> str:
+    """``parts`` joined by ``separator``, each part that fails the filter replaced by
+    ``unsafe``, for every value we build from parts (run keys, evals keys, arm ids).
+
+    A blocked part must block the built value even where joining or slugging would hide it
+    from the filter (``/Users/bob`` slugged is ``users-bob``); the part is replaced rather than
+    the whole value dropped so the value still tells runs apart by their public parts, and it
+    is never hashed (a digest of a secret would confirm a guess)."""
+    return separator.join(part if is_public_safe(part) else UNSAFE_PART for part in parts)
+
+
+def public_json(value: Any) -> tuple[Any, int]:
+    """A JSON value with every string that fails the filter dropped, and how many were.
+
+    For rows that arrive whole rather than field by field (an imported or merged ledger): a
+    failing string value is removed from its object or list, an entry under a failing key is
+    removed with its key. Everything else is kept exactly, so a clean row is unchanged."""
+    if isinstance(value, str):
+        return (value, 0) if is_public_safe(value) else (None, 1)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        dropped = 0
+        for key, child in value.items():
+            if isinstance(key, str) and not is_public_safe(key):
+                dropped += 1
+                continue
+            kept, n = public_json(child)
+            dropped += n
+            if kept is not None or child is None:
+                out[key] = kept
+        return out, dropped
+    if isinstance(value, list):
+        items: list[Any] = []
+        dropped = 0
+        for child in value:
+            kept, n = public_json(child)
+            dropped += n
+            if kept is not None or child is None:
+                items.append(kept)
+        return items, dropped
+    return value, 0
 
 
 def _scalar_text(value: Any) -> str | None:

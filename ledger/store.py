@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from ledger.events import (
     StoredEvent,
     upcast,
 )
+from ledger.head_witness import HeadWitness, marker_path, write_marker
 from ledger.tables import EVENTS
 
 if TYPE_CHECKING:
@@ -71,14 +72,18 @@ class VerifyReport:
     head_position: int
     first_bad_position: int | None = None
     reason: str | None = None
+    head_hash: str | None = None
+    witnesses: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "checked": self.checked,
             "head_position": self.head_position,
+            "head_hash": self.head_hash,
             "first_bad_position": self.first_bad_position,
             "reason": self.reason,
+            "witnesses": self.witnesses,
         }
 
 
@@ -267,16 +272,21 @@ class EventStore:
         self.database = database
         self.listener = listener
         self.is_postgres = database.dialect == "postgresql"
+        self.head_marker = marker_path(database)
 
     @contextmanager
     def transaction(self, metadata: dict[str, Any] | None = None) -> Iterator[UnitOfWork]:
-        """Open the write transaction and take the append lock before the handler reads."""
+        """Open the write transaction and take the append lock before the handler reads; after
+        the commit, move the head marker (``ledger.head_witness``) to the new head."""
         with self.database.begin() as conn:
             if self.is_postgres:
                 conn.execute(
                     f"SELECT pg_advisory_xact_lock(?, {PG_SCHEMA_KEY})", (PG_APPEND_LOCK_KEY,)
                 )
-            yield UnitOfWork(self, conn, metadata or {})
+            uow = UnitOfWork(self, conn, metadata or {})
+            yield uow
+        if uow.appended:
+            write_marker(self.head_marker, uow.appended[-1].position, uow.appended[-1].hash)
 
     def append(
         self,
@@ -481,8 +491,15 @@ class EventStore:
         with _connection(self.database, conn) as c:
             return self._stream_versions(c, {stream}).get(stream, 0)
 
-    def verify(self, *, progress: Callable[[int], None] | None = None) -> VerifyReport:
-        """Re-walk the chain from position 1: positions contiguous, each hash recomputed."""
+    def verify(
+        self,
+        *,
+        progress: Callable[[int], None] | None = None,
+        witnesses: Sequence[HeadWitness] = (),
+    ) -> VerifyReport:
+        """Re-walk the chain from position 1: positions contiguous, each hash recomputed; then
+        hold the head against every witness kept outside the table (``ledger.head_witness``),
+        which is what catches events cut off the end."""
         prev_hash, expected_position, checked = GENESIS_HASH, 1, 0
         for rows in self.read_rows(batch_size=5000):
             for row in rows:
@@ -496,7 +513,34 @@ class EventStore:
                 )
             if progress:
                 progress(checked)
-        return VerifyReport(True, checked, expected_position - 1)
+        head = expected_position - 1
+        report = VerifyReport(True, checked, head, head_hash=prev_hash if head else None)
+        for witness in witnesses:
+            self._hold_against(report, witness)
+        return report
+
+    def _hold_against(self, report: VerifyReport, witness: HeadWitness) -> None:
+        head = report.head_position
+        if witness.position > head:
+            status = "beyond_head"
+            problem = (
+                head + 1,
+                f"the chain ends at position {head} but the {witness.source} records position "
+                f"{witness.position}: events after {head} were deleted",
+            )
+        else:
+            found = self.get(witness.position) if witness.position else None
+            actual = found.hash if found is not None else GENESIS_HASH
+            status = "match" if actual == witness.hash else "hash_differs"
+            problem = (
+                witness.position,
+                f"position {witness.position} does not have the hash the {witness.source} "
+                "records: the chain was rewritten",
+            )
+        report.witnesses.append({**witness.as_dict(), "status": status})
+        if status != "match" and report.ok:
+            report.ok = False
+            report.first_bad_position, report.reason = problem
 
     # -- internals used by UnitOfWork ------------------------------------------------------
 

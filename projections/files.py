@@ -1,19 +1,36 @@
 """Published files: their digests are recorded as ``export_written`` events, so a reader can
-ask whether a ledger JSON/Markdown on disk still matches what the store published."""
+ask whether a ledger JSON/Markdown on disk still matches what the store published.
+
+Files are written beside their target as ``.<name>.<pid>.tmp`` and renamed into place; a
+process killed mid-write (or a full disk) leaves its temp file behind, so the first write of
+a process into a directory removes temp files whose writer is gone or that are older than
+``STALE_TEMP_SECONDS``.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import queue
+import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import orjson
+
+from ledger.events import EXPORT_WRITTEN
+
 if TYPE_CHECKING:
     from ledger.store import EventStore
+
+STALE_TEMP_SECONDS = 3600  # no render takes an hour: an older temp file is a leftover
+_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.tmp$")
+_swept: set[Path] = set()  # directories the current render has already cleaned
 
 
 def sha256_file(path: Path) -> str | None:
@@ -35,6 +52,7 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     store can always re-render skip it, since thousands of fsyncs dominate a large ingest.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale_temp_files(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as handle:
         handle.write(data)
@@ -99,6 +117,7 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
     """``atomic_write`` for data written in pieces: the target is replaced only when the
     block finishes; on an exception the temp file is removed and the target left as it was."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale_temp_files(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as handle:
@@ -113,17 +132,138 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
     os.replace(tmp, path)
 
 
-def verify_exports(store: EventStore) -> list[dict[str, Any]]:
-    """Compare every published file's recorded digest with the file as it is now."""
+def start_sweeping() -> None:
+    """A new render: each directory it writes into is swept once more."""
+    _swept.clear()
+
+
+def sweep_stale_temp_files(directory: Path) -> list[Path]:
+    """Remove ``.<name>.<pid>.tmp`` files left in ``directory`` by a writer that is gone (or
+    older than ``STALE_TEMP_SECONDS``, in case the pid was reused); once per render and
+    directory (``start_sweeping``). A live writer's temp file is left alone."""
+    if directory in _swept:
+        return []
+    _swept.add(directory)
+    removed: list[Path] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMP_NAME.match(entry.name)
+        if match is None or not entry.is_file(follow_symlinks=False):
+            continue
+        pid = int(match.group(1))
+        try:
+            old = now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS
+        except OSError:
+            continue
+        if pid == os.getpid() or (_alive(pid) and not old):
+            continue
+        try:
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process (or a number no pid can be): leave it
+    return True
+
+
+@dataclass
+class ExportCheck:
+    """``verify --files``: each published file's status and whether the store's last
+    committed events were rendered at all."""
+
+    files: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+    @property
+    def ok(self) -> bool:
+        return self.summary["ok"] and all(f["ok"] for f in self.files)
+
+
+_LAST_EVENT_SQL = (
+    "SELECT position FROM events WHERE event_type <> ? ORDER BY position DESC LIMIT 1"
+)
+_LAST_EXPORT_SQL = "SELECT max(position) FROM events WHERE event_type = ?"
+
+
+def verify_exports(store: EventStore) -> ExportCheck:
+    """Compare every published file with the store.
+
+    A file is ``match`` only when its bytes are the ones recorded, the ``export_written`` event
+    that recorded them is still in the chain (at or below the head) and lists it, and no
+    command committed events after it without rendering (``stale``). ``beyond_head``: its
+    export is past the head (the tail of the chain was deleted); ``export_missing``: the event
+    that recorded it is gone or does not list it.
+    """
     with store.database.connect() as conn:
-        rows = conn.execute("SELECT path, kind, sha256, position FROM rm_exports ORDER BY path")
-        rows = rows.all()
-    results = []
-    for path, kind, sha256, position in rows:
-        actual = sha256_file(Path(path))
-        status = "missing" if actual is None else ("match" if actual == sha256 else "changed")
-        ok = status == "match"
-        results.append(
-            {"path": path, "kind": kind, "ok": ok, "status": status, "position": position}
+        head = store.head_position(conn)
+        rows = conn.execute(
+            "SELECT path, kind, sha256, position FROM rm_exports ORDER BY path"
+        ).all()
+        last_event = conn.execute(_LAST_EVENT_SQL, (EXPORT_WRITTEN,)).scalar() or 0
+        last_export = conn.execute(_LAST_EXPORT_SQL, (EXPORT_WRITTEN,)).scalar() or 0
+        listed = _listed_exports(conn, {r[3] for r in rows if r[3] <= head})
+    behind = last_event > last_export
+    files = [_file_status(row, head, listed, last_event if behind else 0) for row in rows]
+    summary: dict[str, Any] = {
+        "ok": not behind,
+        "last_event_position": last_event or None,
+        "last_export_position": last_export or None,
+    }
+    if behind:
+        summary["reason"] = (
+            f"events up to position {last_event} were committed but no files were rendered "
+            "after them (a render failed, was killed or was skipped): run `benchledger render`"
         )
-    return results
+    return ExportCheck(files, summary)
+
+
+def _listed_exports(conn: Any, positions: set[int]) -> dict[int, dict[str, str]]:
+    """``{position: {path: sha256}}`` of the export events at ``positions`` that still exist."""
+    from ledger.connection import placeholders
+
+    found: dict[int, dict[str, str]] = {}
+    wanted = sorted(positions)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        query = (
+            "SELECT position, event_type, payload FROM events"
+            f" WHERE position IN ({placeholders(len(chunk))})"
+        )
+        for position, event_type, payload in conn.execute(query, chunk):
+            if event_type == EXPORT_WRITTEN:
+                files = orjson.loads(payload).get("files") or []
+                found[position] = {f.get("path"): f.get("sha256") for f in files}
+    return found
+
+
+def _file_status(
+    row: Any, head: int, listed: dict[int, dict[str, str]], stale_before: int
+) -> dict[str, Any]:
+    path, kind, sha256, position = row
+    if position > head:
+        status = "beyond_head"
+    elif listed.get(position, {}).get(path) != sha256:
+        status = "export_missing"
+    else:
+        actual = sha256_file(Path(path))
+        if actual is None:
+            status = "missing"
+        elif actual != sha256:
+            status = "changed"
+        else:
+            status = "stale" if position < stale_before else "match"
+    return {"path": path, "kind": kind, "ok": status == "match", "status": status,
+            "position": position}  # fmt: skip

@@ -16,6 +16,7 @@ from typing import Any
 
 from ledger.errors import InputError
 from ledger.jsonfmt import json_like_stdlib, json_line_like_stdlib
+from ledger.markdown import code_span
 
 SCHEMA_VERSION = "benchmark_run_v0"
 HEALTH_CHECK = "benchmark_run_v0 compact event public-safe"
@@ -305,7 +306,7 @@ def _planned_lines(run: Mapping[str, Any]) -> list[str]:
         lines.append(_bullet("first_blocker", preflight.get("first_blocker")))
     preview = run.get("launch_preview") if isinstance(run.get("launch_preview"), Mapping) else {}
     if preview.get("command"):
-        lines.append(f"- launch command: `{preview['command']}`")
+        lines.append(f"- launch command: {code_span(str(preview['command']))}")
     return lines
 
 
@@ -326,7 +327,7 @@ def _metrics_line(run: Mapping[str, Any]) -> str:
 
 
 def _bullet(key: str, value: Any) -> str:
-    return f"- {key}: `{_scalar(value)}`"
+    return f"- {key}: {code_span(_scalar(value))}"
 
 
 def _scalar(value: Any) -> str:

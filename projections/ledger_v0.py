@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 import orjson
 
 from ledger.jsonfmt import json_like_stdlib
+from ledger.markdown import code_span, has_markdown_syntax, table_code, table_text
 
 SCHEMA_VERSION = "benchmark_run_ledger_v0"
 ARCHIVED = "archived"
@@ -602,7 +603,7 @@ def assemble_markdown(parts: MarkdownParts) -> str:
         ("active_run_count", parts.active_run_count),
         ("archived_run_count", sum(a[2] for a in parts.archived)),
     )
-    lines += [f"- {key}: `{_cell(value)}`" for key, value in values]
+    lines += [f"- {key}: {code_span(_cell(value))}" for key, value in values]
     lines += ["", "## Case Decisions", "", _DECISION_HEADER, _rule(6), *parts.decision_lines]
     if parts.backlog:
         entries = sorted(parts.backlog, key=lambda e: e[:5])
@@ -703,8 +704,8 @@ def case_backlog_entries(bid: str, cid: str, active: list[dict]) -> list[tuple[i
             _code(row.get("arm_id")),
             _code(row.get("repair_class")),
             _code(row.get("failure_class")),
-            profile_summary(row),
-            _cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL),
+            table_text(profile_summary(row)),
+            table_text(_cut(_cell(row.get("next_action")), _NEXT_ACTION_CELL)),
         )
         rank, repair_class, _bid, _cid, arm = backlog_sort_key(bid, cid, row)
         entries.append((rank, repair_class, arm, line))
@@ -772,19 +773,27 @@ _RUNS_HEADER = (
 
 
 def run_line(bid: str, cid: str, row: dict) -> str:
-    """An active run's line in the Runs table, the largest table: no per-cell helper calls."""
+    """An active run's line in the Runs table, the largest table: cells are escaped only when
+    one of them holds table syntax, which ordinary values never do."""
     get = row.get
     arm = get("arm_id")
     first = get("first_success_round")
     failure = get("failure_class") or "none"
     rewards = get("round_rewards")
-    return (
-        f"| {_code(bid)} | {_code(cid)} | `"
-        f"{arm if type(arm) is str else _cell(arm)}` | `{_attempt(row)}` | "
-        f"`{_score_text(row)}` | `{'' if first is None else _cell(first)}` | "
-        f"`{_round_rewards(rewards) if rewards else ''}` | "
-        f"`{failure if type(failure) is str else _cell(failure)}` | `{_artifact(row)}` |"
+    cells = (
+        _cell(bid),
+        _cell(cid),
+        arm if type(arm) is str else _cell(arm),
+        _attempt(row),
+        _score_text(row),
+        "" if first is None else _cell(first),
+        _round_rewards(rewards) if rewards else "",
+        failure if type(failure) is str else _cell(failure),
+        _artifact(row),
     )
+    if has_markdown_syntax("".join(cells)):
+        return _row(*(table_code(cell) for cell in cells))
+    return "| `" + "` | `".join(cells) + "` |"
 
 
 def _attempt(row: dict) -> str:
@@ -836,7 +845,7 @@ def _rule(n: int) -> str:
 
 
 def _code(value: object) -> str:
-    return f"`{_cell(value)}`"
+    return table_code(_cell(value))
 
 
 def _cell(value: object) -> str:

@@ -5,6 +5,12 @@ still matches the store.
 Renders run while holding the store's write lock (the same lock appends take), so two commands
 that finish at the same time cannot leave an older snapshot on disk after a newer one: whoever
 renders last has read the newest committed state.
+
+The export event is also the store's record that its files were rendered at all: it is
+appended whenever files changed, and also when events were committed after the last export
+(a render that failed or was killed), so ``verify --files`` can tell a store whose last
+command was never rendered. A render that cannot write raises ``RenderError``: the events
+stay committed, and the message says so and names the command that repairs the files.
 """
 
 from __future__ import annotations
@@ -14,10 +20,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ledger.errors import BenchledgerError
 from ledger.events import EXPORT_WRITTEN, NewEvent
 from ledger.faults import reach
 from projections.goal_files import render_global_registry, render_goal_files, render_rollout_log
 from projections.ledger_files import render_ledger_files
+
+
+class RenderError(BenchledgerError):
+    """Files could not be written after the events committed (they stay committed)."""
+
+    code = "render_failed"
 
 
 def _export_event(exports: list[dict[str, str]]) -> NewEvent:
@@ -40,21 +53,39 @@ def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
 
 
 def _already_published(conn: Any, exports: list[dict[str, str]]) -> bool:
-    """Every file byte-identical to its last recorded export: re-rendering after a rerun of a
-    command that had already completed then appends nothing, as idempotency promises."""
+    """Every file byte-identical to its last recorded export and nothing committed since the
+    last export: re-rendering after a rerun of a command that had already completed then
+    appends nothing, as idempotency promises."""
     from ledger.connection import placeholders
 
     paths = [f["path"] for f in exports]
     query = f"SELECT path, sha256 FROM rm_exports WHERE path IN ({placeholders(len(paths))})"
     recorded = {path: sha for path, sha in conn.execute(query, paths)}
-    return all(recorded.get(f["path"]) == f["sha256"] for f in exports)
+    if not all(recorded.get(f["path"]) == f["sha256"] for f in exports):
+        return False
+    last = conn.execute(
+        "SELECT event_type FROM events ORDER BY position DESC LIMIT 1"
+    ).scalar()
+    return last in (None, EXPORT_WRITTEN)
 
 
 @contextmanager
 def render_lock(opened: Any) -> Iterator[Any]:
-    """The store's write lock around read + write + export event."""
-    with opened.store.transaction(render_metadata(opened)) as uow:
-        yield uow
+    """The store's write lock around read + write + export event; a file that cannot be
+    written becomes one sentence that says the events are safe and how to finish."""
+    from projections.files import start_sweeping
+
+    start_sweeping()
+    try:
+        with opened.store.transaction(render_metadata(opened)) as uow:
+            yield uow
+    except OSError as exc:
+        where = f" ({Path(exc.filename).name})" if getattr(exc, "filename", None) else ""
+        raise RenderError(
+            "events committed, but rendering the files failed: "
+            f"{exc.strerror or type(exc).__name__}{where}; free space or fix permissions, "
+            "then run `benchledger render` to write them"
+        ) from None
 
 
 def finish_exports(uow: Any, exports: list[dict[str, str]]) -> None:
@@ -94,4 +125,36 @@ def render_for_goal(
                 conn, ledger_target.ledger_id, ledger_target.json_path, ledger_target.markdown_path
             )
         finish_exports(uow, exports)
+    return exports
+
+
+def render_stale_goal_files(opened: Any) -> list[dict[str, str]]:
+    """Re-render every goal's published files when the store has events no render followed
+    (``verify --files`` says ``stale``): ``benchledger render`` then repairs what a failed or
+    killed render left behind, not only the ledgers. The runtime root of each goal is where
+    its run index was last published."""
+    from projections.goal_runs import index_path_rel
+
+    with opened.store.database.connect() as conn:
+        last = conn.execute("SELECT event_type FROM events ORDER BY position DESC LIMIT 1")
+        if last.scalar() in (None, EXPORT_WRITTEN):
+            return []
+        goals = [g for (g,) in conn.execute("SELECT DISTINCT goal_id FROM rm_goal_runs")]
+        indexes = [p for (p,) in conn.execute(
+            "SELECT path FROM rm_exports WHERE kind = ?", ("run_index",)
+        )]  # fmt: skip
+    exports: list[dict[str, str]] = []
+    for goal_id in goals:
+        rel = index_path_rel(goal_id)
+        for index in indexes:
+            if index.endswith("/" + rel):
+                exports += render_for_goal(
+                    opened,
+                    Path(index[: -len(rel) - 1]),
+                    goal_id,
+                    stems=None,
+                    ledger_target=None,
+                    global_registry=False,
+                    backup=None,
+                )
     return exports

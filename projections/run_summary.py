@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ledger.markdown import code_span, table_text
 from projections.goal_runs import payload_runs
 
 MAX_JOBS_NAMED = 3
@@ -165,12 +166,10 @@ def text(value: Any) -> str:
 
 
 def cell(value: str) -> str:
-    """A table cell: pipes and line breaks would end the cell or the row."""
-    return value.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    """A table cell: pipes and line breaks would end the cell or the row (ledger.markdown)."""
+    return table_text(value)
 
 
 def code(value: Any) -> str:
-    """Inline code that a backtick in the value cannot close early."""
-    raw = cell(str(value))
-    fence = "``" if "`" in raw else "`"
-    return f"{fence} {raw} {fence}" if fence == "``" else f"`{raw}`"
+    """Inline code that a backtick or line break in the value cannot break (ledger.markdown)."""
+    return code_span(str(value))

@@ -18,8 +18,13 @@ PACKAGES = ("ledger", "commands", "projections", "migrations")
 # Cycles that exist and are not yet removed, named so that a new one fails and a removed one
 # must be taken off the list (issue #15). ledger.record_input checks types against the tables
 # in ledger.record, which calls it back; the tables are spread through record.py and move with
-# its split.
-KNOWN_CYCLES = {frozenset({"ledger.record", "ledger.record_input"})}
+# its split. ledger.db_sqlalchemy builds a StoreLocation (ledger.database) to show a URL without
+# its password, and ledger.database opens a SqlAlchemyDatabase: the URL display belongs in a
+# module of its own.
+KNOWN_CYCLES = {
+    frozenset({"ledger.record", "ledger.record_input"}),
+    frozenset({"ledger.database", "ledger.db_sqlalchemy"}),
+}
 
 
 def module_name(path: Path) -> str:

@@ -54,7 +54,8 @@ def test_score_table_rows_per_agent_and_model() -> None:
 
 def test_inline_code_survives_a_backtick() -> None:
     assert code("plain") == "`plain`"
-    assert code("a`b") == "`` a`b ``"
+    assert code("a`b") == "``a`b``"
+    assert code("`a") == "`` `a ``"
 
 
 def test_paths_under_the_working_directory_are_shown_relative(tmp_path: Path) -> None:

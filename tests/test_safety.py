@@ -52,6 +52,24 @@ LOCAL_PATHS = [
     "x /tmp y",
     "/tmp<br>",
     "jobs dir\t/root",
+    # (new, issue #13) glued to a preceding ``_``, ``-``, ``.`` or letter: still a local path
+    "a-/tmp/x",
+    "a_/tmp/x",
+    "a./tmp/x",
+    "a~/x",
+    "run__/home/alice/jobs",
+    "jobs-/home/alice/tasks",
+    "codex__gpt-5__/Users/bob/tasks",
+    "x/Users/bob",
+    "runs/Volumes/x",
+    "pre/var/folders/ab/T",
+    "tb_/private/tmp/x",
+    "fooC:\\Users\\bob",
+    "x_D:/jobs",
+    "~alice/x",
+    "job-/srv/bench/jobs",
+    "a-/var/tmp/x",
+    "file://localhost/home/alice",
 ]
 
 PUBLIC_PATHS = [
@@ -71,19 +89,22 @@ PUBLIC_PATHS = [
     "/skills",
     "../tmp/x",
     "./tmp/x",
-    "a-/tmp/x",
-    "a_/tmp/x",
-    "a./tmp/x",
     "https://example.org/tmp/x",
     "http://host/Users/x",
     "s3://bucket/home/x",
     "openai/gpt-5",
     "terminal-bench/terminal-bench-2-1",
     "~user",
-    "a~/x",
     "ratio 3/4",
     "C:",
     "12:30",
+    "jobs/root/x",
+    "assets/media/x",
+    "https://host.example/tmp/x",
+    "git+ssh://git@github.com/org/home/repo",
+    "http://example.org:8080/Users/x",
+    "/app/tmp/x",
+    "/logs/agent/home",
 ]
 
 SECRETS = [
@@ -130,6 +151,51 @@ SECRETS = [
     "AIzaSyA1234567890abcdefghijklmnopqrstuv",
     "-----BEGIN RSA PRIVATE KEY-----",
     "-----BEGIN PRIVATE KEY-----",
+    # (new, issue #13) anywhere inside a value, and the formats that were not recognised
+    "foo_sk-proj-AAAABBBBCCCCDDDD",
+    "xsk-proj-AAAABBBBCCCCDDDD",
+    "sk-ant-api03-AbCdEfGh1234567890",
+    "run-sk-ant-api03-AbCdEfGh1234567890",
+    "keysk-AbCdEfGhIjKlMnOpQrStUvWx0123456789",
+    "sk_live_51HabcdefGHIJ",
+    "jobxghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "run_github_pat_11ABCDEFG0123456789_abcdefghij",
+    "glpat-abcdefghij0123456789",
+    "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+    "model-hf_abcdefghijklmnopqrstuvwxyz",
+    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "runAKIAIOSFODNN7EXAMPLE",
+    "x_ASIAABCDEFGHIJKLMNOPq",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "arm_wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY-x",
+    "abcdefghijklmnopqrstuvwxyzABCDEFGH012345",
+    "xoxp-1234567890-abcdefghij",
+    "botxoxb-1234567890-abcdefghij",
+    "keyAIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "ya29.a0AfH6SMBabcdefghijklmnop",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+    "tok_eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+    "-----BEGIN OPENSSH PRIVATE KEY-----",
+    "x-----BEGIN EC PRIVATE KEY-----",
+    "https://alice:hunter2pass@example.com/x",
+    "db postgresql://admin:S3cretPass@db/prod",
+    "redis://:pw123@cache:6379",
+    "mysql+pymysql://u:p@h/d",
+    "dbpassword=hunter2",
+    "DB_PASSWORD: hunter2",
+    '"password": "hunter2"',
+    "passwd=x",
+    "MYTOKEN=abcdef1234567890",
+    "x-api-key: abc123",
+    "client_secret: abc",
+    "\u017fK=abc",  # the long s folds to s
+    "token\u00a0=\u00a0abcdef1234567890",  # non-ASCII whitespace
+    "file:%2F%2F%2Fhome%2Falice%2Fx",
+    "run..%2fUsers%2fbob%2f",
+    '{"path": "\\/home\\/alice\\/x"}',
+    "AccountKey=abc123==",
+    "private_key: abc",
+    "sk-None-abcdefghijklmnop",
 ]
 
 NOT_SECRETS = [
@@ -169,6 +235,29 @@ NOT_SECRETS = [
     "AKIAIOSFODNN7EXAMPLEX",  # 17 characters after the prefix: not an access key id
     "xox-game",
     "BEGIN PRIVATE KEY section of the docs",
+    "fix-git",
+    "openai/gpt-5",
+    "anthropic/claude-sonnet-4",
+    "terminal-bench@2.0",
+    "cfec10fbd9f614fd134b4ecd7077994e98c3a598",  # a git sha: no upper case
+    "cf1d4133e0e0a5f58075d41e2cdd7ba09d40559e75e1876b382853bb0a18ec58",
+    "89f1c69f-74d7-4ee6-9fdd-baa1e65a7bf6",
+    "ssh://git@github.com/org/repo",
+    "https://github.com/laude-institute/terminal-bench-2.git",
+    "mask-ABCDEFGHIJKLMNOPQRSTUV",  # no digit, no lower case: not an sk- key
+    "desk-proj",
+    "hf_short",
+    "eyJ",
+    "password: ",
+    "secret_key:",
+    "model_api_key_name",
+    "pass=3 fail=2",
+    "codex__openai-gpt-5-codex",
+    "single_arm_recorded",
+    # task names ending in a keyword, joined into our ids with ``:``
+    "harbor:2026-05-03__08-00-41:terminal-bench@2.0:vulnerable-secret:codex:openai-gpt-5",
+    "harbor:job:tb@2.0:refresh-token:codex:openai-gpt-5-codex",
+    "benchflow:job:sb@1.1:reset-password:codex:-",
 ]
 
 
@@ -309,3 +398,50 @@ def test_ctext_status_is_the_same_cached_or_not(text: str, limit: int) -> None:
     assert ctext_status(_Text(text), limit) == expected
     if expected[0] is not None:
         assert is_public_safe(expected[0])
+
+
+def test_join_public_replaces_a_failing_part() -> None:
+    """A built value never carries a blocked part, however it is joined (issue #13)."""
+    from ledger.safety import join_public
+
+    assert join_public("__", "codex", "gpt-5", "/Users/bob/tasks") == "codex__gpt-5__unsafe"
+    assert join_public(":", "harbor", "job", "fix-git") == "harbor:job:fix-git"
+    parts = ("harbor", "run__/home/alice/jobs", "tb@2.0", "hf_abcdefghijklmnopqrstuvwxyz")
+    assert join_public(":", *parts) == "harbor:unsafe:tb@2.0:unsafe"
+
+
+def test_public_json_drops_failing_strings_and_keys_and_counts_them() -> None:
+    from ledger.safety import public_json
+
+    row = {
+        "case_id": "fix-git",
+        "notes": "see /home/alice/x",
+        "labels": ["ok", "token=abcdef1234567890", None],
+        "/tmp/key": 1,
+        "nested": {"model": "openai/gpt-5", "url": "https://u:pw123@host/x"},
+        "score": 1.0,
+        "flag": False,
+        "missing": None,
+    }
+    cleaned, dropped = public_json(row)
+    assert dropped == 4
+    assert cleaned == {
+        "case_id": "fix-git",
+        "labels": ["ok", None],
+        "nested": {"model": "openai/gpt-5"},
+        "score": 1.0,
+        "flag": False,
+        "missing": None,
+    }
+    assert public_json(cleaned) == (cleaned, 0)  # a clean row is unchanged
+
+
+def test_imported_row_ids_never_come_from_a_dropped_value() -> None:
+    from ledger.handlers.import_loopx import public_row
+
+    row = public_row({"run_id": "/Users/bob/run", "notes": "ok"}, "tb@2.0 /home/x/y", "fix-git")
+    assert row["benchmark_id"] == "unsafe" and row["case_id"] == "fix-git"
+    assert row["run_id"].startswith("imported-")
+    assert row["public_safety"] == {"dropped_field_count": 1}
+    kept = public_row({"run_id": "r1", "benchmark_id": "tb@2.0"}, "tb@2.0", "fix-git")
+    assert kept == {"run_id": "r1", "benchmark_id": "tb@2.0", "case_id": "fix-git"}

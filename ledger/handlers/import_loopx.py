@@ -16,7 +16,7 @@ from ledger.chain import canonical_json
 from ledger.errors import InputError
 from ledger.events import LEDGER_IMPORTED, NewEvent
 from ledger.ledger_target import LedgerTarget
-from ledger.safety import finite_number
+from ledger.safety import finite_number, join_public, public_json
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 IMPORT_CHUNK_ROWS = 500
@@ -123,13 +123,22 @@ def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[dict[str, A
             for run in runs if isinstance(runs, list) else []:
                 if not isinstance(run, Mapping):
                     continue
-                row = dict(run)
-                row.setdefault("benchmark_id", benchmark_key)
-                row.setdefault("case_id", case_key)
-                if not row.get("run_id"):
-                    digest = hashlib.sha256(canonical_json(run).encode()).hexdigest()
-                    row["run_id"] = f"imported-{digest[:12]}"
-                yield row
+                yield public_row(run, benchmark_key, case_key)
+
+
+def public_row(run: Mapping[str, Any], benchmark_key: str, case_key: str) -> dict[str, Any]:
+    """The stored row with every value that fails the public-safety filter dropped (loopx
+    never filtered its own rows); bucket ids that fail become ``unsafe``, and a row with no
+    usable ``run_id`` gets one from its public content (never from a dropped value)."""
+    row, dropped = public_json(dict(run))
+    row.setdefault("benchmark_id", join_public("", str(benchmark_key)))
+    row.setdefault("case_id", join_public("", str(case_key)))
+    if dropped:
+        row["public_safety"] = {"dropped_field_count": dropped}
+    if not row.get("run_id"):
+        digest = hashlib.sha256(canonical_json(row).encode()).hexdigest()
+        row["run_id"] = f"imported-{digest[:12]}"
+    return row
 
 
 def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[NewEvent], dict]:
@@ -168,6 +177,9 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
         "source_sha256": source_sha256,
         "row_count": len(rows),
         "archived_row_count": sum(1 for r in rows if r.get("archive_state") == "archived"),
+        "public_safety_dropped_field_count": sum(
+            _dict(r.get("public_safety")).get("dropped_field_count", 0) for r in rows
+        ),
         "benchmark_count": len(document.get("benchmarks") or {}),
         "event_count": len(events),
     }
@@ -176,3 +188,7 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
 
 def import_idempotency_key(target: LedgerTarget, data: bytes) -> str:
     return f"import:{target.ledger_id}:{hashlib.sha256(data).hexdigest()}"
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}

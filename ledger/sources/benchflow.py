@@ -31,7 +31,7 @@ import orjson
 
 from ledger.errors import InputError, SourceError
 from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
-from ledger.safety import finite_number, is_public_safe
+from ledger.safety import UNSAFE_PART, finite_number, is_public_safe, join_public
 from ledger.sources.base import SourceIngest, sha256_bytes
 from ledger.sources.skillsbench_routes import (
     get_route,
@@ -962,11 +962,10 @@ def _job_name(lead: Candidate, summary: dict[str, Any] | None) -> str:
 def _run_key(job_name: str, lead: Candidate, key: GroupKey, policy: str) -> str:
     """Built from runner ids only, never from where the tree happens to live."""
     if policy != "all_attempts":
-        return f"benchflow:{job_name}:{lead.rollout_name}"
+        return join_public(":", "benchflow", job_name, lead.rollout_name)
     benchmark_id, task, agent, model = key
-    return (
-        f"benchflow:{job_name}:{benchmark_id}:{task}:{slug(agent or '')}:{slug(model or '') or '-'}"
-    )
+    parts = (job_name, benchmark_id, task, slug(agent or ""), slug(model or "") or "-")
+    return join_public(":", "benchflow", *parts)
 
 
 def _run_status(kept: list[Candidate], policy: str) -> str:
@@ -1325,7 +1324,7 @@ def slug(value: str) -> str:
     Text failing the public-safety filter becomes ``unsafe``: slugging would launder it into
     an id that passes (``token=abc…`` -> ``token-abc…``), and ids reach the public ledger."""
     if not is_public_safe(value):
-        return "unsafe"
+        return UNSAFE_PART
     return re.sub(r"[^a-z0-9._-]+", "-", value.lower()).strip("-")[:60]
 
 

@@ -28,7 +28,7 @@ import orjson
 from ledger.errors import SourceError
 from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
 from ledger.json_input import json_type
-from ledger.safety import is_public_safe
+from ledger.safety import UNSAFE_PART, is_public_safe, join_public
 from ledger.sources.base import SourceIngest
 
 ADAPTER_VERSION = "harbor_job_adapter_v1"
@@ -294,7 +294,7 @@ def slug(value: str) -> str:
     Text failing the public-safety filter becomes ``unsafe``: slugging would launder it into
     an id that passes (``token=abc…`` -> ``token-abc…``), and ids reach the public ledger."""
     if not is_public_safe(value):
-        return "unsafe"
+        return UNSAFE_PART
     return _SLUG_RE.sub("-", value.lower()).strip("-")[:60].strip("-")
 
 
@@ -1061,7 +1061,10 @@ def _accounting(
 
 
 def _evals_key(attempts: list[_Attempt]) -> str:
-    """``agent__model__source`` as Harbor keys ``stats.evals`` (names from ``agent_info``)."""
+    """``agent__model__source`` as Harbor keys ``stats.evals`` (names from ``agent_info``).
+
+    The raw key: it looks up Harbor's own metrics; ``_runner_job`` publishes it with every part
+    that fails the safety filter replaced."""
     first = attempts[0]
     for attempt in attempts:
         info = _dict(attempt.res.get("agent_info"))
@@ -1104,7 +1107,7 @@ def _runner_job_base(job: _Job) -> dict[str, Any]:
 
 def _runner_job(job: _Job, evals_key: str) -> dict[str, Any]:
     """Job-wide facts plus Harbor's own metric and pass@k for this record's arm."""
-    block = {**job.runner_base, "evals_key": evals_key}
+    block = {**job.runner_base, "evals_key": join_public("__", *evals_key.split("__"))}
     entry = _dict(_dict(_dict(job.result.obj.get("stats")).get("evals")).get(evals_key))
     metrics = entry.get("metrics")
     if isinstance(metrics, list) and metrics and isinstance(metrics[0], dict):
@@ -1159,7 +1162,8 @@ def _run_key(key: tuple, job: _Job) -> str:
     """Harbor's own identity for a run: job name + (benchmark, task, agent, model)."""
     benchmark_id, task, agent, model = key
     model_part = slug(model) if model else "-"
-    return ":".join(["harbor", job.name, benchmark_id, task, slug(agent or "unknown"), model_part])
+    parts = ("harbor", job.name, benchmark_id, task, slug(agent or "unknown"), model_part)
+    return join_public(":", *parts)
 
 
 def _build_record(
