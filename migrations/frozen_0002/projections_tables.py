@@ -1,0 +1,58 @@
+"""The read-model tables as statements name them (see ``ledger/tables.py``); their full
+models, for Alembic, are in ``projections/schema.py``."""
+
+from __future__ import annotations
+
+from migrations.frozen_0002.ledger_tables import TableSpec
+
+LEDGERS = TableSpec(
+    "rm_ledgers",
+    ("ledger_id", "ledger_path", "update_policy", "created_at", "updated_at", "position"),
+    ("ledger_id",),
+)
+LEDGER_ROWS = TableSpec(
+    "rm_ledger_rows",
+    (
+        "ledger_id",
+        "run_id",
+        "benchmark_id",
+        "case_id",
+        "recorded_at",
+        "archived",
+        "row",
+        "position",
+        "render_key",
+        "json_fragment",
+        "markdown_line",
+    ),
+    ("ledger_id", "run_id"),
+)
+LEDGER_CASES = TableSpec(
+    "rm_ledger_cases",
+    (
+        "ledger_id",
+        "benchmark_id",
+        "case_id",
+        "active_run_count",
+        "archived_run_count",
+        "json_head",
+        "decision_line",
+        "backlog",
+        "position",
+    ),
+    ("ledger_id", "benchmark_id", "case_id"),
+)
+GOAL_RUNS = TableSpec(
+    "rm_goal_runs",
+    ("goal_id", "stem", "run_key", "generated_at", "record", "position"),
+    ("goal_id", "stem"),
+)
+GLOBAL_REGISTRY = TableSpec(
+    "rm_global_registry", ("registry_id", "document", "position"), ("registry_id",)
+)
+ROLLOUT_EVENTS = TableSpec(
+    "rm_rollout_events",
+    ("goal_id", "event_id", "event_kind", "status", "record", "position"),
+    ("goal_id", "event_id"),
+)
+EXPORTS = TableSpec("rm_exports", ("path", "kind", "sha256", "position"), ("path",))
