@@ -24,9 +24,6 @@ PACKAGES = ("ledger", "commands", "projections", "migrations")
 KNOWN_CYCLES = {
     frozenset({"ledger.record", "ledger.record_input"}),
     frozenset({"ledger.database", "ledger.db_sqlalchemy"}),
-    # as-of reads from the nearest snapshot; a snapshot is built by an as-of replay. Both
-    # directions are function-level imports; the shared replay step belongs in its own module.
-    frozenset({"projections.as_of", "projections.snapshots"}),
 }
 
 
