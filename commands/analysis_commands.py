@@ -267,7 +267,7 @@ def apply_accepted(
     updated: dict[str, Any], report: dict[str, Any], paths: CaseAnalysisPaths, *, db: str | None
 ) -> dict[str, Any]:
     """Append the event, then write the files from its payload (never the other way round)."""
-    from commands.runtime import open_store
+    from commands.runtime import command_metadata, open_store
     from ledger.handlers.case_analysis_apply import plan_case_analysis_accept
 
     if paths.output is None:  # validate_case_analysis_options makes this unreachable
@@ -285,7 +285,7 @@ def apply_accepted(
     try:
         result = opened.store.append(
             [plan.event],
-            metadata=opened.metadata,
+            metadata=command_metadata(_version()),
             idempotency_key=plan.idempotency_key,
         )
         document = result.events[0].payload["document"]
@@ -353,6 +353,11 @@ def _existing_markdown(paths: CaseAnalysisPaths) -> str | None:
                 return None
     return None
 
+
+def _version() -> str:
+    from commands.cli import VERSION
+
+    return VERSION
 
 
 COMMANDS = [benchmark]

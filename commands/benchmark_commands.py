@@ -246,7 +246,7 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
         runtime_root=root.get("runtime_root"),
         options=options,
         build=lambda: _build(opts),
-        metadata=command_metadata(),
+        metadata=command_metadata(_version()),
     )
     emit(payload, fmt, TITLE, markdown=_markdown)
     if not payload.get("ok", True):
@@ -264,6 +264,11 @@ def _markdown(payload: dict[str, Any]) -> str:
         details = render_append_markdown(payload)
     return with_summary(details, payload, cwd=Path.cwd())
 
+
+def _version() -> str:
+    from commands.cli import VERSION
+
+    return VERSION
 
 
 def _build(opts: dict[str, Any]):  # noqa: ANN202

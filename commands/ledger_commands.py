@@ -41,6 +41,11 @@ def _ledger_options(func):  # noqa: ANN001, ANN202
     )(func)
 
 
+def _version() -> str:
+    from commands.cli import VERSION
+
+    return VERSION
+
 
 def _read_input(value: str, limit: int) -> tuple[bytes, str | None]:
     """The bytes of a file argument or of stdin (``-``), and the path to cite (None for stdin)."""
@@ -154,7 +159,7 @@ def _apply_upsert(
     input_kind: str,
     source_path: str | None,
 ) -> dict[str, Any]:
-    from commands.runtime import open_store
+    from commands.runtime import command_metadata, open_store
     from ledger.clock import utc_now_seconds
     from ledger.handlers.ledger_maintenance import require_store_ledger
     from ledger.handlers.ledger_upsert import (
@@ -178,7 +183,7 @@ def _apply_upsert(
     )
     opened = open_store(ctx.find_root().obj.get("db"))
     try:
-        with opened.store.transaction(opened.metadata) as uow:
+        with opened.store.transaction(command_metadata(_version())) as uow:
             reads = StoreReads(uow.conn)
             require_store_ledger(reads, target)
             plan = plan_ledger_upsert(
@@ -362,7 +367,7 @@ def import_loopx_ledger(
     """Import a loopx benchmark_run_ledger_v0 JSON (run ids and archive state kept).
 
     PATH itself is never rewritten unless --in-place says so."""
-    from commands.runtime import open_store
+    from commands.runtime import command_metadata, open_store
     from ledger.errors import InputError
     from ledger.handlers.import_loopx import import_idempotency_key, plan_import
     from ledger.input_files import LEDGER_JSON_LIMIT
@@ -382,7 +387,7 @@ def import_loopx_ledger(
         try:
             result = opened.store.append(
                 events,
-                metadata=opened.metadata,
+                metadata=command_metadata(_version()),
                 idempotency_key=import_idempotency_key(target, data),
             )
             already = result.already_recorded
@@ -490,7 +495,7 @@ def _write_plan(ctx: click.Context, opts: dict[str, Any], target: Any, decide: A
 
     ``decide(reads, now)`` returns a ``MaintenancePlan``; returns ``(plan, rendered)``.
     """
-    from commands.runtime import open_store
+    from commands.runtime import command_metadata, open_store
     from ledger.clock import utc_now_seconds
     from ledger.handlers.ledger_maintenance import require_store_ledger
     from projections.render import render_ledger
@@ -498,7 +503,7 @@ def _write_plan(ctx: click.Context, opts: dict[str, Any], target: Any, decide: A
     now = utc_now_seconds()
     opened = open_store(ctx.find_root().obj.get("db"))
     try:
-        with opened.store.transaction(opened.metadata) as uow:
+        with opened.store.transaction(command_metadata(_version())) as uow:
             reads = _store_reads(uow.conn)
             require_store_ledger(reads, target)
             plan = decide(reads, now)

@@ -116,12 +116,12 @@ def run_pipeline(
 
             require_registry_file(context)
         built = build()
-        opened = open_store(db, metadata=metadata)
+        opened = open_store(db)
     except BenchledgerError as err:
         _attach_payload(err, context, goal_id, dry_run, options.classification or "")
         raise
     try:
-        return _run(opened, context, goal_id, options, built, opened.metadata)
+        return _run(opened, context, goal_id, options, built, metadata)
     except BenchledgerError as err:
         _attach_payload(err, context, goal_id, dry_run, built.classification)
         raise

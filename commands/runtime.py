@@ -10,7 +10,6 @@ import getpass
 import os
 import socket
 import sys
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,18 +26,13 @@ class OpenStore:
     location: StoreLocation
     store: EventStore
     projections: ProjectionEngine
-    metadata: dict[str, Any]  # every event of this command: who/what/where, one correlation id
 
     def close(self) -> None:
         self.store.database.dispose()
 
 
 def open_store(
-    db: str | None,
-    *,
-    auto_upgrade: bool = True,
-    check_schema: bool = True,
-    metadata: dict[str, Any] | None = None,
+    db: str | None, *, auto_upgrade: bool = True, check_schema: bool = True
 ) -> OpenStore:
     """Resolve, connect, make sure the schema is current, and wire projections in."""
     from ledger.database import ensure_schema, open_database, resolve_location
@@ -55,20 +49,11 @@ def open_store(
         database.dispose()
         raise
     projections = ProjectionEngine(all_projections())
-    command = {**(metadata or command_metadata()), "correlation_id": str(uuid.uuid4())}
-    store = EventStore(database, listener=projections)
-    return OpenStore(location, store, projections, command)
+    return OpenStore(location, EventStore(database, listener=projections), projections)
 
 
-def command_metadata(tool_version: str | None = None) -> dict[str, Any]:
-    """Who/what/where for every event; argv values after secret-looking flags are redacted.
-
-    ``tool_version`` defaults to the installed package's (benchmarks pass their own label).
-    """
-    if tool_version is None:
-        from ledger.version import tool_version as installed_version
-
-        tool_version = installed_version()
+def command_metadata(tool_version: str) -> dict[str, Any]:
+    """Who/what/where for every event; argv values after secret-looking flags are redacted."""
     return {
         "actor": _actor(),
         "host": socket.gethostname(),

@@ -22,7 +22,6 @@ from ledger.connection import PG_SCHEMA_KEY, placeholders
 from ledger.errors import ConcurrencyError, InputError
 from ledger.events import (
     CURRENT_SCHEMA_VERSION,
-    EXPORT_WRITTEN,
     AppendResult,
     NewEvent,
     StoredEvent,
@@ -93,9 +92,7 @@ class UnitOfWork:
     def __init__(self, store: EventStore, conn: Connection, metadata: dict[str, Any]) -> None:
         self.store = store
         self.conn = conn
-        # A command that renders after its commit passes its own id again, so the
-        # export_written event of those files is found with the events that caused it.
-        self.correlation_id = metadata.get("correlation_id") or str(uuid.uuid4())
+        self.correlation_id = str(uuid.uuid4())
         self.metadata = {**metadata, "correlation_id": self.correlation_id}
         self.appended: list[StoredEvent] = []
 
@@ -569,9 +566,7 @@ class EventStore:
         if correlation is None:
             return []
         rows = conn.execute(
-            f"{EVENTS.select_sql} WHERE correlation_id = ? AND event_type <> ?"
-            " ORDER BY position",
-            (correlation, EXPORT_WRITTEN),
+            f"{EVENTS.select_sql} WHERE correlation_id = ? ORDER BY position", (correlation,)
         )
         return [_stored(dict(zip(EVENT_COLUMNS, r, strict=True))) for r in rows]
 

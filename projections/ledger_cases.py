@@ -26,7 +26,6 @@ from projections.ledger_fragments import (
 )
 from projections.ledger_v0 import bucket_of
 from projections.tables import LEDGER_CASES, LEDGER_ROWS
-from projections.upsert import upsert_rows
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -49,6 +48,8 @@ def write_rows(conn: Connection, items: list[dict], *, decide_cases: bool = Fals
     before), so each case is decided from the same parsed rows, case by case, instead of
     parsing every row a second time from the table.
     """
+    from projections.read_models import upsert_rows
+
     touched: set[Bucket] = set()
     if not decide_cases:
         for start in range(0, len(items), _WRITE_BATCH):
@@ -177,6 +178,8 @@ def _case_row(ledger_id: str, prefix: bytes, found: list) -> dict:
 
 
 def _write(conn: Connection, ledger_id: str, updated: list[dict], emptied: list[bytes]) -> None:
+    from projections.read_models import upsert_rows
+
     for prefix in emptied:
         bid, cid = bucket_of_prefix(prefix)
         conn.execute(

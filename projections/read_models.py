@@ -7,6 +7,7 @@ reproduces history exactly even after the rules that decided it change.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -28,7 +29,6 @@ from projections.tables import (
     LEDGERS,
     ROLLOUT_EVENTS,
 )
-from projections.upsert import upsert_rows
 
 # Ledger-row text a replay holds back before writing (latest row per key): 30,000 rows of
 # ~2 KB fit, and the buffer costs about 85 MB of memory at most.
@@ -37,8 +37,20 @@ REPLAY_BUFFER_BYTES = 64 * 1024 * 1024
 if TYPE_CHECKING:
     from ledger.connection import Connection
     from ledger.events import StoredEvent
+    from ledger.tables import TableSpec
 
 
+def _upsert(conn: Connection, table: TableSpec, rows: list[dict[str, Any]]) -> None:
+    """Insert-or-replace by primary key, in bulk, on both backends (the last row per key)."""
+    if not rows:
+        return
+    key_of = itemgetter(*table.primary_key)  # C-level tuples: a replay writes 100,000s
+    deduped = {key_of(r): r for r in rows}
+    values_of = itemgetter(*table.columns)
+    conn.executemany(table.upsert_sql, [values_of(r) for r in deduped.values()])
+
+
+upsert_rows = _upsert  # for the per-case read model (projections/ledger_cases.py)
 
 
 class LedgerRowsProjection:
@@ -203,7 +215,7 @@ class LedgerRowsBuffer:
         """Write what is pending (the ledgers stay cached, they are what the table now holds);
         returns the cases the written rows are in."""
         self._materialize()
-        upsert_rows(conn, LEDGERS, list(self.ledgers.values()))
+        _upsert(conn, LEDGERS, list(self.ledgers.values()))
         items = [
             {
                 "ledger_id": ledger_id,
@@ -363,7 +375,7 @@ class GoalRunsProjection:
     tables = (GOAL_RUNS,)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
-        upsert_rows(
+        _upsert(
             conn,
             GOAL_RUNS,
             [
@@ -404,7 +416,7 @@ class RolloutProjection:
                     "position": e.position,
                 }
             )
-        upsert_rows(conn, ROLLOUT_EVENTS, rows)
+        _upsert(conn, ROLLOUT_EVENTS, rows)
 
 
 class GlobalRegistryProjection:
@@ -416,7 +428,7 @@ class GlobalRegistryProjection:
     tables = (GLOBAL_REGISTRY,)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
-        upsert_rows(
+        _upsert(
             conn,
             GLOBAL_REGISTRY,
             [
@@ -440,7 +452,7 @@ class ExportsProjection:
     tables = (EXPORTS,)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
-        upsert_rows(
+        _upsert(
             conn,
             EXPORTS,
             [

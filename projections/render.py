@@ -37,11 +37,6 @@ def _export_event(exports: list[dict[str, str]]) -> NewEvent:
     return NewEvent("exports", EXPORT_WRITTEN, {"files": exports})
 
 
-def render_metadata(opened: Any) -> dict[str, Any]:
-    """The command's own metadata and correlation id, so its files trace back to it."""
-    return {**opened.metadata, "reason": "render"}
-
-
 def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
     if not exports:
         return
@@ -49,7 +44,7 @@ def record_exports(opened: Any, exports: list[dict[str, str]]) -> None:
         unchanged = _already_published(conn, exports)
     if not unchanged:
         reach("before_export_event")
-        opened.store.append([_export_event(exports)], metadata=render_metadata(opened))
+        opened.store.append([_export_event(exports)], metadata={"reason": "render"})
 
 
 def _already_published(conn: Any, exports: list[dict[str, str]]) -> bool:
@@ -77,7 +72,7 @@ def render_lock(opened: Any) -> Iterator[Any]:
 
     start_sweeping()
     try:
-        with opened.store.transaction(render_metadata(opened)) as uow:
+        with opened.store.transaction({"reason": "render"}) as uow:
             yield uow
     except OSError as exc:
         where = f" ({Path(exc.filename).name})" if getattr(exc, "filename", None) else ""

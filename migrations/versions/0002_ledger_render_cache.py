@@ -2,9 +2,8 @@
 line on ``rm_ledger_rows``, and the per-case table ``rm_ledger_cases``, so a render streams
 stored bytes instead of re-dumping the whole ledger.
 
-Existing rows are filled in here from their stored ``row`` text with the functions the
-projection used when this revision was written, frozen in ``migrations/frozen_0002`` so that
-later edits to the live projection never change what this upgrade does.
+Existing rows are filled in here from their stored ``row`` text with the same functions the
+projection uses, so an upgraded store renders and verifies exactly like a replayed one.
 
 Revision ID: 0002_ledger_render_cache
 Revises: 0001_initial
@@ -47,9 +46,9 @@ def upgrade() -> None:
 
 def _backfill(conn: sa.engine.Connection) -> None:
     """Fill the new columns of every stored row, then decide every case of every ledger."""
-    from migrations.frozen_0002.ledger_db_sqlalchemy import SqlAlchemyConnection
-    from migrations.frozen_0002.projections_ledger_cases import rebuild_ledger_cases
-    from migrations.frozen_0002.projections_ledger_fragments import run_columns
+    from ledger.db_sqlalchemy import SqlAlchemyConnection
+    from projections.ledger_cases import rebuild_ledger_cases
+    from projections.ledger_fragments import run_columns
 
     rows = sa.table(
         "rm_ledger_rows",
