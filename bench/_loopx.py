@@ -7,6 +7,7 @@ Nothing here is imported by the product.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,12 @@ class Loopx:
         return [str(self.exe), *args]
 
 
+def foreign_env() -> dict[str, str]:
+    """The environment for loopx's interpreter and its pip: our test suite turns deprecation
+    warnings into errors (PYTHONWARNINGS), which is for our code, not for pip's or loopx's."""
+    return {key: value for key, value in os.environ.items() if key != "PYTHONWARNINGS"}
+
+
 def ensure_loopx(venv: Path = VENV) -> Loopx:
     """The loopx venv, created and installed when missing (pip output shown on failure)."""
     python = venv / "bin" / "python"
@@ -34,11 +41,12 @@ def ensure_loopx(venv: Path = VENV) -> Loopx:
     if not exe.exists():
         if not python.exists():
             base = getattr(sys, "_base_executable", None) or sys.executable
-            subprocess.run([base, "-m", "venv", str(venv)], check=True)
+            subprocess.run([base, "-m", "venv", str(venv)], check=True, env=foreign_env())
         done = subprocess.run(
             [str(python), "-m", "pip", "install", "-q", f"loopx=={LOOPX_VERSION}"],
             capture_output=True,
             text=True,
+            env=foreign_env(),
         )
         if done.returncode != 0 or not exe.exists():
             raise SystemExit(f"pip install loopx=={LOOPX_VERSION} failed:\n{done.stderr[-2000:]}")

@@ -95,6 +95,7 @@ class Oracle:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
         )
 
     def read(self, ledger: Path, aggregates: list[dict[str, Any]] = ()) -> Reading:  # type: ignore[assignment]
