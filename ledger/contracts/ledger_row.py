@@ -112,7 +112,9 @@ class LedgerRowV0(Open):
     verifier_attempt_countable: bool = optional()
     official_score_attempt_countable: bool = optional()
     # archive (§9)
-    archive_state: Literal["archived"] = optional()
+    # "archived" is the only state benchledger writes; a loopx ledger's rows keep whatever they
+    # held (its loader reads any other text as active), verbatim in ledger_imported.
+    archive_state: str = optional()
     archive_reason: str = optional()
     archive_batch_id: str = optional()
     archived_at: str = optional()
