@@ -5,7 +5,7 @@ carries the resulting rows whole, so replay never re-decides anything.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from ledger.contracts.base import Closed, Count, Open, optional
 from ledger.contracts.ledger_row import LedgerRowV0
@@ -45,7 +45,9 @@ class ImportProvenance(Closed):
 class LedgerImportedV1(Closed):
     ledger_id: str
     ledger_path: str
-    rows: list[LedgerRowV0]
+    # The file's rows verbatim (issue #14): whatever a loopx ledger held, within the types the
+    # import itself checks; the row contract applies to the rows benchledger writes.
+    rows: list[dict[str, Any]]
     # Each row's benchmark and case keys in the file, in row order (loopx's fallback ids).
     row_locations: list[list[str]] = optional()
     updated_at: str | None
