@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +61,13 @@ def _skillsbench_routes() -> tuple[str, ...]:
 
 
 def _delivery_scales() -> tuple[str, ...]:
-    from projections.goal_runs import DELIVERY_BATCH_SCALE_CHOICES
+    from ledger.goal_run_rules import DELIVERY_BATCH_SCALE_CHOICES
 
     return DELIVERY_BATCH_SCALE_CHOICES
 
 
 def _delivery_outcomes() -> tuple[str, ...]:
-    from projections.goal_runs import DELIVERY_OUTCOMES
+    from ledger.goal_run_rules import DELIVERY_OUTCOMES
 
     return DELIVERY_OUTCOMES
 
@@ -216,38 +217,24 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 
       benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
     """
-    from commands.pipeline import PipelineOptions, run_pipeline
     from commands.runtime import command_metadata
+    from ledger.requests.benchmark_run import BenchmarkRunRequest
     from ledger.terminal_bench_options import validate_benchmark_run_options
+    from services.benchmark_run import run_benchmark
 
     fmt = resolve_format(ctx, output_format)
     root = ctx.find_root().obj
-    validate_benchmark_run_options(opts)
-    options = PipelineOptions(
-        benchmark=opts["benchmark_name"],
-        goal_id=opts["goal_id"],
-        execute=opts["execute"],
-        update_run_ledger=opts["update_run_ledger"],
-        run_ledger_path=opts["run_ledger_path"],
-        ledger_id=opts["ledger_id"],
-        run_group_id=opts["run_group_id"],
-        arm_id=opts["arm_id"],
-        run_ledger_note=opts["run_ledger_note"],
-        classification=opts["classification"],
-        recommended_action=opts["recommended_action"],
-        delivery_batch_scale=opts["delivery_batch_scale"],
-        delivery_outcome=opts["delivery_outcome"],
-        global_sync=not opts["no_global_sync"],
-        render=not opts["no_render"],
-    )
-    payload = run_pipeline(
-        db=root.get("db"),
-        registry=root.get("registry"),
-        runtime_root=root.get("runtime_root"),
-        options=options,
-        build=lambda: _build(opts),
-        metadata=command_metadata(_version()),
-    )
+    request = BenchmarkRunRequest.from_options(opts)
+    validate_benchmark_run_options(request)
+    with _progress() as progress:
+        payload = run_benchmark(
+            request,
+            db=root.get("db"),
+            registry=root.get("registry"),
+            runtime_root=root.get("runtime_root"),
+            metadata=command_metadata(_version()),
+            progress=progress,
+        )
     emit(payload, fmt, TITLE, markdown=_markdown)
     if not payload.get("ok", True):
         ctx.exit(1)
@@ -271,39 +258,25 @@ def _version() -> str:
     return VERSION
 
 
-def _build(opts: dict[str, Any]):  # noqa: ANN202
-    from ledger.handlers import run_sources
-
-    if opts["benchmark_name"] == "skillsbench":
-        if opts["skillsbench_result_json"] or opts["skillsbench_result_root"]:
-            return run_sources.build_benchflow(opts)
-        return run_sources.build_skillsbench_skeleton(opts)
-    if opts["harbor_job_dir"]:
-        with _progress() as progress:
-            return run_sources.build_harbor(opts, progress=progress)
-    from ledger.preflight import make_which
-
-    return run_sources.build_planned_terminal_bench(
-        opts, env=os.environ, which=make_which(os.environ)
-    )
-
-
-class _progress:
+@contextmanager
+def _progress() -> Iterator[Callable[[int, int], None] | None]:
     """A bar on a terminal while a large job is read; nothing when output is piped."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    bars: list[Any] = []
 
-    def __enter__(self):  # noqa: ANN204
-        self.bar = None
-        return self.update if sys.stderr.isatty() else None
+    def update(done: int, total: int) -> None:
+        if not bars:
+            bars.append(click.progressbar(length=total, label="reading trials", file=sys.stderr))
+            bars[0].__enter__()
+        bars[0].update(done - bars[0].pos)
 
-    def update(self, done: int, total: int) -> None:
-        if self.bar is None:
-            self.bar = click.progressbar(length=total, label="reading trials", file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.bar.pos)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
+    try:
+        yield update
+    finally:
+        if bars:
+            bars[0].__exit__(None, None, None)
 
 
 COMMANDS = [benchmark]
