@@ -423,28 +423,9 @@ def _same_file(rendered: Path, given: str) -> bool:
 
 
 def _store_reads(conn: Any) -> Any:
-    """``StoreReads`` plus the two reads only the maintenance handlers need."""
-    from ledger.connection import scalars
     from projections.queries import StoreReads
 
-    class MaintenanceStoreReads(StoreReads):
-        def run_ids(self, ledger_id: str) -> list[str]:
-            query = "SELECT run_id FROM rm_ledger_rows WHERE ledger_id = ?"
-            return scalars(self.conn.execute(query, (ledger_id,)))
-
-        def last_ledger_event(self, ledger_id: str) -> dict[str, Any] | None:
-            import orjson
-
-            query = (
-                "SELECT event_type, payload FROM events WHERE stream = ?"
-                " ORDER BY stream_version DESC LIMIT 1"
-            )
-            found = self.conn.execute(query, (f"ledger/{ledger_id}",)).first()
-            if found is None:
-                return None
-            return {"event_type": found[0], "payload": orjson.loads(found[1])}
-
-    return MaintenanceStoreReads(conn)
+    return StoreReads(conn)
 
 
 def _check_write_controls(subcommand: str, opts: dict[str, Any]) -> None:

@@ -33,6 +33,22 @@ class StoreReads(LedgerQueries):
         rows = self.conn.execute(f"{_RECORDS} ORDER BY position, stem", (goal_id,))
         return [(stem, orjson.loads(text)) for stem, text in rows]
 
+    def run_ids(self, ledger_id: str) -> list[str]:
+        """Every run id the ledger holds (the maintenance handlers' id checks)."""
+        query = "SELECT run_id FROM rm_ledger_rows WHERE ledger_id = ?"
+        return scalars(self.conn.execute(query, (ledger_id,)))
+
+    def last_ledger_event(self, ledger_id: str) -> dict[str, Any] | None:
+        """The ledger stream's newest event, so a repeated maintenance command can say so."""
+        query = (
+            "SELECT event_type, payload FROM events WHERE stream = ?"
+            " ORDER BY stream_version DESC LIMIT 1"
+        )
+        found = self.conn.execute(query, (f"ledger/{ledger_id}",)).first()
+        if found is None:
+            return None
+        return {"event_type": found[0], "payload": orjson.loads(found[1])}
+
     def known_goal_ids(self) -> list[str]:
         query = "SELECT DISTINCT goal_id FROM rm_goal_runs ORDER BY goal_id"
         return scalars(self.conn.execute(query))

@@ -51,9 +51,9 @@ DEFAULT_UPDATE_POLICY = {
 
 
 class MaintenanceReads(Protocol):
-    """What these handlers read. ``StoreReads`` provides the first five; the command layer adds
-    ``run_ids`` (a cheap id-only scan) and ``last_ledger_event`` (the newest event on the
-    ledger's stream, as ``{"event_type", "payload"}``)."""
+    """What these handlers read (``StoreReads`` provides all of it): ``run_ids`` is a cheap
+    id-only scan, ``last_ledger_event`` the newest event on the ledger's stream, as
+    ``{"event_type", "payload"}``."""
 
     def ledger(self, ledger_id: str) -> dict[str, Any] | None: ...
     def rows_by_benchmark(self, ledger_id: str, benchmark_id: str) -> list[dict]: ...
