@@ -160,6 +160,7 @@ def _apply_upsert(
     source_path: str | None,
 ) -> dict[str, Any]:
     from commands.runtime import command_metadata, open_store
+    from ledger.case_decision import decide_case
     from ledger.clock import utc_now_seconds
     from ledger.handlers.ledger_maintenance import require_store_ledger
     from ledger.handlers.ledger_upsert import (
@@ -191,7 +192,7 @@ def _apply_upsert(
                 target=target,
                 options=[row_options] * len(records),
                 reads=reads,
-                decide_case=reads.decide_case,
+                decide_case=decide_case,
                 now=now,
                 ref_root=str(Path.cwd()),
             )

@@ -17,14 +17,14 @@ import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import orjson
 
+from ledger.case_decision import arm_role, latest_decision
 from ledger.jsonfmt import json_like_stdlib
 from ledger.markdown import code_span, has_markdown_syntax, table_code, table_text
 from ledger.row_rules import compact_text
-from projections.case_decision import arm_role, latest_decision
+from ledger.run_order import run_sort_key
 
 SCHEMA_VERSION = "benchmark_run_ledger_v0"
 ARCHIVED = "archived"
@@ -94,12 +94,6 @@ def rows_from_document(doc: dict) -> Iterator[dict]:
 def is_archived(row: dict) -> bool:
     """Archived means exactly ``archive_state == "archived"`` (other values are ignored)."""
     return row.get("archive_state") == ARCHIVED
-
-
-def run_sort_key(row: dict) -> tuple:
-    """§6.3 order: ``recorded_at`` as an instant, then ``run_id``; "latest" is the last."""
-    rid = row.get("run_id")
-    return (_instant(row.get("recorded_at")), rid if isinstance(rid, str) else str(rid or ""))
 
 
 def _dedupe(rows: Iterable[dict]) -> Iterable[dict]:
@@ -179,27 +173,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-_INSTANTS: dict[str, float] = {}
-
-
-def _instant(value: object) -> float:
-    """Seconds since the epoch; naive values are read as UTC, unreadable ones sort first."""
-    if not isinstance(value, str):
-        return float("-inf")
-    cached = _INSTANTS.get(value)
-    if cached is not None:
-        return cached
-    try:
-        parsed = datetime.fromisoformat(value)
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        result = parsed.timestamp()
-    except ValueError:
-        result = float("-inf")
-    if len(_INSTANTS) > 200_000:
-        _INSTANTS.clear()
-    _INSTANTS[value] = result
-    return result
 
 
 # --------------------------------------------------------------------------------------------

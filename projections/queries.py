@@ -9,7 +9,6 @@ import orjson
 
 from ledger.connection import scalars
 from projections.ledger_queries import LedgerQueries
-from projections.ledger_v0 import latest_decision, run_sort_key
 
 _RECORDS = 'SELECT stem, record FROM rm_goal_runs WHERE goal_id = ?'
 
@@ -57,11 +56,3 @@ class StoreReads(LedgerQueries):
         query = "SELECT document FROM rm_global_registry WHERE registry_id = ?"
         text = self.conn.execute(query, (registry_id,)).scalar()
         return orjson.loads(text) if text is not None else None
-
-    @staticmethod
-    def decide_case(case_rows: list[dict[str, Any]]) -> dict[str, Any]:
-        """The case's ``latest_decision``: active rows decide, archived ones are only counted."""
-        active = [r for r in case_rows if r.get("archive_state") != "archived"]
-        return latest_decision(
-            sorted(active, key=run_sort_key), archived_run_count=len(case_rows) - len(active)
-        )

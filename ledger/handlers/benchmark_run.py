@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ledger.case_decision import decide_case
 from ledger.chain import canonical_json
 from ledger.classification import recommended_action
 from ledger.errors import InputError
@@ -50,7 +51,6 @@ class BenchmarkRunReads(Protocol):
     def global_registry(self) -> dict[str, Any] | None: ...
     def ledger(self, ledger_id: str) -> dict[str, Any] | None: ...
     def case_rows(self, ledger_id: str, benchmark_id: str, case_id: str) -> list[dict]: ...
-    def decide_case(self, case_rows: list[dict[str, Any]]) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def _ledger_plan(
         target=target,
         options=row_options,
         reads=reads,
-        decide_case=reads.decide_case,
+        decide_case=decide_case,
         now=inputs.now,
         ref_root=str(context.project_root or Path.cwd()),
         runtime_root=str(context.runtime_root),
