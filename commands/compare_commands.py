@@ -60,7 +60,7 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """
     from commands.runtime import open_store
     from ledger.errors import InputError
-    from ledger.handlers.ledger_maintenance import require_store_ledger
+    from ledger.handlers.ledger_store import require_store_ledger
     from ledger.ledger_target import resolve_ledger_target
     from projections.compare import CompareRequest, build_compare, render_compare_markdown
     from projections.compare_rows import read_compare_rows

@@ -28,7 +28,7 @@ from ledger.goal_run_rules import (
 )
 from ledger.handlers.benchmark_run_payload import success_payload
 from ledger.handlers.global_sync import GlobalSyncPlan, plan_global_sync, skipped_sync
-from ledger.handlers.ledger_maintenance import require_store_ledger
+from ledger.handlers.ledger_store import require_store_ledger
 from ledger.handlers.ledger_upsert import (
     LedgerPlan,
     RowOptions,
