@@ -32,26 +32,32 @@ MULTIPLIERS = (
 )
 
 
-class ArgparseFloat(click.ParamType):
+def _argparse_float(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     """Float with argparse's message; ``nan``/``inf`` parse here and are refused by rule 9."""
-
-    name = "float"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            self.fail(f"invalid float value: {value!r}", param, ctx)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(f"invalid float value: {value!r}", ctx, param) from None
 
 
-class ArgparseInt(click.ParamType):
-    name = "int"
+def _argparse_int(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise click.BadParameter(f"invalid int value: {value!r}", ctx, param) from None
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> int:
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            self.fail(f"invalid int value: {value!r}", param, ctx)
+
+def _float_option(name: str, dest: str | None = None):  # noqa: ANN202
+    names = (name, dest) if dest else (name,)
+    return click.option(*names, metavar="FLOAT", default=None, callback=_argparse_float)
+
+
+def _int_option(name: str):  # noqa: ANN202
+    return click.option(name, metavar="INTEGER", default=None, callback=_argparse_int)
 
 
 def _skillsbench_routes() -> tuple[str, ...]:
@@ -142,7 +148,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
         ),
         _flag("--loopx-worker-artifacts", "Also read loopx worker artifacts of a Harbor job."),
         *[
-            click.option("--" + m.replace("_", "-"), m, type=ArgparseFloat(), default=None)
+            _float_option("--" + m.replace("_", "-"), m)
             for m in MULTIPLIERS
         ],
         click.option(
@@ -153,7 +159,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
             type=click.Choice(["runtime_install_if_missing", "require_existing_codex"]),
             default=None,
         ),
-        click.option("--codex-preflight-timeout-sec", type=ArgparseInt(), default=None),
+        _int_option("--codex-preflight-timeout-sec"),
         click.option(
             "--worker-codex-materialization-strategy",
             type=click.Choice(["worker_path_preprovisioned", "runtime_install_extended_setup"]),
@@ -171,8 +177,8 @@ def _run_options(func):  # noqa: ANN001, ANN202
         _flag("--require-task-material-ready", "Make missing task material a blocker."),
         click.option("--auth-env-name", multiple=True, help="Auth variable NAME to check."),
         click.option("--job-name", default=None),
-        click.option("--n-attempts", type=ArgparseInt(), default=None),
-        click.option("--n-concurrent", type=ArgparseInt(), default=None),
+        _int_option("--n-attempts"),
+        _int_option("--n-concurrent"),
         click.option("--runner-ref", default=None),
         click.option("--classification", default=None),
         click.option("--recommended-action", default=None),
