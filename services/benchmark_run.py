@@ -23,7 +23,7 @@ from ledger.handlers.benchmark_run import (
     idempotency_key,
 )
 from ledger.handlers.benchmark_run_payload import error_payload
-from ledger.handlers.run_sources import BuiltSource, Progress, build_source
+from ledger.handlers.benchmark_run_sources import BuiltSource, Progress, build_source
 from ledger.ledger_target import LedgerTarget, resolve_ledger_target
 from ledger.registry import (
     CommandContext,

@@ -27,6 +27,7 @@ from ledger.goal_run_rules import (
     record_paths_rel,
 )
 from ledger.handlers.benchmark_run_payload import success_payload
+from ledger.handlers.benchmark_run_sources import BuiltSource
 from ledger.handlers.global_sync import GlobalSyncPlan, plan_global_sync, skipped_sync
 from ledger.handlers.ledger_store import require_store_ledger
 from ledger.handlers.ledger_upsert import (
@@ -36,7 +37,6 @@ from ledger.handlers.ledger_upsert import (
     plan_ledger_upsert,
 )
 from ledger.handlers.planned_link import link_planned
-from ledger.handlers.run_sources import BuiltSource
 from ledger.ledger_target import LedgerTarget
 from ledger.registry import CommandContext
 from ledger.requests.benchmark_run import BenchmarkRunRequest
