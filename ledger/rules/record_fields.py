@@ -32,6 +32,7 @@ from ledger.rules.record_kinds import (
     _rows,
     shape,
 )
+from ledger.rules.vocabulary import ARM_ROLES, MULTIPLIER_KEYS, RUN_STATUSES, TRIAL_STATUSES
 from ledger.safety import ctext_status
 
 RECORD_SCHEMA_VERSION = "benchmark_run_v0"
@@ -39,22 +40,6 @@ MAX_TRIALS = 256
 MAX_ATTEMPT_CANDIDATES = 20
 MAX_DROPPED_FIELDS = 10
 MAX_TIMING_KEYS = 12
-RUN_STATUSES = frozenset(
-    {
-        "planned",
-        "fixture",
-        "running",
-        "completed",
-        "cancelled",
-        "incomplete",
-        "corrupt",
-        "not_started",
-    }
-)
-TRIAL_STATUSES = frozenset(
-    {"completed", "running", "pending", "cancelled", "result_missing", "result_corrupt"}
-)
-ARM_ROLES = frozenset({"baseline", "treatment", "other"})
 
 
 T40, T60, T80, T100, T120, T140, T160, T200 = (
@@ -77,13 +62,6 @@ PROGRESS_KEYS = (
     "n_pending_trials",
     "n_cancelled_trials",
     "n_retries",
-)
-MULTIPLIER_KEYS = (
-    "timeout_multiplier",
-    "agent_timeout_multiplier",
-    "verifier_timeout_multiplier",
-    "agent_setup_timeout_multiplier",
-    "environment_build_timeout_multiplier",
 )
 ATTEMPT_PHASES = ("launcher", "case", "solver", "verifier", "official_score")
 SECONDS_MAP = KEYED(NNNUM, key_limit=60, cap=MAX_TIMING_KEYS)

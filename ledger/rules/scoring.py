@@ -19,6 +19,7 @@ from ledger.rules.values import (
     is_pos_int,
     ledger_text,
 )
+from ledger.rules.vocabulary import RUN_STATUSES
 
 NON_TERMINAL_STATUSES = frozenset({"planned", "fixture", "running"})
 COUNTABLE_STATUSES = frozenset({"completed", "recorded"})
@@ -156,9 +157,8 @@ def derive_score_status(
     return "passed" if passed else "failed"
 
 
-_PASSTHROUGH_RUN_STATUS = frozenset(
-    {"planned", "fixture", "running", "cancelled", "incomplete", "corrupt", "not_started"}
-)
+# A completed run's status is decided by its score; every other run_status is the row's status.
+_PASSTHROUGH_RUN_STATUS = RUN_STATUSES - {"completed"}
 
 
 def derive_status(src: Mapping[str, Any], score: Any, *, post_launch: bool) -> str:
