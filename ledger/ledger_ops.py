@@ -17,6 +17,7 @@ from typing import Any
 from ledger.errors import InputError
 from ledger.rules.archive import ARCHIVE_FIELDS, is_archived
 from ledger.rules.compaction import compact_run
+from ledger.rules.copies import NATIVE_GOAL_FIELDS
 from ledger.rules.countability import countability
 from ledger.rules.ordering import row_sort_key, sort_rows
 from ledger.rules.row import (
@@ -57,14 +58,7 @@ BACKFILL_FIELDS = (
     "round_success_observed",
     "max_rounds_budget",
     "app_server_goal_round_semantics",
-    "native_goal_session_policy",
-    "max_rounds_budget_applies_to",
-    "native_goal_initial_turn_budget",
-    "native_goal_same_thread_followup_budget",
-    "native_goal_independent_attempt_budget",
-    "native_goal_fresh_thread_per_independent_attempt",
-    "native_goal_official_reward_feedback_forwarded_to_worker",
-    "native_goal_verifier_output_forwarded_to_worker",
+    *NATIVE_GOAL_FIELDS,
     "official_feedback_blinded",
     "reward_feedback_forwarded",
     "task_setup_preflight",
@@ -610,14 +604,7 @@ _CASE_BEST_FIELDS = (
     "round_success_observed",
     "max_rounds_budget",
     "app_server_goal_round_semantics",
-    "native_goal_session_policy",
-    "max_rounds_budget_applies_to",
-    "native_goal_initial_turn_budget",
-    "native_goal_same_thread_followup_budget",
-    "native_goal_independent_attempt_budget",
-    "native_goal_fresh_thread_per_independent_attempt",
-    "native_goal_official_reward_feedback_forwarded_to_worker",
-    "native_goal_verifier_output_forwarded_to_worker",
+    *NATIVE_GOAL_FIELDS,
     "official_feedback_blinded",
     "reward_feedback_forwarded",
     "failure_class",

@@ -28,7 +28,7 @@ _ATTEMPT_BOOLS = (
     "verifier_attempt_countable",
     "official_score_attempt_countable",
 )
-_NATIVE_GOAL_FIELDS = (
+NATIVE_GOAL_FIELDS = (
     "native_goal_session_policy",
     "max_rounds_budget_applies_to",
     "native_goal_initial_turn_budget",
@@ -122,7 +122,7 @@ def _loopx_copies(record: Mapping[str, Any]) -> dict[str, Any]:
     use_contract = route_of(record) == "codex-app-server-goal-baseline" or contract.get(
         "required"
     ) in (True, "required")
-    for key in _NATIVE_GOAL_FIELDS:
+    for key in NATIVE_GOAL_FIELDS:
         value = record.get(key, semantics.get(key))
         if value is None and use_contract:
             value = contract.get(key)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ledger.rules.identity import route_of
+from ledger.rules.record_fields import WORKER_MISMATCH_COUNTERS
 from ledger.rules.values import as_mapping, as_number, as_str, ledger_text
 
 _STATUS_CLASSES = {
@@ -30,15 +31,6 @@ _PRIORITY_LABELS = (
     "verifier_dependency_install_failure",
     "verifier_platform_probe_failure",
     "agent_timeout_before_solution_completion",
-)
-_MISMATCH_COUNTERS = (
-    "worker_self_validation_official_score_mismatch_count",
-    "worker_validation_scope_ambiguous_official_score_failure_count",
-    "worker_submit_eligible_mismatch_count",
-    "worker_bridge_writeback_loss_count",
-    "worker_startup_blocker_count",
-    "environment_setup_failure_before_worker_count",
-    "pre_worker_agent_setup_failure_count",
 )
 COMPOSE_CLASSES = {
     "compose_setup_blocked_before_agent_rounds": (
@@ -117,7 +109,7 @@ def _class_before_labels(src: Mapping[str, Any], score: Any) -> str | None:
         "official_verifier_solution_failure" in labels
         and "worker_bridge_connected_official_score_failure" in labels
         and src.get("worker_bridge_materialization_status") == "verified"
-        and all((as_number(src.get(name)) or 0) == 0 for name in _MISMATCH_COUNTERS)
+        and all((as_number(src.get(name)) or 0) == 0 for name in WORKER_MISMATCH_COUNTERS)
     ):
         return "official_verifier_solution_failure"
     return None

@@ -420,12 +420,8 @@ LOOPX_BOOLS = (
     "curated_skills_visible",
     "worker_materialization_probe_only",
 )
-LOOPX_INTS = (
-    "worker_loopx_cli_call_total",
-    "runner_loopx_cli_call_total",
-    "planned_worker_loopx_cli_call_total",
-    "required_worker_loopx_cli_call_total_min",
-    "loopx_prompt_driven_case_cli_call_count",
+# Counters of worker/official disagreements; all zero is one of the failure-class rules' inputs.
+WORKER_MISMATCH_COUNTERS = (
     "worker_self_validation_official_score_mismatch_count",
     "worker_validation_scope_ambiguous_official_score_failure_count",
     "worker_submit_eligible_mismatch_count",
@@ -433,6 +429,14 @@ LOOPX_INTS = (
     "worker_startup_blocker_count",
     "environment_setup_failure_before_worker_count",
     "pre_worker_agent_setup_failure_count",
+)
+LOOPX_INTS = (
+    "worker_loopx_cli_call_total",
+    "runner_loopx_cli_call_total",
+    "planned_worker_loopx_cli_call_total",
+    "required_worker_loopx_cli_call_total_min",
+    "loopx_prompt_driven_case_cli_call_count",
+    *WORKER_MISMATCH_COUNTERS,
     "max_rounds_budget",
     "round_reward_count",
 )
