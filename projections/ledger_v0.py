@@ -185,12 +185,9 @@ def _text(value: object) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def dump_json(doc: dict, *, from_json: bool = False) -> bytes:
-    """loopx's bytes: ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False) + "\\n"``.
-
-    ``from_json``: the rows were parsed from stored JSON, so a faster equality check applies.
-    """
-    return json_like_stdlib(doc, sort_keys=True, from_json=from_json)
+def dump_json(doc: dict) -> bytes:
+    """loopx's bytes: ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False) + "\\n"``."""
+    return json_like_stdlib(doc, sort_keys=True)
 
 
 # --------------------------------------------------------------------------------------------
