@@ -25,10 +25,9 @@ from ledger.rules.row import (
     SKIP_REASON_NON_TERMINAL,
     build_row,
     drift_signature,
-    labels_of,
     normalize_row,
 )
-from ledger.rules.scoring import attempt_flag, is_terminal
+from ledger.rules.scoring import attempt_flag, is_terminal, labels_of
 from ledger.rules.timestamps import earlier_timestamp, instant
 from ledger.rules.values import as_number, compact_text, ledger_text
 from ledger.safety import is_public_safe, join_public, public_json

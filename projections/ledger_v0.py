@@ -559,10 +559,6 @@ def _cell(value: object) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _dict(value: object) -> dict:
     return value if isinstance(value, dict) else {}
 

@@ -182,7 +182,6 @@ _LOOPX_PROFILES = frozenset(
         "skillsbench_setup_preflight_selection",
     }
 )
-_PRIORITY = {"P0", "P1"}
 
 
 def _route_class(failure_class: str, src: Mapping[str, Any]) -> str:

@@ -9,7 +9,7 @@ input is an already-compacted ``benchmark_run_v0`` record (``ledger.rules.compac
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from ledger.rules.identity import (
 from ledger.rules.refs import artifact_refs, recheck_refs
 from ledger.rules.repair import REPAIR_FIELDS, repair_fields
 from ledger.rules.rounds import round_fields
-from ledger.rules.scoring import derive_score, derive_score_status, derive_status, label_list
+from ledger.rules.scoring import derive_score, derive_score_status, derive_status
 from ledger.rules.timestamps import utc_timestamp
 from ledger.rules.values import as_number, as_str, drop_empty, is_number, ledger_text
 from ledger.safety import is_public_safe
@@ -267,12 +267,3 @@ def drift_signature(row: Mapping[str, Any]) -> tuple[str, ...]:
         score_text,
         as_str(row.get("failure_class")),
     )
-
-
-def labels_of(row: Mapping[str, Any]) -> list[str]:
-    """Row label lists (failure labels, setup blockers), for aggregate bucket signals."""
-    return label_list(row)
-
-
-def iter_text(values: Iterable[Any]) -> list[str]:
-    return [value for value in values if isinstance(value, str) and value]

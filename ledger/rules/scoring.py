@@ -34,7 +34,8 @@ def attempt_flag(src: Mapping[str, Any], name: str) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def label_list(src: Mapping[str, Any]) -> list[str]:
+def labels_of(src: Mapping[str, Any]) -> list[str]:
+    """Row label lists (failure labels, setup blockers), for aggregate bucket signals."""
     items: list[str] = []
     for key in ("failure_labels", "failure_attribution_labels", "setup_blockers"):
         value = src.get(key)
