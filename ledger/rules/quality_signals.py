@@ -21,21 +21,50 @@ def _count(block: Any, key: str) -> int:
 
 def solution_quality_signals(record: Mapping[str, Any]) -> dict[str, Any]:
     """§4.13: a compact outcome class and labels computed from the public record only."""
+    outcome = _outcome_class(record)
+    activity = _worker_activity(record)
+    if outcome == "pass":
+        rubric_status = "not_applicable_pass"
+    elif outcome == "missing_score":
+        rubric_status = "score_missing"
+    else:
+        rubric_status = "not_available_from_compact_public_signals"
+    labels = _action_labels(record, outcome, activity["task_facing_activity_observed"])
+    if rubric_status == "not_available_from_compact_public_signals":
+        labels.append("rubric_miss_labels_unavailable_compact_only")
+    signals: dict[str, Any] = {
+        "schema_version": "skillsbench_solution_quality_signals_v0",
+        "source": "compact_public_signals",
+        "outcome_class": outcome,
+        "solution_action_labels": labels,
+        # ``rubric_miss_labels`` is always [] and compaction never emits [] (§1): omitted.
+        "rubric_miss_label_status": rubric_status,
+        "worker_activity": activity,
+        "public_limits": list(PUBLIC_LIMITS),
+    }
+    if not labels:
+        del signals["solution_action_labels"]
+    return signals
+
+
+def _outcome_class(record: Mapping[str, Any]) -> str:
     task_score = record.get("official_task_score") or {}
     score = task_score.get("value", record.get("official_score"))
     verdict = task_score.get("passed")
     passed = verdict if isinstance(verdict, bool) else (score is not None and score >= 1)
     if score is None:
-        outcome = "missing_score"
-    elif passed:
-        outcome = "pass"
-    elif score == 0:
-        outcome = "official_zero"
-    elif score < 1:
-        outcome = "partial_nonpass"
-    else:
-        outcome = "nonpassing_unknown"
+        return "missing_score"
+    if passed:
+        return "pass"
+    if score == 0:
+        return "official_zero"
+    if score < 1:
+        return "partial_nonpass"
+    return "nonpassing_unknown"
 
+
+def _worker_activity(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Whether the worker touched the task, from public counters only (tool calls, bridge)."""
     activity = record.get("agent_activity") or {}
     counters = record.get("interaction_counters") or {}
     bridge = record.get("worker_bridge_outcome") or {}
@@ -60,13 +89,16 @@ def solution_quality_signals(record: Mapping[str, Any]) -> dict[str, Any]:
         or _count(activity, "trajectory_steps") > 0
         or _count(record, "worker_loopx_cli_call_total") > 0
     )
+    return {
+        "task_facing_activity_observed": task_facing,
+        "worker_turn_or_bridge_observed": worker_turn,
+        "tool_call_count": tool_calls,
+        "bridge_task_facing_operation_count": operations,
+        "bridge_task_facing_success_count": successes,
+    }
 
-    if outcome == "pass":
-        rubric_status = "not_applicable_pass"
-    elif outcome == "missing_score":
-        rubric_status = "score_missing"
-    else:
-        rubric_status = "not_available_from_compact_public_signals"
+
+def _action_labels(record: Mapping[str, Any], outcome: str, task_facing: bool) -> list[str]:
     labels: list[str] = []
     if outcome == "official_zero":
         labels.append(
@@ -82,25 +114,4 @@ def solution_quality_signals(record: Mapping[str, Any]) -> dict[str, Any]:
         labels.append("official_score_missing")
     if "partial_trajectory" in (record.get("failure_attribution_labels") or []):
         labels.append("partial_trajectory_public_label_present")
-    if rubric_status == "not_available_from_compact_public_signals":
-        labels.append("rubric_miss_labels_unavailable_compact_only")
-
-    signals: dict[str, Any] = {
-        "schema_version": "skillsbench_solution_quality_signals_v0",
-        "source": "compact_public_signals",
-        "outcome_class": outcome,
-        "solution_action_labels": labels,
-        # ``rubric_miss_labels`` is always [] and compaction never emits [] (§1): omitted.
-        "rubric_miss_label_status": rubric_status,
-        "worker_activity": {
-            "task_facing_activity_observed": task_facing,
-            "worker_turn_or_bridge_observed": worker_turn,
-            "tool_call_count": tool_calls,
-            "bridge_task_facing_operation_count": operations,
-            "bridge_task_facing_success_count": successes,
-        },
-        "public_limits": list(PUBLIC_LIMITS),
-    }
-    if not labels:
-        del signals["solution_action_labels"]
-    return signals
+    return labels
