@@ -19,7 +19,6 @@ from ledger.rules.record_fields import (
     IDENTITY_SPEC,
     IDENTITY_TAIL_SPEC,
     MAX_DROPPED_FIELDS,
-    MAX_LIST_ITEMS,
     MAX_TRIALS,
     NEUTRAL_CHECK_PREFIXES,
     NEUTRAL_CHECKS,
@@ -28,7 +27,16 @@ from ledger.rules.record_fields import (
     VALIDATION_DERIVED,
     VALIDATION_KEPT_BOOLS,
 )
-from ledger.rules.record_kinds import BOOL, NNINT, Drops, is_mapping, present, shape, shape_rows
+from ledger.rules.record_kinds import (
+    BOOL,
+    MAX_LIST_ITEMS,
+    NNINT,
+    Drops,
+    is_mapping,
+    present,
+    shape,
+    shape_rows,
+)
 from ledger.safety import clist_status, ctext, ctext_status
 
 
