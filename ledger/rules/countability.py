@@ -174,6 +174,3 @@ def countability_fields(src: Mapping[str, Any], *, status: str, scope: str) -> d
     if countable:
         fields["countable_score"] = score
     return fields
-
-
-# §5.12 repair route

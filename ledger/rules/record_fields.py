@@ -463,7 +463,7 @@ LOOPX_NESTED = (
 
 # Everything after the identity block, in spec order (§4.2 – §4.14). Fields that compaction
 # derives (case_id, case_ids, trials, validation, pass_at_k, solution_quality_signals,
-# public_safety) are handled by their own functions below.
+# public_safety) are derived in ``ledger.rules.compaction``.
 BODY_SPEC: dict[str, Kind] = {
     "agent": OBJ(AGENT_SPEC),
     "model_control": OBJ(MODEL_CONTROL_SPEC),

@@ -19,9 +19,6 @@ Drops = list[str]
 Kind = Callable[[Any, Drops, str], Any]
 
 
-# A kind takes (raw value, dropped-field sink, field path) and returns the compact value or None.
-
-
 def T(limit: int) -> Kind:
     """Free text compacted with ``ctext(limit)``; a filter failure names the field path."""
 

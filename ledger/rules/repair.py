@@ -361,6 +361,3 @@ def loopx_repair_fields(row: Mapping[str, Any]) -> dict[str, Any]:
         round_success=round_success,
     )
     return _route_fields(priority, repair_class, row, loopx_reading=True)
-
-
-# §5.14 round rewards

@@ -119,6 +119,3 @@ def _put(out: dict[str, Any], key: str, traced: Any, derived: Any) -> None:
         out[key] = float(traced) if key.endswith("_reward") and is_number(traced) else traced
     elif derived is not None:
         out[key] = derived
-
-
-# §5.13 artifact refs

@@ -41,8 +41,6 @@ POST_LAUNCH_SCHEMA = "terminal_bench_post_launch_materialization_v0"
 SKIP_REASON_NON_TERMINAL = "benchmark_run_not_terminal_for_public_ledger"
 MAX_ROW_WARNINGS = 8
 
-# build_row / normalize_row
-
 
 def _checked_identity_text(value: Any, limit: int, flag: str) -> str | None:
     """Identity inputs are refused (not dropped) when unsafe: silently changing them moves ids."""
