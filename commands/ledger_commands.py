@@ -133,7 +133,7 @@ def _resolve_records(opts: dict[str, Any]) -> tuple[list[dict], str, str | None]
     from ledger.errors import InputError
     from ledger.input_files import COMPACT_JSON_LIMIT
     from ledger.json_input import parse_json
-    from ledger.record import NOT_AN_OBJECT, resolve_compact_input
+    from ledger.rules.compact_input import NOT_AN_OBJECT, resolve_compact_input
 
     post_launch = bool(opts["post_launch_json"])
     given = opts["post_launch_json"] or opts["benchmark_run_json"]
