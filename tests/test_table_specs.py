@@ -32,14 +32,13 @@ def test_every_model_has_exactly_one_spec_with_its_columns_and_key():
         assert spec.primary_key == tuple(c.name for c in model.primary_key.columns)
 
 
-def test_a_long_spec_is_laid_out_one_column_a_line(tmp_path):
+def test_a_long_spec_is_laid_out_one_column_a_line():
     from sqlalchemy import Column, Integer, MetaData, Table
 
     from migrations.table_specs import _spec
 
-    wide = Table(
-        "t", MetaData(), *(Column(f"column_number_{i}", Integer, primary_key=i == 0) for i in range(9))
-    )
+    columns = [Column(f"column_number_{i}", Integer, primary_key=i == 0) for i in range(9)]
+    wide = Table("t", MetaData(), *columns)
     text = _spec("wide", wide)
     assert text.startswith('WIDE = TableSpec(\n    "t",\n    (\n        "column_number_0",\n')
     assert text.endswith('    ),\n    ("column_number_0",),\n)\n')
