@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from commands.cli import cli
 from commands.runtime import command_metadata
-from ledger.version import UNKNOWN, _checkout_version, tool_version
+from ledger.version import UNKNOWN, _checkout_version, installed_version, tool_version
 
 ROOT = Path(__file__).resolve().parents[1]
 DECLARED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
@@ -19,6 +21,22 @@ DECLARED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
 
 def test_the_installed_version_is_the_declared_one():
     assert tool_version() == DECLARED
+
+
+def test_it_is_what_importlib_metadata_reads():
+    """The cheap directory lookup agrees with the standard library's."""
+    assert installed_version(sys.path) == version("benchledger") == DECLARED
+
+
+def test_the_first_distribution_on_the_path_wins_and_other_entries_are_skipped(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    (first / "benchledger_extra-9.0.dist-info").mkdir(parents=True)
+    (first / "benchledger-2.0.0.dist-info").mkdir()
+    (second / "benchledger-1.0.0.dist-info").mkdir(parents=True)
+    (tmp_path / "file.zip").write_bytes(b"PK")
+    path = [str(tmp_path / "missing"), str(tmp_path / "file.zip"), str(second), str(first)]
+    assert installed_version(path) == "1.0.0"
+    assert installed_version(path[:2]) is None
 
 
 def test_version_option_and_event_metadata_report_it():
