@@ -16,6 +16,7 @@ from ledger.command_context import current_command, running_command
 from ledger.events import EXPORT_WRITTEN, NewEvent
 from tests.support_harbor_ingest_cli import cli, copy_job, ingest, load_manifest
 from tests.support_store import opened
+from tests.test_ledger_cli import compact_run, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DECLARED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
@@ -48,6 +49,9 @@ def test_every_event_of_every_command_carries_its_metadata_and_correlation_id(
     job_dir = copy_job(fixtures_dir, manifest, job, tmp_path)
     ran = ingest(job_dir, db=db_url, runtime_root=tmp_path / "rt")
     assert ran.code == 0, ran.result.output
+    run = write_json(project / "run.json", compact_run("fix-git", score=1, job="tb_fix_git_a"))
+    upsert = ["benchmark", "run-ledger-upsert", "--benchmark-run-json", run, "--execute"]
+    assert cli(upsert, db=db_url).code == 0
 
     events = _events(db_url)
     by_command: dict[str, list[dict]] = defaultdict(list)
@@ -58,14 +62,14 @@ def test_every_event_of_every_command_carries_its_metadata_and_correlation_id(
         assert all(meta.get(field) for field in COMMAND_FIELDS), (event["type"], meta)
         by_command[event["correlation_id"]].append(event)
 
-    # Two commands, two correlation ids; each appended its events, then its export event.
-    assert len(by_command) == 2
+    # Three commands, three correlation ids; each appended its events, then its export event.
+    assert len(by_command) == 3
     for group in by_command.values():
         kinds = [e["type"] for e in group]
         assert kinds[-1] == EXPORT_WRITTEN and EXPORT_WRITTEN not in kinds[:-1], kinds
         assert len({json.dumps(e["metadata"]["argv"]) for e in group}) == 1
-    first_import, first_run = (group[0]["type"] for group in by_command.values())
-    assert first_import == "ledger_imported" and first_run != "ledger_imported"
+    first_types = [group[0]["type"] for group in by_command.values()]
+    assert first_types[0] == "ledger_imported" and first_types[2] == "ledger_upserted"
 
 
 def test_a_rerun_is_answered_from_the_commands_events_never_its_export(
