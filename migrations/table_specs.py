@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlalchemy import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 100  # ruff's line length: the generated files pass `ruff check` and `ruff format`
@@ -38,14 +42,14 @@ SPEC_FILES = (
 )
 
 
-def _models(module: ModuleType) -> list[tuple[str, object]]:
+def _models(module: ModuleType) -> list[tuple[str, Table]]:
     """The tables a schema module defines, in definition order, with their variable names."""
-    from sqlalchemy import Table
+    from sqlalchemy import Table as TableType
 
     return [
         (name, value)
         for name, value in vars(module).items()
-        if isinstance(value, Table) and not name.startswith("_")
+        if isinstance(value, TableType) and not name.startswith("_")
     ]
 
 
@@ -54,11 +58,11 @@ def _tuple(names: list[str]) -> str:
     return f"({quoted},)" if len(names) == 1 else f"({quoted})"
 
 
-def _spec(variable: str, table: object) -> str:
+def _spec(variable: str, table: Table) -> str:
     """One ``NAME = TableSpec(...)`` statement, laid out as ``ruff format`` lays it out."""
-    name = table.name  # type: ignore[attr-defined]
-    columns = [c.name for c in table.columns]  # type: ignore[attr-defined]
-    key = [c.name for c in table.primary_key.columns]  # type: ignore[attr-defined]
+    name = table.name
+    columns = [c.name for c in table.columns]
+    key = [c.name for c in table.primary_key.columns]
     head = f"{variable.upper()} = TableSpec("
     args = [f'"{name}"', _tuple(columns), _tuple(key)]
     flat = f"{head}{', '.join(args)})"
