@@ -536,23 +536,3 @@ def test_planted_paths_and_tokens_never_reach_the_ledger_files(env):
     events = env.ok("events", "list", "--limit", "1000")
     assert "/home/me" not in json.dumps([e.get("payload") for e in events["events"]])
     env.rebuild_clean()
-
-
-def test_the_export_event_carries_the_command_metadata_and_correlation_id(env):
-    name = write_json(env.root / "run.json", compact_run("fix-git", score=1, job="tb_fix_git_a"))
-    env.ok("benchmark", "run-ledger-upsert", "--benchmark-run-json", name, "--execute")
-    query = "SELECT event_type, correlation_id, metadata FROM events_v ORDER BY position"
-    events = [
-        {"type": kind, "correlation_id": cid, "metadata": json.loads(meta)}
-        for kind, cid, meta in env.ok("sql", query)["rows"]
-    ]
-    exports = [e for e in events if e["type"] == "export_written"]
-    written = [e for e in events if e["type"] != "export_written"]
-    assert exports and written
-    command = written[-1]
-    assert command["metadata"]["tool"] == "benchledger" and command["metadata"]["tool_version"]
-    for event in exports:
-        assert event["correlation_id"] == command["correlation_id"]
-        assert event["metadata"]["correlation_id"] == command["correlation_id"]
-        for field in ("actor", "host", "tool", "tool_version", "argv"):
-            assert event["metadata"][field] == command["metadata"][field], field
