@@ -285,7 +285,7 @@ def apply_accepted(
     try:
         result = opened.store.append(
             [plan.event],
-            metadata=command_metadata(_version()),
+            metadata=command_metadata(),
             idempotency_key=plan.idempotency_key,
         )
         document = result.events[0].payload["document"]
@@ -352,12 +352,6 @@ def _existing_markdown(paths: CaseAnalysisPaths) -> str | None:
             except (OSError, UnicodeDecodeError):
                 return None
     return None
-
-
-def _version() -> str:
-    from commands.cli import VERSION
-
-    return VERSION
 
 
 COMMANDS = [benchmark]

@@ -240,7 +240,7 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
         runtime_root=root.get("runtime_root"),
         options=options,
         build=lambda: _build(opts),
-        metadata=command_metadata(_version()),
+        metadata=command_metadata(),
     )
     emit(payload, fmt, TITLE, markdown=_markdown)
     if not payload.get("ok", True):
@@ -257,12 +257,6 @@ def _markdown(payload: dict[str, Any]) -> str:
     else:
         details = render_append_markdown(payload)
     return with_summary(details, payload, cwd=Path.cwd())
-
-
-def _version() -> str:
-    from commands.cli import VERSION
-
-    return VERSION
 
 
 def _build(opts: dict[str, Any]):  # noqa: ANN202
