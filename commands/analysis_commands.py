@@ -127,18 +127,13 @@ def case_analysis_candidates_command(
             "case_analysis_path": paths.analysis_display,
         }
         payload = case_analysis_payload(
-            request, paths, db=root.get("db"), metadata=command_metadata(_version())
+            request, paths, db=root.get("db"), metadata=command_metadata()
         )
     except BenchledgerError as err:
         error = {"ok": False, **shown, "read_boundary": dict(READ_BOUNDARY), "error": err.message}
         raise _with_payload(err, error) from None
     emit(payload, fmt, "Benchmark Case Analysis Candidates", markdown=render_candidates_markdown)
 
-
-def _version() -> str:
-    from commands.cli import VERSION
-
-    return VERSION
 
 
 COMMANDS = [benchmark]

@@ -12,6 +12,7 @@ import click
 
 from commands.benchmark_group import benchmark
 from commands.output import bullets, emit, format_option, resolve_format
+from ledger.rules.vocabulary import MULTIPLIER_KEYS
 
 TITLE = "Benchmark Run Append"
 
@@ -22,13 +23,6 @@ MODES = (
     "codex-app-server-goal",
     "codex-loopx",
     "loopx-managed-codex",
-)
-MULTIPLIERS = (
-    "timeout_multiplier",
-    "agent_timeout_multiplier",
-    "verifier_timeout_multiplier",
-    "agent_setup_timeout_multiplier",
-    "environment_build_timeout_multiplier",
 )
 
 
@@ -149,7 +143,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
         _flag("--loopx-worker-artifacts", "Also read loopx worker artifacts of a Harbor job."),
         *[
             _float_option("--" + m.replace("_", "-"), m)
-            for m in MULTIPLIERS
+            for m in MULTIPLIER_KEYS
         ],
         click.option(
             "--timeout-preset", type=click.Choice(["official", "long-horizon-8x"]), default=None
@@ -238,7 +232,7 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
             db=root.get("db"),
             registry=root.get("registry"),
             runtime_root=root.get("runtime_root"),
-            metadata=command_metadata(_version()),
+            metadata=command_metadata(),
             progress=progress,
         )
     emit(payload, fmt, TITLE, markdown=_markdown)
@@ -257,11 +251,6 @@ def _markdown(payload: dict[str, Any]) -> str:
         details = render_append_markdown(payload)
     return with_summary(details, payload, cwd=Path.cwd())
 
-
-def _version() -> str:
-    from commands.cli import VERSION
-
-    return VERSION
 
 
 @contextmanager

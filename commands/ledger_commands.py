@@ -37,11 +37,6 @@ def _ledger_options(func):  # noqa: ANN001, ANN202
     )(func)
 
 
-def _version() -> str:
-    from commands.cli import VERSION
-
-    return VERSION
-
 
 def _db(ctx: click.Context) -> str | None:
     return ctx.find_root().obj.get("db")
@@ -87,7 +82,7 @@ def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerUpsertRequest, opts)
     payload = run_ledger_upsert(
-        request, db=_db(ctx), metadata=command_metadata(_version())
+        request, db=_db(ctx), metadata=command_metadata()
     )
     emit(payload, fmt, "Benchmark Run Ledger Upsert")
     if not payload["ok"]:
@@ -188,7 +183,7 @@ def import_loopx_ledger(
         ledger_id=ledger_id,
         in_place=in_place,
     )
-    payload = run_import_loopx(request, db=_db(ctx), metadata=command_metadata(_version()))
+    payload = run_import_loopx(request, db=_db(ctx), metadata=command_metadata())
     emit(payload, fmt, "Import loopx Ledger")
 
 
@@ -304,7 +299,7 @@ def _archive(
         subcommand=subcommand,
         restore=restore,
         db=_db(ctx),
-        metadata=command_metadata(_version()),
+        metadata=command_metadata(),
     )
     emit(payload, fmt, _ARCHIVE_TITLE, _summary_markdown(_ARCHIVE_TITLE, "archive"))
 
@@ -336,7 +331,7 @@ def run_ledger_merge(ctx: click.Context, output_format: str | None, **opts: Any)
 
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerMergeRequest, opts)
-    payload = run_merge(request, db=_db(ctx), metadata=command_metadata(_version()))
+    payload = run_merge(request, db=_db(ctx), metadata=command_metadata())
     title = "Benchmark Run Ledger Merge"
     emit(payload, fmt, title, _summary_markdown(title, "merge"))
 

@@ -27,7 +27,6 @@ def sync_global_command(
     output_format: str | None,
 ) -> None:
     """Merge sanitised goal entries into RT/registry.global.json (dry run unless --execute)."""
-    from commands.cli import VERSION
     from commands.runtime import command_metadata
     from ledger.requests.global_sync import GlobalSyncRequest
     from services.global_sync import run_global_sync
@@ -42,7 +41,7 @@ def sync_global_command(
         db=root.get("db"),
         registry=root.get("registry"),
         runtime_root=root.get("runtime_root"),
-        metadata=command_metadata(VERSION),
+        metadata=command_metadata(),
     )
     emit(payload, fmt, "Global Registry Sync")
     if not payload.get("ok", True):

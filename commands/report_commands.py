@@ -49,7 +49,7 @@ def report(
       benchledger report --run-ledger-path benchmark-run-ledger.json --out benchledger-report
       xdg-open benchledger-report/index.html
     """
-    from commands.cli import VERSION
+    from ledger.version import tool_version
     from services.report import run_report
 
     fmt = resolve_format(ctx, output_format)
@@ -61,7 +61,7 @@ def report(
             ledger_id=ledger_id,
             as_of=as_of,
             db=ctx.find_root().obj.get("db"),
-            version=VERSION,
+            version=tool_version(),
             progress=progress,
         )
     emit(

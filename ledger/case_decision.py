@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from ledger.product_mode_pair import is_product_treatment, product_roles, review_pair
-from ledger.row_rules import compact_text, loopx_repair_fields
-from ledger.run_order import run_sort_key
+from ledger.rules.ordering import row_sort_key
+from ledger.rules.repair import loopx_repair_fields
+from ledger.rules.values import compact_text
 
 _SUFFIX_BY_REPAIR_CLASS = {
     "runner_setup_timeout": "setup_timeout_repair_required",
@@ -88,7 +89,7 @@ def decide_case(case_rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The case's ``latest_decision``: active rows decide, archived ones are only counted."""
     active = [r for r in case_rows if r.get("archive_state") != "archived"]
     return latest_decision(
-        sorted(active, key=run_sort_key), archived_run_count=len(case_rows) - len(active)
+        sorted(active, key=row_sort_key), archived_run_count=len(case_rows) - len(active)
     )
 
 

@@ -23,11 +23,11 @@ import orjson
 from ledger.case_decision import arm_role, latest_decision
 from ledger.jsonfmt import json_like_stdlib
 from ledger.markdown import code_span, has_markdown_syntax, table_code, table_text
-from ledger.row_rules import compact_text
-from ledger.run_order import run_sort_key
+from ledger.rules.archive import is_archived
+from ledger.rules.ordering import row_sort_key
+from ledger.rules.values import compact_text
 
 SCHEMA_VERSION = "benchmark_run_ledger_v0"
-ARCHIVED = "archived"
 UNKNOWN_BENCHMARK = "unknown-benchmark"
 UNKNOWN_CASE = "unknown-case"
 
@@ -91,11 +91,6 @@ def rows_from_document(doc: dict) -> Iterator[dict]:
                     }
 
 
-def is_archived(row: dict) -> bool:
-    """Archived means exactly ``archive_state == "archived"`` (other values are ignored)."""
-    return row.get("archive_state") == ARCHIVED
-
-
 def _dedupe(rows: Iterable[dict]) -> Iterable[dict]:
     """Last row per run id wins, so a re-read of a hand-merged file cannot double-count.
 
@@ -148,8 +143,8 @@ def _benchmark_node(bid: str, cases: dict[str, list[dict]]) -> dict:
 
 def case_node(cid: str, runs: list[dict]) -> dict:
     """A case's node: its runs sorted in place (§6.3), counts and ``latest_decision``."""
-    runs.sort(key=run_sort_key)
-    active = [r for r in runs if r.get("archive_state") != ARCHIVED]
+    runs.sort(key=row_sort_key)
+    active = [r for r in runs if not is_archived(r)]
     archived = len(runs) - len(active)
     return {
         "case_id": cid,
@@ -173,13 +168,12 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-
-
 # --------------------------------------------------------------------------------------------
 # latest_decision (§7)
 # --------------------------------------------------------------------------------------------
 
-# The decision itself lives in projections/case_decision.py; re-exported for its readers.
+# The decision itself lives in ledger/case_decision.py (the write side decides with it too);
+# re-exported for its readers.
 __all__ = ["arm_role", "latest_decision"]
 
 
@@ -192,12 +186,9 @@ def _text(value: object) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def dump_json(doc: dict, *, from_json: bool = False) -> bytes:
-    """loopx's bytes: ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False) + "\\n"``.
-
-    ``from_json``: the rows were parsed from stored JSON, so a faster equality check applies.
-    """
-    return json_like_stdlib(doc, sort_keys=True, from_json=from_json)
+def dump_json(doc: dict) -> bytes:
+    """loopx's bytes: ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False) + "\\n"``."""
+    return json_like_stdlib(doc, sort_keys=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -314,7 +305,7 @@ def _scan(doc: dict) -> tuple[list, list]:
             for row in _list(_dict(cnode).get("runs")):
                 if type(row) is not dict:
                     continue
-                if row.get("archive_state") == ARCHIVED:
+                if is_archived(row):
                     archived += 1
                 else:
                     active.append(row)
@@ -567,10 +558,6 @@ def _cell(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return value if isinstance(value, str) else str(value)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _dict(value: object) -> dict:

@@ -41,7 +41,7 @@ def run_ledger_upsert(
 def _resolve_records(request: LedgerUpsertRequest) -> tuple[list[dict], str, str | None]:
     from ledger.input_files import COMPACT_JSON_LIMIT
     from ledger.json_input import parse_json
-    from ledger.record import NOT_AN_OBJECT, resolve_compact_input
+    from ledger.rules.compact_input import NOT_AN_OBJECT, resolve_compact_input
 
     post_launch = bool(request.post_launch_json)
     given = request.post_launch_json or request.benchmark_run_json or ""

@@ -11,7 +11,7 @@ def parity_payload(given: str) -> dict[str, Any]:
     """Resolve and compact the input (benchmark_run_v0.md §2), then check the one record."""
     from ledger.errors import InputError
     from ledger.parity import parity_check_payload
-    from ledger.record import resolve_compact_input
+    from ledger.rules.compact_input import resolve_compact_input
 
     records, _kind = resolve_compact_input(read_input_bytes(given, stdin_ok=True), context="parity")
     if len(records) != 1:

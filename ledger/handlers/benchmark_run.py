@@ -41,7 +41,7 @@ from ledger.ledger_target import LedgerTarget
 from ledger.registry import CommandContext
 from ledger.requests.benchmark_run import BenchmarkRunRequest
 from ledger.rollout_events import benchmark_run_event, rollout_payload_fields
-from ledger.row_rules import build_row
+from ledger.rules.row import build_row
 
 
 class BenchmarkRunReads(Protocol):

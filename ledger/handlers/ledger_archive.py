@@ -18,9 +18,9 @@ from ledger.handlers.ledger_store import (
 from ledger.ledger_ops import (
     archive_rows,
     restore_rows,
-    row_sort_key,
 )
 from ledger.ledger_target import LedgerTarget
+from ledger.rules.ordering import row_sort_key
 
 
 @dataclass(frozen=True)
