@@ -64,5 +64,6 @@ def _past_report(
         with database.connect() as conn:
             if StoreReads(conn).ledger(request.ledger_id) is None:
                 raise InputError(f"no ledger {request.ledger_id} in the store at that moment")
-        exports = write_past_report(opened.store, database, moment["position"], request, version)
+        position = moment["position"] if moment is not None else opened.store.head_position()
+        exports = write_past_report(opened.store, database, position, request, version)
     return exports, moment

@@ -104,10 +104,10 @@ def rebuild(db: str | None, projection_names: tuple[str, ...], *, verify_only: b
     opened = open_store(db)
     try:
         if verify_only:
-            report = opened.projections.verify_rebuild(opened.store, projection_names)
-            return {"ok": report.ok, "rebuild_verify": report.as_dict()}
-        report = opened.projections.rebuild(opened.store, projection_names)
-        return {"ok": True, "rebuild": report.as_dict()}
+            checked = opened.projections.verify_rebuild(opened.store, projection_names)
+            return {"ok": checked.ok, "rebuild_verify": checked.as_dict()}
+        rebuilt = opened.projections.rebuild(opened.store, projection_names)
+        return {"ok": True, "rebuild": rebuilt.as_dict()}
     finally:
         opened.close()
 

@@ -139,7 +139,7 @@ def decide(
     def build_payload(dry_run: bool) -> dict[str, Any]:
         ledger = (
             ledger_result(ledger_plan, target=inputs.target, dry_run=dry_run)
-            if ledger_plan is not None
+            if ledger_plan is not None and inputs.target is not None
             else None
         )
         rollout = None if dry_run else rollout_payload_fields(rollouts)

@@ -29,6 +29,10 @@ DEFAULT_UPDATE_POLICY = {
 }
 
 
+class LedgerLookup(Protocol):
+    def ledger(self, ledger_id: str) -> dict[str, Any] | None: ...
+
+
 class MaintenanceReads(Protocol):
     """What these handlers read (``StoreReads`` provides all of it): ``run_ids`` is a cheap
     id-only scan, ``last_ledger_event`` the newest event on the ledger's stream, as
@@ -57,7 +61,7 @@ class MaintenancePlan:
         return bool(self.events)
 
 
-def require_store_ledger(reads: MaintenanceReads, target: LedgerTarget) -> None:
+def require_store_ledger(reads: LedgerLookup, target: LedgerTarget) -> None:
     """Refuse a ledger file the store does not know: rendering after a write would replace it
     with only the rows the store holds, losing the rest of the file."""
     if reads.ledger(target.ledger_id) is None and target.json_path.exists():

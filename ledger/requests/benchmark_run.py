@@ -81,7 +81,7 @@ class BenchmarkRunRequest:
         unknown = sorted(set(options) - OPTION_NAMES)
         if unknown:
             raise TypeError(f"unknown benchmark run option(s): {', '.join(unknown)}")
-        values = {
+        values: dict[str, Any] = {
             name: _as_tuple(value) if name in _REPEATABLE else value
             for name, value in options.items()
         }
