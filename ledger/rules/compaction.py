@@ -37,6 +37,7 @@ from ledger.rules.record_kinds import (
     shape,
     shape_rows,
 )
+from ledger.rules.values import as_list
 from ledger.safety import clist_status, ctext, ctext_status
 
 
@@ -82,7 +83,7 @@ def _case_identity(raw: Mapping[str, Any], drops: Drops) -> dict[str, Any]:
     ``case_ids`` = case_id first, then the input list without duplicates (§4.1)."""
     raw_ids = raw.get("case_ids")
     id_items = raw_ids if isinstance(raw_ids, list) else ([] if raw_ids is None else [raw_ids])
-    first_trial = next((t for t in _as_list(raw.get("trials")) if isinstance(t, Mapping)), {})
+    first_trial = next((t for t in as_list(raw.get("trials")) if isinstance(t, Mapping)), {})
     case_id, unsafe = ctext_status(raw.get("case_id"), 120)
     if unsafe:
         drops.append("case_id")
@@ -104,10 +105,6 @@ def _case_identity(raw: Mapping[str, Any], drops: Drops) -> dict[str, Any]:
     if ids:
         out["case_ids"] = ids
     return out
-
-
-def _as_list(value: Any) -> list:
-    return value if isinstance(value, list) else []
 
 
 def _agent_with_kwargs(raw_agent: Any, agent: dict | None, drops: Drops) -> dict | None:
@@ -228,7 +225,7 @@ def _public_safety(raw: Any, drops: Drops) -> dict[str, Any] | None:
     """Name dropped fields (never values); earlier drops are carried so re-compaction is stable."""
     prior = raw if isinstance(raw, Mapping) else {}
     prior_fields = [
-        name for name in _as_list(prior.get("dropped_fields")) if ctext(name, 200) == name
+        name for name in as_list(prior.get("dropped_fields")) if ctext(name, 200) == name
     ]
     prior_count = NNINT(prior.get("dropped_field_count"), drops, "")
     prior_count = max(prior_count or 0, len(prior_fields))

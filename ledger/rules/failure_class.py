@@ -11,7 +11,7 @@ from typing import Any
 
 from ledger.rules.identity import route_of
 from ledger.rules.record_fields import WORKER_MISMATCH_COUNTERS
-from ledger.rules.values import as_mapping, as_number, as_str, ledger_text
+from ledger.rules.values import as_list, as_mapping, as_number, as_str, ledger_text
 
 _STATUS_CLASSES = {
     "cancelled": "run_cancelled",
@@ -116,8 +116,7 @@ def _class_before_labels(src: Mapping[str, Any], score: Any) -> str | None:
 
 
 def _class_from_trials(src: Mapping[str, Any]) -> str | None:
-    listed_trials = src.get("trials")
-    trials: list[Any] = listed_trials if isinstance(listed_trials, list) else []
+    trials = as_list(src.get("trials"))
     kinds = [
         as_str(as_mapping(trial).get("exception_type")).lower()
         for trial in trials

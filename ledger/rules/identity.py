@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ledger.rules.values import as_mapping, as_str, compact_text, ledger_text, text_list
+from ledger.rules.values import as_list, as_mapping, as_str, compact_text, ledger_text, text_list
 
 HISTORICAL_ARM = "historical_nonproduct_invalid_for_comparison"
 
@@ -58,8 +58,7 @@ def derive_case_ids(record: Mapping[str, Any], benchmark_id: str) -> list[str]:
     direct.extend(listed if isinstance(listed, list) else [listed])
     ids = text_list([item for item in direct if item is not None], 64, 140)
     if not ids:
-        listed_trials = record.get("trials")
-        trials: list[Any] = listed_trials if isinstance(listed_trials, list) else []
+        trials = as_list(record.get("trials"))
         ids = text_list([as_mapping(trial).get("task_id") for trial in trials], 64, 140)
     if not ids:
         parsed = parse_terminal_bench_case(record.get("job_name"), benchmark_id)
