@@ -50,9 +50,7 @@ def render_ledger_files(
     meta = LedgerQueries(conn).ledger(ledger_id)
     if meta is None:
         return []  # nothing was ever upserted: no file to publish (and none to overwrite)
-    streamed = stream_ledger_json(
-        conn, ledger_id, meta, json_path, durable=LEDGER_FILES_DURABLE
-    )
+    streamed = stream_ledger_json(conn, ledger_id, meta, json_path, durable=LEDGER_FILES_DURABLE)
     if streamed is None:
         doc = ledger_document(conn, ledger_id)
         json_bytes = dump_json(doc, from_json=True)
