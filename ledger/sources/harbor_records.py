@@ -408,6 +408,66 @@ def _run_key(key: tuple, job: _Job) -> str:
     return join_public(":", *parts)
 
 
+# What an ingest reads and does: compact facts only, never artifacts, task text or a model.
+_READ_BOUNDARY = {
+    "compact_only": True,
+    "raw_artifacts_read": False,
+    "task_text_read": False,
+    "trajectory_read": False,
+    "controller_trace_read": False,
+    "local_paths_recorded": False,
+    "docker_invoked": False,
+    "model_api_invoked": False,
+    "upload_invoked": False,
+}
+
+
+def _agent_version(attempts: list[_Attempt]) -> str | None:
+    """The first agent version an attempt's result names."""
+    return next(
+        (v for a in attempts if (v := _text(_dict(a.res.get("agent_info")).get("version")))), None
+    )
+
+
+def _agent_block(
+    agent: str | None,
+    import_path: str | None,
+    model: str | None,
+    version: str | None,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
+    block = {
+        "name": agent,
+        "import_path": import_path,
+        "model": model,
+        "version": version,
+        "kwargs_keys": sorted(kwargs) or None,
+    }
+    return {k: v for k, v in block.items() if v is not None}
+
+
+def _official_score_fields(
+    score: float | None, scored: list[float], run_status: str
+) -> dict[str, Any]:
+    """The score source, its status and the task score: a missing mean is said, never 0."""
+    if score is None:
+        status = "missing"
+        task_score = {"kind": "harbor_verifier_reward_missing", "source": SCORE_SOURCE}
+    else:
+        status = "completed" if run_status == "completed" else "provisional"
+        task_score = {
+            "kind": "harbor_verifier_reward",
+            "value": score,
+            "passed": all(s == 1.0 for s in scored),
+            "source": SCORE_SOURCE,
+        }
+    return {
+        "official_score_source": SCORE_SOURCE,
+        "official_score_status": status,
+        "official_task_score": task_score,
+    }
+
+
 def _build_record(
     key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: _Options
 ) -> dict[str, Any]:
@@ -422,9 +482,7 @@ def _build_record(
     agent_cfg = _agent_config(attempts, job)
     kwargs = _dict(agent_cfg.get("kwargs"))
     arm_id, _ = _arm(agent, attempts[0].match_agent, model, kwargs, opts)
-    version = next(
-        (v for a in attempts if (v := _text(_dict(a.res.get("agent_info")).get("version")))), None
-    )
+    version = _agent_version(attempts)
     import_path = _text(agent_cfg.get("import_path"))
 
     labels = sorted({s.label for s in scores if s.label}, key=_LABEL_RANK.__getitem__)
@@ -448,29 +506,8 @@ def _build_record(
         "arm_id": arm_id,
         "arm_role": opts.arm_role,
         "run_group_id": opts.run_group_id or job.run_group_id,
-        "agent": {
-            k: v
-            for k, v in {
-                "name": agent,
-                "import_path": import_path,
-                "model": model,
-                "version": version,
-                "kwargs_keys": sorted(kwargs) or None,
-            }.items()
-            if v is not None
-        },
-        "official_score_source": SCORE_SOURCE,
-        "official_score_status": "missing"
-        if score is None
-        else ("completed" if run_status == "completed" else "provisional"),
-        "official_task_score": {"kind": "harbor_verifier_reward_missing", "source": SCORE_SOURCE}
-        if score is None
-        else {
-            "kind": "harbor_verifier_reward",
-            "value": score,
-            "passed": all(s == 1.0 for s in scored),
-            "source": SCORE_SOURCE,
-        },
+        "agent": _agent_block(agent, import_path, model, version, kwargs),
+        **_official_score_fields(score, scored, run_status),
         "score_aggregation": _aggregation(attempts, scores, planned),
         "score_failure_attribution": attribution,
         "failure_attribution_labels": labels[:5],
@@ -489,25 +526,20 @@ def _build_record(
         "real_run": True,
         "submit_eligible": False,
         "leaderboard_evidence": False,
-        "read_boundary": {
-            "compact_only": True,
-            "raw_artifacts_read": False,
-            "task_text_read": False,
-            "trajectory_read": False,
-            "controller_trace_read": False,
-            "local_paths_recorded": False,
-            "docker_invoked": False,
-            "model_api_invoked": False,
-            "upload_invoked": False,
-        },
+        "read_boundary": dict(_READ_BOUNDARY),
     }
     if score is not None:
-        record["official_score"] = score
-        binary = record["score_aggregation"].get("binary_rewards", False)
-        if binary and len(scored) >= 2:
-            record["pass_at_k"] = pass_at_k(len(scored), sum(1 for s in scored if s == 1.0))
-            record["pass_at_k_basis"] = "scored_attempts_only"
+        _add_score(record, score, scored)
     return {k: v for k, v in record.items() if v not in (None, [], {})}
+
+
+def _add_score(record: dict[str, Any], score: float, scored: list[float]) -> None:
+    """The mean, and pass@k over the scored attempts when their rewards are binary."""
+    record["official_score"] = score
+    binary = record["score_aggregation"].get("binary_rewards", False)
+    if binary and len(scored) >= 2:
+        record["pass_at_k"] = pass_at_k(len(scored), sum(1 for s in scored if s == 1.0))
+        record["pass_at_k_basis"] = "scored_attempts_only"
 
 
 def _attempt_order(attempt: _Attempt) -> tuple:
