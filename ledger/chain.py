@@ -8,7 +8,6 @@ re-walk instead of a re-serialisation guess.
 from __future__ import annotations
 
 import hashlib
-import math
 from typing import Any
 
 import orjson
