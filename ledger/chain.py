@@ -36,7 +36,7 @@ def _reject_non_finite(
     Subclasses and other types fall back to ``isinstance`` (a ``float`` subclass is still
     checked), so the rule is the one orjson's ``null`` hides, whatever the payload holds.
     """
-    stack = [[value]]
+    stack: list[Any] = [[value]]
     while stack:
         item = stack.pop()
         for child in item.values() if isinstance(item, _dict) else item:

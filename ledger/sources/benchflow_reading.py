@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -492,7 +492,7 @@ def _nonneg_nummap(blob: Any) -> dict[str, float]:
     return {k: v for k, v in _nummap(blob).items() if v >= 0}
 
 
-def _sum_maps(maps: Iterable[dict[str, float]]) -> dict[str, float]:
+def _sum_maps(maps: Iterable[Mapping[str, float]]) -> dict[str, float]:
     total: dict[str, float] = {}
     for blob in maps:
         for key, value in blob.items():

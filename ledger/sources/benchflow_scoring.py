@@ -231,7 +231,8 @@ def _attempt_metrics(data: dict[str, Any]) -> dict[str, float]:
 
 
 def _activity(data: dict[str, Any]) -> dict[str, int]:
-    agent_result = data.get("agent_result") if isinstance(data.get("agent_result"), dict) else {}
+    raw_result = data.get("agent_result")
+    agent_result = raw_result if isinstance(raw_result, dict) else {}
     summary = data.get("trajectory_summary")
     summary = summary if isinstance(summary, dict) else {}
     values = {

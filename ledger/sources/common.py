@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ledger.record import pass_at_k
+from ledger.rules.pass_at_k import pass_at_k
 from ledger.safety import UNSAFE_PART, is_public_safe
 
 __all__ = ["analysis_slug", "pass_at_k", "slug", "slug_uncut_trim"]

@@ -260,7 +260,7 @@ def _reward_warnings(attempt: _Attempt) -> list[str]:
     primary, key, reason = _primary_reward(attempt.rewards if attempt.result.ok else None)
     where = f"{attempt.trial_name}/result.json verifier_result.rewards.{key}"
     if reason == "non_numeric_reward":
-        found = json_type(attempt.rewards.get(key) if attempt.rewards else None)
+        found = json_type(attempt.rewards.get(key) if attempt.rewards and key is not None else None)
         return [f"{where} is {found}, not a number; the attempt is not scored"]
     if primary is not None and not 0.0 <= primary <= 1.0:
         return [f"{where} = {primary!r} is outside 0..1; kept as found and flagged"]
@@ -277,7 +277,7 @@ def _group(
 ) -> tuple[dict[tuple, list[_Attempt]], dict[tuple, int]]:
     """Group attempts by (benchmark id, task, agent, model); planned counts per group."""
     ids = _BenchmarkIds(config)
-    display = {}
+    display: dict[tuple[str | None, str | None], str | None] = {}
     for attempt in observed:
         display.setdefault((attempt.match_agent, attempt.model), attempt.agent)
 

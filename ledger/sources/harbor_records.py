@@ -192,7 +192,9 @@ def _aggregation(
     if reasons:
         agg["unscored_reasons"] = dict(sorted(reasons.items()))
     if denominator:
-        agg["runner_equivalent_mean"] = sum(s.primary for s in scored) / denominator
+        agg["runner_equivalent_mean"] = sum(p for s in scored if (p := s.primary) is not None) / (
+            denominator
+        )
     if not scored:
         multi = "multi_key_reward_without_reward_key"
         agg["primary_score_missing_reason"] = multi if multi in reasons else "no_scored_attempt"
@@ -450,6 +452,7 @@ def _official_score_fields(
     score: float | None, scored: list[float], run_status: str
 ) -> dict[str, Any]:
     """The score source, its status and the task score: a missing mean is said, never 0."""
+    task_score: dict[str, Any]
     if score is None:
         status = "missing"
         task_score = {"kind": "harbor_verifier_reward_missing", "source": SCORE_SOURCE}

@@ -13,7 +13,7 @@ from typing import Any
 from ledger.sources.harbor_reading import _Attempt, _dict, _Json, _last_segment, _number, _text
 
 # Harbor 0.25.0's own error policy (harbor.md §2): exception type -> cause.
-_CAUSES: dict[str, tuple[str, ...]] = {
+_CAUSES: dict[str, list[str]] = {
     "sandbox_failed": (
         "EnvironmentStartTimeoutError SandboxBuildFailedError AgentSetupTimeoutError "
         "HealthcheckError SandboxLikelyOutOfMemoryError MemoryLimitExceededError SSHAccessError "
