@@ -9,8 +9,11 @@ so the adapter reads exactly what it would read from Harbor. Each measurement is
 on a fresh store (default embedded SQLite in a fresh directory), like a user's shell.
 
 With --with-loopx, loopx 0.4.8 (installed into bench/.venv-loopx on first use) ingests the same
-directories with its own command, and the ratio benchledger/loopx is printed. loopx files a
-whole job as one case; benchledger writes one record and one ledger row per task.
+directories with its own command, and the speed-up loopx time / benchledger time is printed for
+wall and CPU (user + system) time, with the target (>= 4x at the largest size). loopx files a
+whole job as one case; benchledger writes one record and one ledger row per task. The project's
+modules are byte-compiled first, as a wheel install does, so PYTHONDONTWRITEBYTECODE in the
+environment does not make every benchledger process compile its sources.
 
 Usage: python bench/harbor_ingest.py [--sizes 10,100,1000,3000] [--runs 3] [--with-loopx]
 """
@@ -18,6 +21,7 @@ Usage: python bench/harbor_ingest.py [--sizes 10,100,1000,3000] [--runs 3] [--wi
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import random
@@ -46,8 +50,9 @@ start = time.perf_counter()
 with open(sys.argv[1], "wb") as out:
     code = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT).returncode
 wall = time.perf_counter() - start
-peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"code": code, "wall": wall, "peak_kib": peak_kib}))
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"code": code, "wall": wall, "peak_kib": usage.ru_maxrss,
+                  "cpu": usage.ru_utime + usage.ru_stime}))
 """
 
 
@@ -174,6 +179,7 @@ def _job_result(template: dict, job_id: str, results: list[dict]) -> dict:
 class Sample:
     wall: float
     peak_mib: float
+    cpu: float  # user + system seconds: steadier than wall on a shared machine
 
 
 def measure(argv: list[str], cwd: Path) -> Sample:
@@ -186,7 +192,7 @@ def measure(argv: list[str], cwd: Path) -> Sample:
     if report["code"] != 0:
         tail = (cwd / "stdout.txt").read_text(errors="replace")[-400:]
         raise SystemExit(f"{argv[0]} exited {report['code']}: {tail}")
-    return Sample(report["wall"], report["peak_kib"] / 1024)
+    return Sample(report["wall"], report["peak_kib"] / 1024, report["cpu"])
 
 
 def median_of(runs: int, argv_for: Callable[[], list[str]],
@@ -199,7 +205,9 @@ def median_of(runs: int, argv_for: Callable[[], list[str]],
                 prepare(Path(tmp))
             samples.append(measure(argv_for(), Path(tmp)))
     return Sample(
-        statistics.median(s.wall for s in samples), statistics.median(s.peak_mib for s in samples)
+        statistics.median(s.wall for s in samples),
+        statistics.median(s.peak_mib for s in samples),
+        statistics.median(s.cpu for s in samples),
     )
 
 
@@ -240,16 +248,21 @@ def main() -> None:
     )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    exe = shutil.which("benchledger") or str(Path(sys.executable).with_name("benchledger"))
+    beside = Path(sys.executable).with_name("benchledger")  # the install under test, not PATH's
+    exe = str(beside) if beside.exists() else (shutil.which("benchledger") or str(beside))
     loopx = ensure_loopx() if args.with_loopx else None
     if loopx is None and (LOOPX_VENV / "bin" / "loopx").exists():
         loopx = str(LOOPX_VENV / "bin" / "loopx")
     template = TEMPLATE_JOB
-    header = f"{'trials':>7} {'benchledger s':>14} {'peak MiB':>9}"
+    for package in ("commands", "ledger", "projections", "migrations"):
+        compileall.compile_dir(str(REPO / package), quiet=1)
+    header = f"{'trials':>7} {'benchledger s':>14} {'CPU s':>6} {'peak MiB':>9}"
     if loopx:
-        header += f" {'loopx s':>9} {'peak MiB':>9} {'ratio':>6}"
-    print(f"Harbor ingest, median of {args.runs} runs, fresh store each run")
+        header += f" {'loopx s':>9} {'CPU s':>6} {'peak MiB':>9} {'speed-up':>8} {'CPU':>5}"
+    print(f"Harbor ingest, median of {args.runs} runs, fresh store each run; load average "
+          + ", ".join(f"{x:.2f}" for x in os.getloadavg()))  # fmt: skip
     print(header)
+    verdict = None
     with tempfile.TemporaryDirectory() as jobs_root:
         for n in sizes:
             job = generate_job(template, Path(jobs_root) / str(n), n)
@@ -258,14 +271,20 @@ def main() -> None:
                              prepare=lambda d: subprocess.run(
                                  [exe, "db", "upgrade"], cwd=d, check=True,
                                  stdout=subprocess.DEVNULL))
-            line = f"{n:>7} {ours.wall:>14.2f} {ours.peak_mib:>9.1f}"
+            line = f"{n:>7} {ours.wall:>14.2f} {ours.cpu:>6.2f} {ours.peak_mib:>9.1f}"
             if loopx:
                 theirs = median_of(args.runs, lambda job=job: loopx_argv(loopx, job))
-                ratio = ours.wall / theirs.wall
-                line += f" {theirs.wall:>9.2f} {theirs.peak_mib:>9.1f} {ratio:>6.2f}"
+                speed, cpu = theirs.wall / ours.wall, theirs.cpu / ours.cpu
+                line += (f" {theirs.wall:>9.2f} {theirs.cpu:>6.2f} {theirs.peak_mib:>9.1f}"
+                         f" {speed:>7.2f}x {cpu:>4.1f}x")  # fmt: skip
+                if n == max(sizes):
+                    verdict = (f"[{'PASS' if speed >= 4 else 'FAIL'}] ingest of {n:,} trials "
+                               f"{speed:.2f}x faster than loopx (target >= 4x; CPU {cpu:.2f}x)")
             print(line, flush=True)
             shutil.rmtree(job.parents[2], ignore_errors=True)
-
+    print("load average at the end " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+    if verdict:
+        print(verdict)
 
 if __name__ == "__main__":
     main()

@@ -11,13 +11,12 @@ of the analysis come out; the caller reads and writes files.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from ledger.errors import InputError
 from ledger.markdown import table_code, table_text
-from ledger.safety import UNSAFE_PART, is_public_safe
+from ledger.sources.common import analysis_slug
 
 REPORT_SCHEMA = "benchmark_case_analysis_candidate_report_v0"
 PROPOSAL_SCHEMA = "benchmark_case_analysis_upsert_proposal_v0"
@@ -166,16 +165,11 @@ def find_candidates(ledger: Mapping[str, Any], analysis: Mapping[str, Any]) -> l
 # --- proposals and acceptance -------------------------------------------------------------------
 
 
-def slug(value: str) -> str:
-    """An id part; text failing the safety filter becomes ``unsafe`` (slugging would hide it)."""
-    if not is_public_safe(value):
-        return UNSAFE_PART
-    text = re.sub(r"[^0-9a-z]+", "-", value.lower()).strip("-")
-    return text or "unknown"
-
-
 def analysis_id(benchmark_id: str, case_id: str, candidate_class: str) -> str:
-    return f"{slug(benchmark_id)}__{slug(case_id)}__{slug(candidate_class)}"
+    return (
+        f"{analysis_slug(benchmark_id)}__{analysis_slug(case_id)}__"
+        f"{analysis_slug(candidate_class)}"
+    )
 
 
 def acceptance_verdict(candidate: Mapping[str, Any], policy: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ re-walk instead of a re-serialisation guess.
 from __future__ import annotations
 
 import hashlib
-import math
 from typing import Any
 
 import orjson
@@ -28,16 +27,31 @@ def canonical_json(value: Any) -> str:
     return data.decode()
 
 
-def _reject_non_finite(value: Any) -> None:
-    stack = [value]
+def _reject_non_finite(
+    value: Any, _str=str, _int=int, _bool=bool, _float=float, _dict=dict, _list=list
+) -> None:
+    """Walks the containers only; the exact scalar types, nearly every value, cost one test
+    (bound as locals: this runs on every event whose payload holds a null).
+
+    Subclasses and other types fall back to ``isinstance`` (a ``float`` subclass is still
+    checked), so the rule is the one orjson's ``null`` hides, whatever the payload holds.
+    """
+    stack: list[Any] = [[value]]
     while stack:
         item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            raise TypeError("NaN or Infinity is not valid JSON")
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
+        for child in item.values() if isinstance(item, _dict) else item:
+            kind = type(child)
+            if kind is _str or kind is _int or kind is _bool or child is None:
+                continue
+            if kind is _dict or kind is _list:
+                stack.append(child)
+            elif kind is _float or isinstance(child, float):
+                if child - child != 0.0:  # NaN, or an infinity (inf - inf is NaN)
+                    raise TypeError("NaN or Infinity is not valid JSON")
+            elif isinstance(child, dict):
+                stack.append(child)
+            elif isinstance(child, list | tuple):
+                stack.append(child)
 
 
 def event_hash(

@@ -54,6 +54,8 @@ def shown_path(path: str | os.PathLike[str]) -> str:
     """A path as it may be printed: undecodable bytes and control characters escaped, so a
     hostile name can neither break the one-line error nor the terminal."""
     text = os.fspath(path)
+    if text.isascii() and text.isprintable():  # nothing to escape: every file of a large job
+        return text
     out = []
     for ch in text:
         code = ord(ch)

@@ -1,7 +1,14 @@
 """Rendering a ledger's JSON and Markdown from the read model, after the events commit.
 
-Files are written atomically (temp file, fsync, rename), JSON first then Markdown, and their
+Files are written atomically (temp file, rename), JSON first then Markdown, and their
 digests are returned so the caller can record an ``export_written`` event.
+
+They are not fsynced (``LEDGER_FILES_DURABLE``): the store is the durable copy and can always
+render them again. At 30,000 rows the fsync of the ~90 MB JSON was most of an upsert's time,
+and all it bought was that a power loss right after the command leaves the new file rather than
+the old, an empty or a missing one. Each of those is a file whose bytes differ from its
+committed ``export_written`` digest, so ``verify --files`` reports it and ``render`` rewrites
+it (tests/test_ledger_file_crash.py).
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from projections.files import atomic_write
 from projections.ledger_queries import LedgerQueries
 from projections.ledger_stream import stream_ledger_json
 from projections.ledger_v0 import build_document, dump_json, render_markdown
+
+LEDGER_FILES_DURABLE = False
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -41,17 +50,17 @@ def render_ledger_files(
     meta = LedgerQueries(conn).ledger(ledger_id)
     if meta is None:
         return []  # nothing was ever upserted: no file to publish (and none to overwrite)
-    streamed = stream_ledger_json(conn, ledger_id, meta, json_path)
+    streamed = stream_ledger_json(conn, ledger_id, meta, json_path, durable=LEDGER_FILES_DURABLE)
     if streamed is None:
         doc = ledger_document(conn, ledger_id)
         json_bytes = dump_json(doc)
         markdown_bytes = render_markdown(doc).encode("utf-8")
-        atomic_write(json_path, json_bytes)
+        atomic_write(json_path, json_bytes, durable=LEDGER_FILES_DURABLE)
         json_sha256 = hashlib.sha256(json_bytes).hexdigest()
     else:
         json_sha256, markdown_bytes = streamed
     reach("mid_render")
-    atomic_write(markdown_path, markdown_bytes)
+    atomic_write(markdown_path, markdown_bytes, durable=LEDGER_FILES_DURABLE)
     return [
         {"path": str(json_path), "kind": "ledger_json", "sha256": json_sha256},
         {

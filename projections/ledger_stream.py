@@ -50,15 +50,21 @@ class _Case:
 
 
 def stream_ledger_json(
-    conn: Connection, ledger_id: str, meta: dict[str, Any], json_path: Path
+    conn: Connection,
+    ledger_id: str,
+    meta: dict[str, Any],
+    json_path: Path,
+    *,
+    durable: bool = True,
 ) -> tuple[str, bytes] | None:
     """Write the ledger JSON from the cache; returns its sha256 and the Markdown bytes, or
-    None (nothing written) when the cache cannot render this ledger."""
+    None (nothing written) when the cache cannot render this ledger. ``durable``: fsync
+    before the rename (``atomic_stream``)."""
     cases = _cases(conn, ledger_id)
     if not cases:
         return None
     try:
-        with atomic_stream(json_path) as out:
+        with atomic_stream(json_path, durable=durable) as out:
             run_lines = _write_json(conn, ledger_id, meta, cases, out)
             markdown = _markdown(meta, cases, run_lines).encode("utf-8")
     except StaleCache:

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from ledger.errors import SourceError
 from ledger.rules.compaction import compact_run
-from ledger.sources.harbor import _PHASES, _trial_times, read_harbor_job
+from ledger.sources.harbor import read_harbor_job
+from ledger.sources.harbor_reading import _PHASES, _trial_times
 from tests.conftest import FIXTURES_DIR
 
 MANIFEST_REL = Path("harbor/manifest.json")
