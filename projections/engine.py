@@ -190,11 +190,12 @@ class ProjectionEngine:
     ) -> VerifyRebuildReport:
         """Replay into a scratch SQLite database and compare it with the live read models."""
         chosen = self.select(names)
-        tables = [t for p in chosen for t in p.tables]
+        tables = compared_tables(chosen)
         with scratch_database("verify") as scratch:
             with store.database.connect() as live, scratch.begin() as conn:
                 replayed = self._replay(store, chosen, conn, read_conn=live)
                 differences = _compare_tables(tables, live, conn, max_differences)
+                differences += _check_caches(chosen, live, max_differences - len(differences))
         return VerifyRebuildReport(not differences, [p.name for p in chosen], replayed, differences)
 
     def replay_range(
@@ -480,9 +481,28 @@ def compare_read_models(
 ) -> list[dict[str, Any]]:
     """Rows of every read model and checkpoint that differ between two databases (``checked``
     plays the live side of ``rebuild --verify``, ``reference`` the replay)."""
-    tables = [t for p in engine.projections.values() for t in p.tables]
+    chosen = list(engine.projections.values())
     with checked.connect() as a, reference.connect() as b:
-        return _compare_tables([*tables, PROJECTION_CHECKPOINTS], a, b, limit)
+        found = _compare_tables([*compared_tables(chosen), PROJECTION_CHECKPOINTS], a, b, limit)
+        return found + _check_caches(chosen, a, limit - len(found))
+
+
+def compared_tables(projections: Iterable[Projection]) -> list[TableSpec]:
+    """The tables (or column subsets) a replay reproduces exactly: a projection's
+    ``compared_tables`` when it keeps a cache that is filled on demand, else its tables."""
+    return [t for p in projections for t in getattr(p, "compared_tables", p.tables)]
+
+
+def _check_caches(
+    projections: Iterable[Projection], conn: Connection, limit: int
+) -> list[dict[str, Any]]:
+    """Each projection's own check of its on-demand cache against its rows (``check_cache``)."""
+    found: list[dict[str, Any]] = []
+    for projection in projections:
+        check = getattr(projection, "check_cache", None)
+        if check is not None and len(found) < limit:
+            found += check(conn, limit - len(found))
+    return found
 
 
 def _compare_tables(

@@ -14,12 +14,9 @@ import orjson
 
 from ledger import events as ev
 from ledger.events import CURRENT_SCHEMA_VERSION, upcast
-from projections.ledger_cases import (
-    rebuild_ledger_cases,
-    refresh_cases,
-    stored_buckets,
-    write_rows,
-)
+from ledger.tables import TableSpec
+from projections.ledger_cases import CACHE_COLUMNS, check_render_cache, write_rows
+from projections.ledger_v0 import bucket_of
 from projections.tables import (
     EXPORTS,
     GLOBAL_REGISTRY,
@@ -37,7 +34,14 @@ REPLAY_BUFFER_BYTES = 64 * 1024 * 1024
 if TYPE_CHECKING:
     from ledger.connection import Connection
     from ledger.events import StoredEvent
-    from ledger.tables import TableSpec
+
+# ``rm_ledger_rows`` without its render cache: what a replay must reproduce exactly (the
+# cache is checked against the rows instead, see ``LedgerRowsProjection.check_cache``).
+LEDGER_ROW_FACTS = TableSpec(
+    LEDGER_ROWS.name,
+    tuple(c for c in LEDGER_ROWS.columns if c not in CACHE_COLUMNS),
+    LEDGER_ROWS.primary_key,
+)
 
 
 def _upsert(conn: Connection, table: TableSpec, rows: list[dict[str, Any]]) -> None:
@@ -69,6 +73,12 @@ class LedgerRowsProjection:
         }
     )
     tables = (LEDGERS, LEDGER_ROWS, LEDGER_CASES)
+    # What replay reproduces; the render cache (filled at render, never replayed) is not.
+    compared_tables = (LEDGERS, LEDGER_ROW_FACTS)
+
+    def check_cache(self, conn: Connection, limit: int) -> list[dict[str, Any]]:
+        """Cached render pieces that differ from what their rows give now."""
+        return check_render_cache(conn, limit)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         buffer = LedgerRowsBuffer()
@@ -81,7 +91,7 @@ class LedgerRowsProjection:
         A busy ledger rewrites the same few thousand runs over and over; replay keeps only
         the latest row per key until ``REPLAY_BUFFER_BYTES`` of row text is pending.
         ``resume``: the tables already hold an earlier state (``--as-of`` from a snapshot),
-        so cases are re-decided for what the replayed rows touched, as a live append does.
+        so cached cases the replayed rows touch are dropped, as a live append does.
         """
         return LedgerRowsBuffer(max_bytes=REPLAY_BUFFER_BYTES, resume=resume)
 
@@ -96,13 +106,11 @@ class LedgerRowsBuffer:
 
     def __init__(self, max_bytes: int | None = None, *, resume: bool = False) -> None:
         self.max_bytes = max_bytes
-        # Cases written rows left or joined, when tables may already hold rows (a live
-        # append, a resumed replay); None in a replay from empty tables.
-        self.touched: set[tuple[str, bytes]] | None = (
-            set() if max_bytes is None or resume else None
-        )
+        # A replay from empty tables: no render cache can be stale, nothing to drop.
+        self.fresh = max_bytes is not None and not resume
         self.ledgers: dict[str, dict[str, Any]] = {}
-        # (ledger_id, run_id) -> (benchmark_id, case_id, recorded_at, archived, row, position)
+        # (ledger_id, run_id) -> (benchmark_id, case_id, recorded_at, archived, row, position,
+        # (benchmark, case) node of the document)
         self.rows: dict[tuple[str, str], tuple[Any, ...]] = {}
         # Replay only: (ledger_id, run_id) -> (payload text, event_type, schema_version,
         # position) of the latest single-row event for the key. Its row is dumped when it is
@@ -110,7 +118,6 @@ class LedgerRowsBuffer:
         # ledger rewrites each run dozens of times). A key is in ``rows`` or here, not both.
         self.deferred: dict[tuple[str, str], tuple[str, str, int, int]] = {}
         self.pending_bytes = 0
-        self.written = False  # rows already written by a partial flush of this replay
 
     def apply(self, conn: Connection, events: list[Any]) -> None:
         """Take ``StoredEvent``s, or ``ReplayEvent``s (whose payload text a replay buffer
@@ -184,36 +191,13 @@ class LedgerRowsBuffer:
         self.deferred = {}
 
     def flush(self, conn: Connection) -> None:
-        """Write what is pending, then re-decide the cases it touched (``rm_ledger_cases``).
-
-        Live (one command's events) and resumed replay: the cases the rows were in and the
-        cases they are in now. Replay from empty tables (``max_bytes`` set, flushed once at
-        the end): every case of every ledger seen, decided from the pending rows when they are
-        all there is, else from one scan each.
-        """
-        if self.touched is not None:
-            self._spill(conn)
-            refresh_cases(conn, self.touched)
-            self.touched = set()
-            return
-        if not self.written:
-            self._write(conn, decide_cases=True)
-            return
-        self._write(conn)
-        for ledger_id in self.ledgers:
-            rebuild_ledger_cases(conn, ledger_id)
+        """Write what is pending. The render cache is not built here: the rows are written
+        without their pieces and the cases they touch are decided at the next render
+        (``ledger_cases.fill_render_cache``)."""
+        self._spill(conn)
 
     def _spill(self, conn: Connection) -> None:
-        """Write what is pending, noting the cases touched when they must be refreshed."""
-        if self.touched is None:
-            self._write(conn)
-            return
-        self.touched.update(stored_buckets(conn, [*self.rows, *self.deferred]))
-        self.touched.update(self._write(conn))
-
-    def _write(self, conn: Connection, *, decide_cases: bool = False) -> set[tuple[str, bytes]]:
-        """Write what is pending (the ledgers stay cached, they are what the table now holds);
-        returns the cases the written rows are in."""
+        """Write what is pending (the ledgers stay cached, they are what the table now holds)."""
         self._materialize()
         _upsert(conn, LEDGERS, list(self.ledgers.values()))
         items = [
@@ -226,6 +210,7 @@ class LedgerRowsBuffer:
                 "archived": archived,
                 "row": text,
                 "position": position,
+                "bucket": bucket,
             }
             for (ledger_id, run_id), (
                 benchmark_id,
@@ -234,12 +219,12 @@ class LedgerRowsBuffer:
                 archived,
                 text,
                 position,
+                bucket,
             ) in self.rows.items()
         ]
         self.rows = {}
         self.pending_bytes = 0
-        self.written = self.written or bool(items)
-        return write_rows(conn, items, decide_cases=decide_cases)
+        write_rows(conn, items, fresh=self.fresh)
 
 
 def _sql_flag(value: str) -> str:
@@ -291,7 +276,8 @@ ORDER BY 1
 
 
 def _row_entry(row: dict[str, Any], position: int) -> tuple[Any, ...]:
-    """A ``LedgerRowsBuffer.rows`` value: the filter columns, the canonical row, position."""
+    """A ``LedgerRowsBuffer.rows`` value: the filter columns, the canonical row, position,
+    and the document's case the row is in (whose cached render it invalidates)."""
     return (
         row.get("benchmark_id") or "",
         row.get("case_id") or "",
@@ -299,6 +285,7 @@ def _row_entry(row: dict[str, Any], position: int) -> tuple[Any, ...]:
         1 if row.get("archive_state") == "archived" else 0,
         _canonical(row),
         position,
+        bucket_of(row),
     )
 
 
