@@ -65,7 +65,8 @@ def write_rows(conn: Connection, items: list[dict], *, fresh: bool = False) -> N
         drop_cases(conn, stale)
     blank = dict.fromkeys(CACHE_COLUMNS)
     for start in range(0, len(items), _WRITE_BATCH):
-        upsert_rows(conn, LEDGER_ROWS, [{**i, **blank} for i in items[start : start + _WRITE_BATCH]])
+        batch = items[start : start + _WRITE_BATCH]
+        upsert_rows(conn, LEDGER_ROWS, [{**item, **blank} for item in batch])
 
 
 def stored_buckets(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[Bucket]:

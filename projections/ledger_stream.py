@@ -7,9 +7,9 @@ the file, hashing as it goes, so time and memory are dominated by copying ~3 KB 
 
 The pieces are computed lazily: a render first fills what writes left empty
 (``ledger_cases.fill_render_cache``), on the render's own connection, so they are kept when
-its transaction commits. The cache checks itself while streaming: every case's rows must arrive under its prefix in
-its counted number, and no row may lack its pieces. Anything else (ids holding NUL, rows
-from before the cache existed, a bug) raises ``StaleCache`` before the file is replaced, and
+its transaction commits. The cache checks itself while streaming: every case's rows must
+arrive under its prefix in its counted number, and no row may lack its pieces. Anything else
+(ids holding NUL, a bug) raises ``StaleCache`` before the file is replaced, and
 the caller renders in full; the two renders write the same bytes (tests/test_ledger_stream.py).
 """
 
