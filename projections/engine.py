@@ -180,7 +180,8 @@ class ProjectionEngine:
             for projection in chosen:
                 for table in reversed(list(projection.tables)):
                     conn.execute(f"DELETE FROM {table.name}")
-            replayed = self._replay(store, chosen, conn, read_conn=conn, progress=progress)
+            with indexes_built_after(conn, [t.name for p in chosen for t in p.tables]):
+                replayed = self._replay(store, chosen, conn, read_conn=conn, progress=progress)
             head = store.head_position(conn)
             _set_checkpoints(conn, [p.name for p in chosen], head)
         return RebuildReport([p.name for p in chosen], replayed, head)
@@ -193,7 +194,8 @@ class ProjectionEngine:
         tables = compared_tables(chosen)
         with scratch_database("verify") as scratch:
             with store.database.connect() as live, scratch.begin() as conn:
-                replayed = self._replay(store, chosen, conn, read_conn=live)
+                with indexes_built_after(conn, [t.name for p in chosen for t in p.tables]):
+                    replayed = self._replay(store, chosen, conn, read_conn=live)
                 differences = _compare_tables(tables, live, conn, max_differences)
                 differences += _check_caches(chosen, live, max_differences - len(differences))
         return VerifyRebuildReport(not differences, [p.name for p in chosen], replayed, differences)
@@ -212,7 +214,8 @@ class ProjectionEngine:
         checkpoints to ``upto``: from position 0 into empty tables, or onto read models that
         already stand at ``after`` (a snapshot, or an earlier ``replay_range``)."""
         chosen = list(self.projections.values())
-        with _bulk_settings(conn):
+        tables = [t.name for p in chosen for t in p.tables] if after == 0 else []
+        with _bulk_settings(conn), indexes_built_after(conn, tables):
             replayed = self._replay(
                 store, chosen, conn, read_conn=read_conn, progress=progress, after=after, upto=upto
             )
@@ -439,6 +442,41 @@ def _bulk_settings(conn: Connection) -> Iterator[None]:
         yield
     finally:
         conn.execute(f"PRAGMA cache_size={saved}")
+
+
+@contextmanager
+def indexes_built_after(conn: Connection, tables: Sequence[str]) -> Iterator[None]:
+    """Drop the secondary indexes of ``tables`` (empty, about to be loaded) and create them
+    again after the load, in the same transaction: one sort per index instead of a B-tree
+    insert per row. Primary keys and unique constraints stay (upserts need them)."""
+    if not tables:
+        yield
+        return
+    found = _secondary_indexes(conn, tables)
+    for name, _sql in found:
+        conn.execute(f"DROP INDEX {name}")
+    yield
+    for _name, sql in found:
+        conn.execute(sql)
+
+
+def _secondary_indexes(conn: Connection, tables: Sequence[str]) -> list[tuple[str, str]]:
+    """``(name, CREATE INDEX statement)`` of each plain index on ``tables``."""
+    marks = ", ".join("?" * len(tables))
+    if conn.dialect == "sqlite":
+        query = (
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            f" AND tbl_name IN ({marks}) ORDER BY name"
+        )
+    else:
+        query = (
+            "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x"
+            " JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid"
+            " JOIN pg_namespace n ON n.oid = t.relnamespace"
+            " WHERE n.nspname = current_schema() AND NOT x.indisprimary AND NOT x.indisunique"
+            f" AND t.relname IN ({marks}) ORDER BY i.relname"
+        )
+    return [(name, sql) for name, sql in conn.execute(query, list(tables))]
 
 
 @contextmanager
