@@ -195,7 +195,9 @@ class ProjectionEngine:
         with scratch_database("verify") as scratch:
             with store.database.connect() as live, scratch.begin() as conn:
                 with indexes_built_after(conn, [t.name for p in chosen for t in p.tables]):
-                    replayed = self._replay(store, chosen, conn, read_conn=live)
+                    replayed = self._replay(
+                        store, chosen, conn, read_conn=live, self_contained=True
+                    )
                 differences = _compare_tables(tables, live, conn, max_differences)
                 differences += _check_caches(chosen, live, max_differences - len(differences))
         return VerifyRebuildReport(not differences, [p.name for p in chosen], replayed, differences)
@@ -217,7 +219,14 @@ class ProjectionEngine:
         tables = [t.name for p in chosen for t in p.tables] if after == 0 else []
         with _bulk_settings(conn), indexes_built_after(conn, tables):
             replayed = self._replay(
-                store, chosen, conn, read_conn=read_conn, progress=progress, after=after, upto=upto
+                store,
+                chosen,
+                conn,
+                read_conn=read_conn,
+                progress=progress,
+                after=after,
+                upto=upto,
+                self_contained=True,
             )
         _set_checkpoints(conn, [p.name for p in chosen], upto)
         return replayed
@@ -232,11 +241,14 @@ class ProjectionEngine:
         progress: Callable[[int], None] | None = None,
         after: int = 0,
         upto: int | None = None,
+        self_contained: bool = False,
     ) -> int:
         """Feed the events in ``(after, upto]`` (``upto``: the head) to the chosen projections;
-        with ``after`` > 0 their tables already hold the state at ``after``."""
+        with ``after`` > 0 their tables already hold the state at ``after``.
+        ``self_contained``: ``conn`` holds no events (an ``--as-of`` scratch or a snapshot),
+        so read models keep nothing by reference to them."""
         handled = frozenset().union(*(p.handles for p in chosen)) if chosen else frozenset()
-        sinks = [_replay_sink(p, resume=after > 0) for p in chosen]
+        sinks = [_replay_sink(p, resume=after > 0, self_contained=self_contained) for p in chosen]
         replayed = 0
 
         def feed(batches: Iterator[tuple[list[Any], int]], targets: list[Any]) -> None:
@@ -390,14 +402,16 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _replay_sink(projection: Projection, *, resume: bool = False) -> Any:
+def _replay_sink(
+    projection: Projection, *, resume: bool = False, self_contained: bool = False
+) -> Any:
     """What receives replayed events: the projection, or the buffered sink it offers for
     replay (``replayer(resume=...)`` returning an object with ``apply`` and ``flush``;
     ``resume``: its tables already hold an earlier state, they do not start empty)."""
     replayer = getattr(projection, "replayer", None)
     if replayer is None:
         return projection
-    return _Sink(projection.handles, replayer(resume=resume))
+    return _Sink(projection.handles, replayer(resume=resume, self_contained=self_contained))
 
 
 @dataclass
@@ -550,13 +564,22 @@ def _compare_tables(
     differences: list[dict[str, Any]] = []
     for table in tables:
         keys = table.primary_key
-        live_rows = live.execute(f"{table.select_sql} ORDER BY {_byte_order(keys, live)}")
-        scratch_rows = scratch.execute(f"{table.select_sql} ORDER BY {_byte_order(keys, scratch)}")
+        live_rows = live.execute(f"{_select(table, live)} ORDER BY {_byte_order(keys, live)}")
+        scratch_rows = scratch.execute(
+            f"{_select(table, scratch)} ORDER BY {_byte_order(keys, scratch)}"
+        )
         for diff in _diff_sorted(live_rows, scratch_rows, table):
             differences.append({"table": table.name, **diff})
             if len(differences) >= limit:
                 return differences
     return differences
+
+
+def _select(table: TableSpec, conn: Connection) -> str:
+    """Every column of ``table`` as ``conn`` should read it (a spec may resolve columns kept
+    elsewhere, see ``read_models.LEDGER_ROW_FACTS``)."""
+    select_for = getattr(table, "select_for", None)
+    return select_for(conn) if select_for is not None else table.select_sql
 
 
 def _byte_order(keys: Sequence[str], conn: Connection) -> str:

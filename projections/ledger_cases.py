@@ -30,6 +30,7 @@ from projections.ledger_fragments import (
     prefix_of_key,
     run_columns_of,
 )
+from projections.ledger_row_text import ROWS, row_text
 from projections.tables import LEDGER_CASES, LEDGER_ROWS
 
 if TYPE_CHECKING:
@@ -105,8 +106,14 @@ def drop_cases(conn: Connection, buckets: Iterable[Bucket]) -> None:
     )
 
 
-# Rows without pieces: the NULL end of ``ix_rm_ledger_rows_render``.
-_UNFILLED = 'SELECT run_id, "row" FROM rm_ledger_rows WHERE ledger_id = ? AND render_key IS NULL'
+def _unfilled(conn: Connection) -> str:
+    """Rows without pieces: the NULL end of ``ix_rm_ledger_rows_render``."""
+    return (
+        f"SELECT r.run_id, {row_text(conn)} FROM {ROWS}"
+        " WHERE r.ledger_id = ? AND r.render_key IS NULL"
+    )
+
+
 _FILL = (
     "UPDATE rm_ledger_rows SET render_key = ?, json_fragment = ?, markdown_line = ?"
     " WHERE ledger_id = ? AND run_id = ?"
@@ -119,7 +126,7 @@ def fill_render_cache(conn: Connection, ledger_id: str) -> None:
     render key and such a ledger is rendered in full, so they are looked at again each time."""
     prefixes: set[bytes] = set()
     updates: list[tuple[Any, ...]] = []
-    for run_id, text in conn.execute(_UNFILLED, (ledger_id,)).all():
+    for run_id, text in conn.execute(_unfilled(conn), (ledger_id,)).all():
         piece = run_columns_of(orjson.loads(text))
         key = piece["render_key"]
         if key is None:
@@ -134,11 +141,12 @@ def fill_render_cache(conn: Connection, ledger_id: str) -> None:
         refresh_cases(conn, ledger_id, prefixes)
 
 
-# One case's rows: the render-key range its prefix starts (``ix_rm_ledger_rows_render``).
-_CASE_ROWS = (
-    'SELECT "row", position FROM rm_ledger_rows'
-    " WHERE ledger_id = ? AND render_key >= ? AND render_key < ?"
-)
+def _case_rows(conn: Connection) -> str:
+    """One case's rows: the render-key range its prefix starts (``ix_rm_ledger_rows_render``)."""
+    return (
+        f"SELECT {row_text(conn)}, r.position FROM {ROWS}"
+        " WHERE r.ledger_id = ? AND r.render_key >= ? AND r.render_key < ?"
+    )
 
 
 def refresh_cases(conn: Connection, ledger_id: str, prefixes: Iterable[bytes]) -> None:
@@ -149,7 +157,7 @@ def refresh_cases(conn: Connection, ledger_id: str, prefixes: Iterable[bytes]) -
         return
     updated, emptied = [], []
     for prefix in sorted(prefixes):
-        found = conn.execute(_CASE_ROWS, (ledger_id, prefix, prefix[:-1] + b"\x01")).all()
+        found = conn.execute(_case_rows(conn), (ledger_id, prefix, prefix[:-1] + b"\x01")).all()
         if found:
             updated.append(_case_row(ledger_id, prefix, found))
         else:
@@ -167,8 +175,8 @@ def rebuild_ledger_cases(conn: Connection, ledger_id: str) -> None:
 
 def _all_cases(conn: Connection, ledger_id: str) -> Iterator[dict]:
     query = (
-        'SELECT render_key, "row", position FROM rm_ledger_rows'
-        " WHERE ledger_id = ? AND render_key IS NOT NULL ORDER BY render_key"
+        f"SELECT r.render_key, {row_text(conn)}, r.position FROM {ROWS}"
+        " WHERE r.ledger_id = ? AND r.render_key IS NOT NULL ORDER BY r.render_key"
     )
     prefix, group = None, []
     for key, text, position in conn.stream(query, (ledger_id,), batch=1000):
@@ -203,8 +211,8 @@ def check_render_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
     checked against the rows instead of against a replay)."""
     problems: list[dict[str, Any]] = []
     rows = conn.stream(
-        'SELECT ledger_id, run_id, "row", render_key, json_fragment, markdown_line'
-        " FROM rm_ledger_rows WHERE render_key IS NOT NULL",
+        f"SELECT r.ledger_id, r.run_id, {row_text(conn)}, r.render_key, r.json_fragment,"
+        f" r.markdown_line FROM {ROWS} WHERE r.render_key IS NOT NULL",
         batch=1000,
     )
     for ledger_id, run_id, text, key, fragment, line in rows:
@@ -222,7 +230,7 @@ def check_render_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
         case = dict(zip(columns, found, strict=True))
         prefix = bucket_prefix(case["benchmark_id"], case["case_id"])
         rows_of = (
-            conn.execute(_CASE_ROWS, (case["ledger_id"], prefix, prefix[:-1] + b"\x01")).all()
+            conn.execute(_case_rows(conn), (case["ledger_id"], prefix, prefix[:-1] + b"\x01")).all()
             if prefix is not None
             else []
         )

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger import events as ev
+from ledger.connection import quote
 from ledger.events import CURRENT_SCHEMA_VERSION
 from ledger.tables import TableSpec
 from projections.ledger_cases import CACHE_COLUMNS, check_render_cache, write_rows
+from projections.ledger_row_text import ROWS, row_text
 from projections.ledger_v0 import bucket_of
 from projections.tables import (
     EXPORTS,
@@ -35,9 +37,18 @@ if TYPE_CHECKING:
     from ledger.connection import Connection
     from ledger.events import StoredEvent
 
+class _ResolvedRows(TableSpec):
+    """``rm_ledger_rows`` with each row's text resolved (``ledger_row_text``), so a store
+    that keeps rows in their events compares equal to a scratch replay that cannot."""
+
+    def select_for(self, conn: Connection) -> str:
+        names = [row_text(conn) if c == "row" else f"r.{quote(c)}" for c in self.columns]
+        return f"SELECT {', '.join(names)} FROM {ROWS}"
+
+
 # ``rm_ledger_rows`` without its render cache: what a replay must reproduce exactly (the
 # cache is checked against the rows instead, see ``LedgerRowsProjection.check_cache``).
-LEDGER_ROW_FACTS = TableSpec(
+LEDGER_ROW_FACTS = _ResolvedRows(
     LEDGER_ROWS.name,
     tuple(c for c in LEDGER_ROWS.columns if c not in CACHE_COLUMNS),
     LEDGER_ROWS.primary_key,
@@ -87,15 +98,19 @@ class LedgerRowsProjection:
         buffer.apply(conn, events)
         buffer.flush(conn)
 
-    def replayer(self, *, resume: bool = False) -> LedgerRowsBuffer:
+    def replayer(self, *, resume: bool = False, self_contained: bool = False) -> LedgerRowsBuffer:
         """A replay sink that writes each ledger row once per flush instead of once per event.
 
         A busy ledger rewrites the same few thousand runs over and over; replay keeps only
         the latest row per key until ``REPLAY_BUFFER_BYTES`` of row text is pending.
         ``resume``: the tables already hold an earlier state (``--as-of`` from a snapshot),
         so cached cases the replayed rows touch are dropped, as a live append does.
+        ``self_contained``: the tables go where no events are (a scratch database for
+        ``--as-of`` or a snapshot), so every row keeps its own text.
         """
-        return LedgerRowsBuffer(max_bytes=REPLAY_BUFFER_BYTES, resume=resume)
+        return LedgerRowsBuffer(
+            max_bytes=REPLAY_BUFFER_BYTES, resume=resume, in_events=not self_contained
+        )
 
 
 class LedgerRowsBuffer:
@@ -106,8 +121,13 @@ class LedgerRowsBuffer:
     position order would. Ledgers are read back through this buffer, never behind it.
     """
 
-    def __init__(self, max_bytes: int | None = None, *, resume: bool = False) -> None:
+    def __init__(
+        self, max_bytes: int | None = None, *, resume: bool = False, in_events: bool = True
+    ) -> None:
         self.max_bytes = max_bytes
+        # Rows of single-row upserts are left in their events (``ledger_row_text``) unless the
+        # tables go where the events are not, or an upcaster would change the stored row.
+        self.in_events = in_events and ev.LEDGER_UPSERTED not in CURRENT_SCHEMA_VERSION
         # A replay from empty tables: no render cache can be stale, nothing to drop.
         self.fresh = max_bytes is not None and not resume
         self.ledgers: dict[str, dict[str, Any]] = {}
@@ -123,16 +143,18 @@ class LedgerRowsBuffer:
         once; on SQLite a replay from position 1 skips superseded upserts before decoding
         them (``sparse_replay``)."""
         ledgers, rows = self.ledgers, self.rows
+        in_events = self.in_events
         added = 0
         for event in events:
             payload = event.payload
             ledger_id = payload["ledger_id"]
             ledgers[ledger_id] = _ledger_row(conn, ledgers.get(ledger_id), event)
+            single = in_events and "row" in payload and event.event_type == ev.LEDGER_UPSERTED
             for row in _rows_of(event.event_type, payload):
-                entry = _row_entry(row, event.position)
+                entry = _row_entry(row, event.position, in_event=single)
                 key = (ledger_id, row["run_id"])
                 old = rows.get(key)
-                added += len(entry[4]) - (len(old[4]) if old is not None else 0)
+                added += _entry_size(entry) - (_entry_size(old) if old is not None else 0)
                 rows[key] = entry
         self.pending_bytes += added
         if self.max_bytes is not None and self.pending_bytes >= self.max_bytes:
@@ -251,18 +273,28 @@ ORDER BY 1
 """
 
 
-def _row_entry(row: dict[str, Any], position: int) -> tuple[Any, ...]:
-    """A ``LedgerRowsBuffer.rows`` value: the filter columns, the canonical row, position,
-    and the document's case the row is in (whose cached render it invalidates)."""
+def _row_entry(row: dict[str, Any], position: int, *, in_event: bool = False) -> tuple[Any, ...]:
+    """A ``LedgerRowsBuffer.rows`` value: the filter columns, the canonical row (None: it
+    stays in the event at ``position``), position, and the document's case the row is in
+    (whose cached render it invalidates)."""
     return (
         row.get("benchmark_id") or "",
         row.get("case_id") or "",
         row.get("recorded_at") or "",
         1 if row.get("archive_state") == "archived" else 0,
-        _canonical(row),
+        None if in_event else _canonical(row),
         position,
         bucket_of(row),
     )
+
+
+# What a pending row left in its event costs the buffer (its key and filter columns).
+_IN_EVENT_BYTES = 200
+
+
+def _entry_size(entry: tuple[Any, ...]) -> int:
+    text = entry[4]
+    return _IN_EVENT_BYTES if text is None else len(text)
 
 
 def _ledger_row(
