@@ -288,8 +288,9 @@ def _row_entry(row: dict[str, Any], position: int, *, in_event: bool = False) ->
     )
 
 
-# What a pending row left in its event costs the buffer (its key and filter columns).
-_IN_EVENT_BYTES = 200
+# What a pending row left in its event costs the buffer in memory (its key, filter columns
+# and tuple), so the buffer stays bounded when rows keep no text.
+_IN_EVENT_BYTES = 1024
 
 
 def _entry_size(entry: tuple[Any, ...]) -> int:
