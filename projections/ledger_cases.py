@@ -32,6 +32,7 @@ from projections.ledger_fragments import (
 )
 from projections.ledger_row_text import ROWS, row_text
 from projections.tables import LEDGER_CASES, LEDGER_ROWS
+from projections.upsert import upsert_rows
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -56,8 +57,6 @@ def write_rows(conn: Connection, items: list[dict], *, fresh: bool = False) -> N
     cached case can be stale and nothing is looked up; otherwise the cached cases the rows
     were in and are going to be in are dropped first.
     """
-    from projections.read_models import upsert_rows
-
     if not items:
         return
     if not fresh:
@@ -200,8 +199,6 @@ def _case_row(ledger_id: str, prefix: bytes, found: list) -> dict:
 
 
 def _upsert_cases(conn: Connection, cases: list[dict]) -> None:
-    from projections.read_models import upsert_rows
-
     upsert_rows(conn, LEDGER_CASES, cases)
 
 

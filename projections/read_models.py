@@ -7,7 +7,6 @@ reproduces history exactly even after the rules that decided it change.
 
 from __future__ import annotations
 
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -15,7 +14,7 @@ import orjson
 from ledger import events as ev
 from ledger.connection import quote
 from ledger.events import CURRENT_SCHEMA_VERSION
-from ledger.tables import TableSpec
+from ledger.table_spec import TableSpec
 from projections.ledger_cases import CACHE_COLUMNS, check_render_cache, write_rows
 from projections.ledger_row_text import ROWS, row_text
 from projections.ledger_v0 import bucket_of
@@ -28,6 +27,7 @@ from projections.tables import (
     LEDGERS,
     ROLLOUT_EVENTS,
 )
+from projections.upsert import upsert_rows as _upsert
 
 # Ledger-row text a replay holds back before writing (latest row per key): 30,000 rows of
 # ~2 KB fit, and the buffer costs about 85 MB of memory at most.
@@ -36,6 +36,7 @@ REPLAY_BUFFER_BYTES = 64 * 1024 * 1024
 if TYPE_CHECKING:
     from ledger.connection import Connection
     from ledger.events import StoredEvent
+
 
 class _ResolvedRows(TableSpec):
     """``rm_ledger_rows`` with each row's text resolved (``ledger_row_text``), so a store
@@ -53,21 +54,6 @@ LEDGER_ROW_FACTS = _ResolvedRows(
     tuple(c for c in LEDGER_ROWS.columns if c not in CACHE_COLUMNS),
     LEDGER_ROWS.primary_key,
 )
-
-
-def _upsert(conn: Connection, table: TableSpec, rows: list[dict[str, Any]]) -> None:
-    """Insert-or-replace by primary key, in bulk, on both backends (the last row per key)."""
-    if not rows:
-        return
-    key_of = itemgetter(*table.primary_key)  # C-level tuples: a replay writes 100,000s
-    deduped = {key_of(r): r for r in rows}
-    values_of = itemgetter(*table.columns)
-    # In key order: each insert lands next to the previous one in the primary-key B-tree.
-    ordered = [deduped[key] for key in sorted(deduped)] if len(deduped) > 1 else deduped.values()
-    conn.executemany(table.upsert_sql, [values_of(r) for r in ordered])
-
-
-upsert_rows = _upsert  # for the per-case read model (projections/ledger_cases.py)
 
 
 class LedgerRowsProjection:

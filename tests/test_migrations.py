@@ -91,33 +91,3 @@ def test_out_of_date_store_is_refused_with_the_upgrade_command(db_url):
     s.close()
     with pytest.raises(SchemaOutOfDateError, match=r"run `benchledger (--db <URL> )?db upgrade`"):
         opened(db_url)
-
-
-# What a revision may import: a revision is history, so it must not change when live code
-# does. Only the migration tooling and the standard library, never the project's packages.
-_REVISION_IMPORTS = {"__future__", "alembic", "sqlalchemy"}
-
-
-def _imported_roots(path) -> set[str]:
-    """Top-level modules a file imports, function-level imports included."""
-    import ast
-
-    roots: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            roots.add("." if node.level else (node.module or "").split(".")[0])
-    return roots
-
-
-def test_no_revision_imports_live_code():
-    import sys
-    from pathlib import Path
-
-    versions = sorted((Path(__file__).parents[1] / "migrations" / "versions").glob("0*.py"))
-    assert versions, "no revisions found"
-    allowed = _REVISION_IMPORTS | set(sys.stdlib_module_names)
-    for path in versions:
-        extra = _imported_roots(path) - allowed
-        assert not extra, f"{path.name} imports {sorted(extra)}: a revision imports no live code"
