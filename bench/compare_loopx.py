@@ -255,13 +255,17 @@ def rebuild_rows(lines: list[str], events: int, workload: str) -> list[Row]:
             rows.append(Row(label, "no result (see below)"))
             continue
         rate, peak = int(match.group(1).replace(",", "")), int(match.group(2))
+        cpu = re.search(r"CPU ([\d.]+) s", found)
+        cpu_text = f", CPU {float(cpu.group(1)):.1f} s" if cpu else ""
         checks = next((ln for ln in lines if ln.startswith(f"{prefix} rebuild --verify:")), "")
         exact = "ok=True" in checks
         realistic = workload == "realistic"
         target = f">= {target_rate:,}/s" + (f", < {target_mb} MB" if target_mb else "")
         met = rate >= target_rate and (target_mb is None or peak < target_mb) and exact
         rows.append(Row(
-            label, f"{rate:,} events/s, {peak} MiB, --verify {'exact' if exact else 'NOT exact'}",
+            label,
+            f"{rate:,} events/s{cpu_text}, {peak} MiB, --verify "
+            + ("exact" if exact else "NOT exact"),
             "", None, target + ", --verify exact" if realistic else "",
             met if realistic else None,
         ))  # fmt: skip

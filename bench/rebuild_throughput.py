@@ -495,6 +495,14 @@ def backend_of(url: str) -> str:
     return "sqlite" if url.startswith("sqlite") else "postgresql"
 
 
+def upgrade_kept_store(url: str) -> None:
+    """A store kept from an earlier run may predate the schema head: upgrade it first (a new
+    one is created at the head by the first command)."""
+    subprocess.run(
+        [benchledger_exe(), "--db", url, "db", "upgrade"], check=True, capture_output=True
+    )
+
+
 def head_of(url: str) -> int:
     from commands.runtime import open_store
 
@@ -512,6 +520,7 @@ def run_store(
     --verify``, ``verify``) on it."""
     backend = backend_of(url)
     label = f"[{backend}, {workload}]"
+    upgrade_kept_store(url)
     head = head_of(url)
     if head == 0:
         print(f"{label} filling {total:,} events ...", flush=True)
@@ -534,7 +543,8 @@ def run_store(
     print(
         f"{label} rebuild: {events:,} events ({replayed:,} of projected types) in "
         f"{rebuild['seconds']:.2f} s = {rate:,.0f} "
-        f"events/s, CPU {rebuild['cpu_s']:.2f} s, peak RSS {rebuild['peak_mb']:.0f} MB "
+        f"events/s, CPU {rebuild['cpu_s']:.2f} s (= {events / rebuild['cpu_s']:,.0f} events per "
+        f"CPU-second), peak RSS {rebuild['peak_mb']:.0f} MB "
         f"[target >= {target:,}/s{', < 500 MB' if backend == 'sqlite' else ''}: "
         f"{'MET' if ok else 'MISSED'}]",
         flush=True,

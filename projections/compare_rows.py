@@ -12,6 +12,7 @@ import orjson
 
 from ledger.connection import placeholders, scalars
 from projections.compare import matches_benchmark
+from projections.ledger_row_text import ROWS, row_text
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -29,8 +30,8 @@ def read_compare_rows(conn: Connection, ledger_id: str, benchmark_id: str) -> li
     if not benchmarks:
         return []
     rows = conn.execute(
-        'SELECT "row" FROM rm_ledger_rows WHERE ledger_id = ? '
-        f"AND benchmark_id IN ({placeholders(len(benchmarks))})",
+        f"SELECT {row_text(conn)} FROM {ROWS} WHERE r.ledger_id = ? "
+        f"AND r.benchmark_id IN ({placeholders(len(benchmarks))})",
         (ledger_id, *benchmarks),
     )
     return [orjson.loads(text) for (text,) in rows]

@@ -24,6 +24,7 @@ from ledger.connection import placeholders
 from ledger.errors import InputError
 from ledger.ledger_ops import COUNTABLE_BUCKETS, judge_row
 from ledger.rules.archive import is_archived
+from projections.ledger_row_text import ROWS, row_text
 from projections.ledger_v0 import bucket_of, case_node
 
 if TYPE_CHECKING:
@@ -153,8 +154,8 @@ def _runs(database: Database, ledger_id: str, run_ids: Iterable[str]) -> Rows:
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start : start + _CHUNK]
             query = (
-                'SELECT run_id, "row" FROM rm_ledger_rows'
-                f" WHERE ledger_id = ? AND run_id IN ({placeholders(len(chunk))})"
+                f"SELECT r.run_id, {row_text(conn)} FROM {ROWS}"
+                f" WHERE r.ledger_id = ? AND r.run_id IN ({placeholders(len(chunk))})"
             )
             for run_id, text in conn.execute(query, [ledger_id, *chunk]):
                 found[run_id] = orjson.loads(text)
@@ -162,12 +163,12 @@ def _runs(database: Database, ledger_id: str, run_ids: Iterable[str]) -> Rows:
 
 
 def _case_rows(database: Database, ledger_id: str, keys: Iterable[CaseKey]) -> dict[CaseKey, Rows]:
-    query = (
-        'SELECT run_id, "row" FROM rm_ledger_rows'
-        " WHERE ledger_id = ? AND benchmark_id = ? AND case_id = ?"
-    )
     out: dict[CaseKey, Rows] = {}
     with database.connect() as conn:
+        query = (
+            f"SELECT r.run_id, {row_text(conn)} FROM {ROWS}"
+            " WHERE r.ledger_id = ? AND r.benchmark_id = ? AND r.case_id = ?"
+        )
         for key in keys:
             found = conn.execute(query, (ledger_id, *key))
             out[key] = {run_id: orjson.loads(text) for run_id, text in found}

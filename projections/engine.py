@@ -180,7 +180,8 @@ class ProjectionEngine:
             for projection in chosen:
                 for table in reversed(list(projection.tables)):
                     conn.execute(f"DELETE FROM {table.name}")
-            replayed = self._replay(store, chosen, conn, read_conn=conn, progress=progress)
+            with indexes_built_after(conn, [t.name for p in chosen for t in p.tables]):
+                replayed = self._replay(store, chosen, conn, read_conn=conn, progress=progress)
             head = store.head_position(conn)
             _set_checkpoints(conn, [p.name for p in chosen], head)
         return RebuildReport([p.name for p in chosen], replayed, head)
@@ -190,11 +191,15 @@ class ProjectionEngine:
     ) -> VerifyRebuildReport:
         """Replay into a scratch SQLite database and compare it with the live read models."""
         chosen = self.select(names)
-        tables = [t for p in chosen for t in p.tables]
+        tables = compared_tables(chosen)
         with scratch_database("verify") as scratch:
             with store.database.connect() as live, scratch.begin() as conn:
-                replayed = self._replay(store, chosen, conn, read_conn=live)
+                with indexes_built_after(conn, [t.name for p in chosen for t in p.tables]):
+                    replayed = self._replay(
+                        store, chosen, conn, read_conn=live, self_contained=True
+                    )
                 differences = _compare_tables(tables, live, conn, max_differences)
+                differences += _check_caches(chosen, live, max_differences - len(differences))
         return VerifyRebuildReport(not differences, [p.name for p in chosen], replayed, differences)
 
     def replay_range(
@@ -211,9 +216,17 @@ class ProjectionEngine:
         checkpoints to ``upto``: from position 0 into empty tables, or onto read models that
         already stand at ``after`` (a snapshot, or an earlier ``replay_range``)."""
         chosen = list(self.projections.values())
-        with _bulk_settings(conn):
+        tables = [t.name for p in chosen for t in p.tables] if after == 0 else []
+        with _bulk_settings(conn), indexes_built_after(conn, tables):
             replayed = self._replay(
-                store, chosen, conn, read_conn=read_conn, progress=progress, after=after, upto=upto
+                store,
+                chosen,
+                conn,
+                read_conn=read_conn,
+                progress=progress,
+                after=after,
+                upto=upto,
+                self_contained=True,
             )
         _set_checkpoints(conn, [p.name for p in chosen], upto)
         return replayed
@@ -228,11 +241,14 @@ class ProjectionEngine:
         progress: Callable[[int], None] | None = None,
         after: int = 0,
         upto: int | None = None,
+        self_contained: bool = False,
     ) -> int:
         """Feed the events in ``(after, upto]`` (``upto``: the head) to the chosen projections;
-        with ``after`` > 0 their tables already hold the state at ``after``."""
+        with ``after`` > 0 their tables already hold the state at ``after``.
+        ``self_contained``: ``conn`` holds no events (an ``--as-of`` scratch or a snapshot),
+        so read models keep nothing by reference to them."""
         handled = frozenset().union(*(p.handles for p in chosen)) if chosen else frozenset()
-        sinks = [_replay_sink(p, resume=after > 0) for p in chosen]
+        sinks = [_replay_sink(p, resume=after > 0, self_contained=self_contained) for p in chosen]
         replayed = 0
 
         def feed(batches: Iterator[tuple[list[Any], int]], targets: list[Any]) -> None:
@@ -386,14 +402,16 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _replay_sink(projection: Projection, *, resume: bool = False) -> Any:
+def _replay_sink(
+    projection: Projection, *, resume: bool = False, self_contained: bool = False
+) -> Any:
     """What receives replayed events: the projection, or the buffered sink it offers for
     replay (``replayer(resume=...)`` returning an object with ``apply`` and ``flush``;
     ``resume``: its tables already hold an earlier state, they do not start empty)."""
     replayer = getattr(projection, "replayer", None)
     if replayer is None:
         return projection
-    return _Sink(projection.handles, replayer(resume=resume))
+    return _Sink(projection.handles, replayer(resume=resume, self_contained=self_contained))
 
 
 @dataclass
@@ -441,6 +459,41 @@ def _bulk_settings(conn: Connection) -> Iterator[None]:
 
 
 @contextmanager
+def indexes_built_after(conn: Connection, tables: Sequence[str]) -> Iterator[None]:
+    """Drop the secondary indexes of ``tables`` (empty, about to be loaded) and create them
+    again after the load, in the same transaction: one sort per index instead of a B-tree
+    insert per row. Primary keys and unique constraints stay (upserts need them)."""
+    if not tables:
+        yield
+        return
+    found = _secondary_indexes(conn, tables)
+    for name, _sql in found:
+        conn.execute(f"DROP INDEX {name}")
+    yield
+    for _name, sql in found:
+        conn.execute(sql)
+
+
+def _secondary_indexes(conn: Connection, tables: Sequence[str]) -> list[tuple[str, str]]:
+    """``(name, CREATE INDEX statement)`` of each plain index on ``tables``."""
+    marks = ", ".join("?" * len(tables))
+    if conn.dialect == "sqlite":
+        query = (
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            f" AND tbl_name IN ({marks}) ORDER BY name"
+        )
+    else:
+        query = (
+            "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x"
+            " JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid"
+            " JOIN pg_namespace n ON n.oid = t.relnamespace"
+            " WHERE n.nspname = current_schema() AND NOT x.indisprimary AND NOT x.indisunique"
+            f" AND t.relname IN ({marks}) ORDER BY i.relname"
+        )
+    return [(name, sql) for name, sql in conn.execute(query, list(tables))]
+
+
+@contextmanager
 def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[Any]:
     """A SQLite database in a temporary directory, removed with it: where ``rebuild
     --verify`` and ``--as-of`` replay, so the live read models are never touched. New at the
@@ -480,9 +533,28 @@ def compare_read_models(
 ) -> list[dict[str, Any]]:
     """Rows of every read model and checkpoint that differ between two databases (``checked``
     plays the live side of ``rebuild --verify``, ``reference`` the replay)."""
-    tables = [t for p in engine.projections.values() for t in p.tables]
+    chosen = list(engine.projections.values())
     with checked.connect() as a, reference.connect() as b:
-        return _compare_tables([*tables, PROJECTION_CHECKPOINTS], a, b, limit)
+        found = _compare_tables([*compared_tables(chosen), PROJECTION_CHECKPOINTS], a, b, limit)
+        return found + _check_caches(chosen, a, limit - len(found))
+
+
+def compared_tables(projections: Iterable[Projection]) -> list[TableSpec]:
+    """The tables (or column subsets) a replay reproduces exactly: a projection's
+    ``compared_tables`` when it keeps a cache that is filled on demand, else its tables."""
+    return [t for p in projections for t in getattr(p, "compared_tables", p.tables)]
+
+
+def _check_caches(
+    projections: Iterable[Projection], conn: Connection, limit: int
+) -> list[dict[str, Any]]:
+    """Each projection's own check of its on-demand cache against its rows (``check_cache``)."""
+    found: list[dict[str, Any]] = []
+    for projection in projections:
+        check = getattr(projection, "check_cache", None)
+        if check is not None and len(found) < limit:
+            found += check(conn, limit - len(found))
+    return found
 
 
 def _compare_tables(
@@ -492,13 +564,22 @@ def _compare_tables(
     differences: list[dict[str, Any]] = []
     for table in tables:
         keys = table.primary_key
-        live_rows = live.execute(f"{table.select_sql} ORDER BY {_byte_order(keys, live)}")
-        scratch_rows = scratch.execute(f"{table.select_sql} ORDER BY {_byte_order(keys, scratch)}")
+        live_rows = live.execute(f"{_select(table, live)} ORDER BY {_byte_order(keys, live)}")
+        scratch_rows = scratch.execute(
+            f"{_select(table, scratch)} ORDER BY {_byte_order(keys, scratch)}"
+        )
         for diff in _diff_sorted(live_rows, scratch_rows, table):
             differences.append({"table": table.name, **diff})
             if len(differences) >= limit:
                 return differences
     return differences
+
+
+def _select(table: TableSpec, conn: Connection) -> str:
+    """Every column of ``table`` as ``conn`` should read it (a spec may resolve columns kept
+    elsewhere, see ``read_models.LEDGER_ROW_FACTS``)."""
+    select_for = getattr(table, "select_for", None)
+    return select_for(conn) if select_for is not None else table.select_sql
 
 
 def _byte_order(keys: Sequence[str], conn: Connection) -> str:

@@ -1,17 +1,24 @@
-"""The per-case read model (``rm_ledger_cases``): refreshed for exactly the cases a write
-touched, so an upsert into a 30,000-row ledger re-decides one case, not 6,000.
+"""The ledger's render cache, filled lazily: the per-row pieces on ``rm_ledger_rows``
+(``render_key``, ``json_fragment``, ``markdown_line``) and the per-case table
+``rm_ledger_cases``, computed at the first render that needs them and then kept.
 
-A case is identified by its render-key prefix (``ledger_fragments.bucket_prefix``); its rows
-are the range of ``rm_ledger_rows.render_key`` starting with that prefix, served by
-``ix_rm_ledger_rows_render``. Rows are only ever upserted, but an upsert may move a run to
-another case, so a write refreshes both the cases its rows left and the cases they joined; a
-case left without rows is deleted.
+Why lazily: building the pieces cost more than everything else a replay does, and most
+replayed rows are never rendered again before they change. So a write (live append or
+replay) stores the row with its pieces NULL and drops the cached cases the row leaves or
+joins; ``fill_render_cache`` (called by the streaming render) computes the pieces of every
+row still without them and decides the cases those rows are in.
+
+The invariant that makes this exact: a case row exists in ``rm_ledger_cases`` only while
+every row of that case has its pieces and nothing in the case changed since it was decided.
+A write keeps it by dropping both cases a row touches; ``render_key IS NULL`` (served by
+``ix_rm_ledger_rows_render``) finds the rows to fill. The streaming render still checks
+counts and prefixes as it goes, so a cache that does not add up is never published.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -21,91 +28,58 @@ from projections.ledger_fragments import (
     bucket_prefix,
     case_columns,
     prefix_of_key,
-    run_columns,
     run_columns_of,
 )
-from projections.ledger_v0 import bucket_of
+from projections.ledger_row_text import ROWS, row_text
 from projections.tables import LEDGER_CASES, LEDGER_ROWS
+from projections.upsert import upsert_rows
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
 
-# Beyond this many touched cases in one ledger, one ordered scan of the whole ledger is
-# cheaper than a range query per case (an import, a large merge, the end of a replay).
+# Beyond this many cases to decide in one ledger, one ordered scan of the whole ledger is
+# cheaper than a range query per case (the first render after a replay or an import).
 FULL_REFRESH_CASES = 200
 _LOOKUP_CHUNK = 500
-# Rows (with their ~3 KB JSON fragment) held before an upsert: bounds a replay's memory.
+# Rows (with their ~3 KB JSON fragment) held before an update: bounds a fill's memory.
 _WRITE_BATCH = 1000
+# The cache columns a write leaves NULL (filled at render).
+CACHE_COLUMNS = ("render_key", "json_fragment", "markdown_line")
 
-Bucket = tuple[str, bytes]  # (ledger_id, case prefix)
+Bucket = tuple[str, str, str]  # (ledger_id, benchmark_id, case_id) as the document names them
 
 
-def write_rows(conn: Connection, items: list[dict], *, decide_cases: bool = False) -> set[Bucket]:
-    """Upsert ledger rows (``rm_ledger_rows`` columns but the rendered ones) with their
-    rendered pieces, in bounded batches; returns the cases the rows are in.
+def write_rows(conn: Connection, items: list[dict], *, fresh: bool = False) -> None:
+    """Upsert ledger rows (``rm_ledger_rows`` columns but the cache ones; each item also
+    names its case as ``bucket``) with their render pieces NULL, in bounded batches.
 
-    ``decide_cases``: the rows are every row their ledgers have (a replay that never wrote
-    before), so each case is decided from the same parsed rows, case by case, instead of
-    parsing every row a second time from the table.
+    ``fresh``: the render cache is known to be empty (a replay into truncated tables), so no
+    cached case can be stale and nothing is looked up; otherwise the cached cases the rows
+    were in and are going to be in are dropped first.
     """
-    from projections.upsert import upsert_rows
-
-    touched: set[Bucket] = set()
-    if not decide_cases:
-        for start in range(0, len(items), _WRITE_BATCH):
-            batch = [
-                {**item, **run_columns(item["row"])} for item in items[start : start + _WRITE_BATCH]
-            ]
-            upsert_rows(conn, LEDGER_ROWS, batch)
-            touched.update(_buckets_of(batch))
-        return touched
-    groups: dict[tuple[str, str, str], list[dict]] = {}
-    for item in items:
-        bucket = bucket_of({"benchmark_id": item["benchmark_id"], "case_id": item["case_id"]})
-        groups.setdefault((item["ledger_id"], *bucket), []).append(item)
-    rows_batch: list[dict] = []
-    cases_batch: list[dict] = []
-    undecided: set[str] = set()
-    for (ledger_id, bid, cid), group in groups.items():
-        parsed = [orjson.loads(item["row"]) for item in group]
-        rows_batch += [
-            {**item, **run_columns_of(row)} for item, row in zip(group, parsed, strict=True)
-        ]
-        prefix = bucket_prefix(bid, cid)
-        if prefix is not None and all(bucket_of(row) == (bid, cid) for row in parsed):
-            case = case_columns(bid, cid, parsed)
-            positions = (item["position"] for item in group)
-            cases_batch.append({"ledger_id": ledger_id, **case, "position": max(positions)})
-        else:
-            undecided.add(ledger_id)
-        if len(rows_batch) >= _WRITE_BATCH:
-            upsert_rows(conn, LEDGER_ROWS, rows_batch)
-            touched.update(_buckets_of(rows_batch))
-            rows_batch = []
-    upsert_rows(conn, LEDGER_ROWS, rows_batch)
-    touched.update(_buckets_of(rows_batch))
-    upsert_rows(conn, LEDGER_CASES, cases_batch)
-    for ledger_id in sorted(undecided):
-        rebuild_ledger_cases(conn, ledger_id)
-    return touched
-
-
-def _buckets_of(rows: list[dict]) -> set[Bucket]:
-    return {
-        (r["ledger_id"], prefix_of_key(r["render_key"]))
-        for r in rows
-        if r["render_key"] is not None
-    }
+    if not items:
+        return
+    if not fresh:
+        stale = stored_buckets(conn, [(i["ledger_id"], i["run_id"]) for i in items])
+        stale.update((i["ledger_id"], *i["bucket"]) for i in items)
+        drop_cases(conn, stale)
+    blank = dict.fromkeys(CACHE_COLUMNS)
+    for start in range(0, len(items), _WRITE_BATCH):
+        batch = items[start : start + _WRITE_BATCH]
+        upsert_rows(conn, LEDGER_ROWS, [{**item, **blank} for item in batch])
 
 
 def stored_buckets(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[Bucket]:
-    """The cases the given ``(ledger_id, run_id)`` rows are in now, read before they are
-    rewritten so a run that moves still refreshes the case it leaves."""
+    """The cached cases the given ``(ledger_id, run_id)`` rows are in now (rows without pieces
+    are in no cached case), read before they are rewritten so a run that moves still drops
+    the case it leaves."""
     by_ledger: dict[str, list[str]] = {}
     for ledger_id, run_id in keys:
         by_ledger.setdefault(ledger_id, []).append(run_id)
     found: set[Bucket] = set()
     for ledger_id, run_ids in by_ledger.items():
+        if not _has_cases(conn, ledger_id):
+            continue
         for start in range(0, len(run_ids), _LOOKUP_CHUNK):
             chunk = run_ids[start : start + _LOOKUP_CHUNK]
             query = (
@@ -114,47 +88,94 @@ def stored_buckets(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[Buc
             )
             for (key,) in conn.execute(query, [ledger_id, *chunk]):
                 if key is not None:
-                    found.add((ledger_id, prefix_of_key(bytes(key))))
+                    found.add((ledger_id, *bucket_of_prefix(prefix_of_key(bytes(key)))))
     return found
 
 
-# One case's rows: the render-key range its prefix starts (``ix_rm_ledger_rows_render``).
-_CASE_ROWS = (
-    'SELECT "row", position FROM rm_ledger_rows'
-    " WHERE ledger_id = ? AND render_key >= ? AND render_key < ?"
+def _has_cases(conn: Connection, ledger_id: str) -> bool:
+    found = conn.execute("SELECT 1 FROM rm_ledger_cases WHERE ledger_id = ? LIMIT 1", (ledger_id,))
+    return found.first() is not None
+
+
+def drop_cases(conn: Connection, buckets: Iterable[Bucket]) -> None:
+    """Forget the cached cases (decided again at the next render)."""
+    conn.executemany(
+        "DELETE FROM rm_ledger_cases WHERE ledger_id = ? AND benchmark_id = ? AND case_id = ?",
+        sorted(set(buckets)),
+    )
+
+
+def _unfilled(conn: Connection) -> str:
+    """Rows without pieces: the NULL end of ``ix_rm_ledger_rows_render``."""
+    return (
+        f"SELECT r.run_id, {row_text(conn)} FROM {ROWS}"
+        " WHERE r.ledger_id = ? AND r.render_key IS NULL"
+    )
+
+
+_FILL = (
+    "UPDATE rm_ledger_rows SET render_key = ?, json_fragment = ?, markdown_line = ?"
+    " WHERE ledger_id = ? AND run_id = ?"
 )
 
 
-def refresh_cases(conn: Connection, buckets: Iterable[Bucket]) -> None:
-    """Re-decide each touched case from its stored rows (after they were written)."""
-    by_ledger: dict[str, set[bytes]] = {}
-    for ledger_id, prefix in buckets:
-        by_ledger.setdefault(ledger_id, set()).add(prefix)
-    for ledger_id, prefixes in by_ledger.items():
-        if len(prefixes) > FULL_REFRESH_CASES:
-            rebuild_ledger_cases(conn, ledger_id)
+def fill_render_cache(conn: Connection, ledger_id: str) -> None:
+    """Compute the pieces of every row of the ledger still without them, then decide the
+    cases those rows are in (kept until a write drops them). Rows whose ids hold NUL get no
+    render key and such a ledger is rendered in full, so they are looked at again each time."""
+    prefixes: set[bytes] = set()
+    updates: list[tuple[Any, ...]] = []
+    for run_id, text in conn.execute(_unfilled(conn), (ledger_id,)).all():
+        piece = run_columns_of(orjson.loads(text))
+        key = piece["render_key"]
+        if key is None:
             continue
-        updated, emptied = [], []
-        for prefix in sorted(prefixes):
-            found = conn.execute(_CASE_ROWS, (ledger_id, prefix, prefix[:-1] + b"\x01")).all()
-            if found:
-                updated.append(_case_row(ledger_id, prefix, found))
-            else:
-                emptied.append(prefix)
-        _write(conn, ledger_id, updated, emptied)
+        prefixes.add(prefix_of_key(key))
+        updates.append((key, piece["json_fragment"], piece["markdown_line"], ledger_id, run_id))
+        if len(updates) >= _WRITE_BATCH:
+            conn.executemany(_FILL, updates)
+            updates = []
+    conn.executemany(_FILL, updates)
+    if prefixes:
+        refresh_cases(conn, ledger_id, prefixes)
+
+
+def _case_rows(conn: Connection) -> str:
+    """One case's rows: the render-key range its prefix starts (``ix_rm_ledger_rows_render``)."""
+    return (
+        f"SELECT {row_text(conn)}, r.position FROM {ROWS}"
+        " WHERE r.ledger_id = ? AND r.render_key >= ? AND r.render_key < ?"
+    )
+
+
+def refresh_cases(conn: Connection, ledger_id: str, prefixes: Iterable[bytes]) -> None:
+    """Decide each given case of the ledger from its stored rows (all of them filled)."""
+    prefixes = set(prefixes)
+    if len(prefixes) > FULL_REFRESH_CASES:
+        rebuild_ledger_cases(conn, ledger_id)
+        return
+    updated, emptied = [], []
+    for prefix in sorted(prefixes):
+        found = conn.execute(_case_rows(conn), (ledger_id, prefix, prefix[:-1] + b"\x01")).all()
+        if found:
+            updated.append(_case_row(ledger_id, prefix, found))
+        else:
+            emptied.append((ledger_id, *bucket_of_prefix(prefix)))
+    drop_cases(conn, emptied)
+    _upsert_cases(conn, updated)
 
 
 def rebuild_ledger_cases(conn: Connection, ledger_id: str) -> None:
     """Every case of one ledger from one scan in render-key order (one case in memory at a
     time; the decided cases are small)."""
     conn.execute("DELETE FROM rm_ledger_cases WHERE ledger_id = ?", (ledger_id,))
-    _write(conn, ledger_id, list(_all_cases(conn, ledger_id)), [])
+    _upsert_cases(conn, list(_all_cases(conn, ledger_id)))
 
 
 def _all_cases(conn: Connection, ledger_id: str) -> Iterator[dict]:
     query = (
-        'SELECT render_key, "row", position FROM rm_ledger_rows'
-        " WHERE ledger_id = ? AND render_key IS NOT NULL ORDER BY render_key"
+        f"SELECT r.render_key, {row_text(conn)}, r.position FROM {ROWS}"
+        " WHERE r.ledger_id = ? AND r.render_key IS NOT NULL ORDER BY r.render_key"
     )
     prefix, group = None, []
     for key, text, position in conn.stream(query, (ledger_id,), batch=1000):
@@ -177,13 +198,46 @@ def _case_row(ledger_id: str, prefix: bytes, found: list) -> dict:
     }
 
 
-def _write(conn: Connection, ledger_id: str, updated: list[dict], emptied: list[bytes]) -> None:
-    from projections.upsert import upsert_rows
+def _upsert_cases(conn: Connection, cases: list[dict]) -> None:
+    upsert_rows(conn, LEDGER_CASES, cases)
 
-    for prefix in emptied:
-        bid, cid = bucket_of_prefix(prefix)
-        conn.execute(
-            "DELETE FROM rm_ledger_cases WHERE ledger_id = ? AND benchmark_id = ? AND case_id = ?",
-            (ledger_id, bid, cid),
+
+def check_render_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
+    """What ``rebuild --verify`` reports about the cache: every filled row's pieces and every
+    cached case must equal what their rows give now (a cache is never replayed, so it is
+    checked against the rows instead of against a replay)."""
+    problems: list[dict[str, Any]] = []
+    rows = conn.stream(
+        f"SELECT r.ledger_id, r.run_id, {row_text(conn)}, r.render_key, r.json_fragment,"
+        f" r.markdown_line FROM {ROWS} WHERE r.render_key IS NOT NULL",
+        batch=1000,
+    )
+    for ledger_id, run_id, text, key, fragment, line in rows:
+        piece = run_columns_of(orjson.loads(text))
+        stored = (bytes(key), bytes(fragment) if fragment is not None else None, line)
+        if stored != (piece["render_key"], piece["json_fragment"], piece["markdown_line"]):
+            problems.append(
+                {"table": "rm_ledger_rows", "key": [ledger_id, run_id], "problem": "stale render"}
+            )
+            if len(problems) >= limit:
+                return problems
+    cached = conn.execute(f"{LEDGER_CASES.select_sql}").all()
+    columns = LEDGER_CASES.columns
+    for found in cached:
+        case = dict(zip(columns, found, strict=True))
+        prefix = bucket_prefix(case["benchmark_id"], case["case_id"])
+        rows_of = (
+            conn.execute(_case_rows(conn), (case["ledger_id"], prefix, prefix[:-1] + b"\x01")).all()
+            if prefix is not None
+            else []
         )
-    upsert_rows(conn, LEDGER_CASES, updated)
+        expected = _case_row(case["ledger_id"], prefix, rows_of) if rows_of else None
+        if expected is not None:
+            expected["json_head"] = bytes(expected["json_head"])
+            case["json_head"] = bytes(case["json_head"])
+        if expected != case:
+            key = [case["ledger_id"], case["benchmark_id"], case["case_id"]]
+            problems.append({"table": "rm_ledger_cases", "key": key, "problem": "stale render"})
+            if len(problems) >= limit:
+                return problems
+    return problems

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger.connection import scalars
+from projections.ledger_row_text import ROWS, row_text
 from projections.tables import LEDGERS
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
 
-_ROWS = 'SELECT "row" FROM rm_ledger_rows WHERE ledger_id = ?'
 
 
 class LedgerQueries:
@@ -26,6 +26,8 @@ class LedgerQueries:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+        # The row's text, wherever it is kept (``ledger_row_text``).
+        self._rows = f"SELECT {row_text(conn)} FROM {ROWS} WHERE r.ledger_id = ?"
 
     def ledger(self, ledger_id: str) -> dict[str, Any] | None:
         row = self.conn.execute(f"{LEDGERS.select_sql} WHERE ledger_id = ?", (ledger_id,)).first()
@@ -37,15 +39,15 @@ class LedgerQueries:
         return found
 
     def case_rows(self, ledger_id: str, benchmark_id: str, case_id: str) -> list[dict[str, Any]]:
-        query = f"{_ROWS} AND benchmark_id = ? AND case_id = ?"
+        query = f"{self._rows} AND r.benchmark_id = ? AND r.case_id = ?"
         return self._parsed(query, (ledger_id, benchmark_id, case_id))
 
     def row(self, ledger_id: str, run_id: str) -> dict[str, Any] | None:
-        text = self.conn.execute(f"{_ROWS} AND run_id = ?", (ledger_id, run_id)).scalar()
+        text = self.conn.execute(f"{self._rows} AND r.run_id = ?", (ledger_id, run_id)).scalar()
         return orjson.loads(text) if text is not None else None
 
     def rows_by_benchmark(self, ledger_id: str, benchmark_id: str) -> list[dict[str, Any]]:
-        return self._parsed(f"{_ROWS} AND benchmark_id = ?", (ledger_id, benchmark_id))
+        return self._parsed(f"{self._rows} AND r.benchmark_id = ?", (ledger_id, benchmark_id))
 
     def backfill_candidates(self, ledger_id: str, row: dict[str, Any]) -> list[dict[str, Any]]:
         """Rows of the same benchmark that could be the same logical run (ledger_v0 §6.1)."""
@@ -56,7 +58,8 @@ class LedgerQueries:
         ]
 
     def all_rows(self, ledger_id: str) -> Iterator[dict[str, Any]]:
-        for (text,) in self.conn.execute(f"{_ROWS} ORDER BY position, run_id", (ledger_id,)):
+        query = f"{self._rows} ORDER BY r.position, r.run_id"
+        for (text,) in self.conn.execute(query, (ledger_id,)):
             yield orjson.loads(text)
 
     def row_count(self, ledger_id: str) -> int:

@@ -5,9 +5,11 @@ No row is parsed, decided or dumped here: a render reads ``rm_ledger_cases`` (on
 per case) and streams ``rm_ledger_rows.json_fragment`` in ``render_key`` order straight into
 the file, hashing as it goes, so time and memory are dominated by copying ~3 KB per run.
 
-The cache checks itself while streaming: every case's rows must arrive under its prefix in
-its counted number, and no row may lack its pieces. Anything else (ids holding NUL, rows
-from before the cache existed, a bug) raises ``StaleCache`` before the file is replaced, and
+The pieces are computed lazily: a render first fills what writes left empty
+(``ledger_cases.fill_render_cache``), on the render's own connection, so they are kept when
+its transaction commits. The cache checks itself while streaming: every case's rows must
+arrive under its prefix in its counted number, and no row may lack its pieces. Anything else
+(ids holding NUL, a bug) raises ``StaleCache`` before the file is replaced, and
 the caller renders in full; the two renders write the same bytes (tests/test_ledger_stream.py).
 """
 
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from projections.files import HashingWriter, atomic_stream
+from projections.ledger_cases import fill_render_cache, rebuild_ledger_cases
 from projections.ledger_fragments import CASE_TAIL, bucket_prefix, nested_json
 from projections.ledger_v0 import SCHEMA_VERSION, MarkdownParts, assemble_markdown
 
@@ -57,19 +60,27 @@ def stream_ledger_json(
     *,
     durable: bool = True,
 ) -> tuple[str, bytes] | None:
-    """Write the ledger JSON from the cache; returns its sha256 and the Markdown bytes, or
-    None (nothing written) when the cache cannot render this ledger. ``durable``: fsync
-    before the rename (``atomic_stream``)."""
-    cases = _cases(conn, ledger_id)
-    if not cases:
-        return None
-    try:
-        with atomic_stream(json_path, durable=durable) as out:
-            run_lines = _write_json(conn, ledger_id, meta, cases, out)
-            markdown = _markdown(meta, cases, run_lines).encode("utf-8")
-    except StaleCache:
-        return None
-    return out.hexdigest(), markdown
+    """Write the ledger JSON from the cache (filled first where writes left it empty);
+    returns its sha256 and the Markdown bytes, or None (nothing written) when the cache
+    cannot render this ledger. Cases that do not add up are decided again once from the
+    whole ledger (a run that moved out of a case it was cached in) before giving up.
+    ``durable``: fsync before the rename (``atomic_stream``)."""
+    fill_render_cache(conn, ledger_id)
+    for attempt in range(2):
+        cases = _cases(conn, ledger_id)
+        if not cases:
+            return None
+        try:
+            with atomic_stream(json_path, durable=durable) as out:
+                run_lines = _write_json(conn, ledger_id, meta, cases, out)
+                markdown = _markdown(meta, cases, run_lines).encode("utf-8")
+        except StaleCache:
+            if attempt:
+                return None
+            rebuild_ledger_cases(conn, ledger_id)
+            continue
+        return out.hexdigest(), markdown
+    return None
 
 
 def _cases(conn: Connection, ledger_id: str) -> list[_Case] | None:

@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger import events as ev
-from ledger.events import CURRENT_SCHEMA_VERSION, upcast
-from projections.ledger_cases import (
-    rebuild_ledger_cases,
-    refresh_cases,
-    stored_buckets,
-    write_rows,
-)
+from ledger.connection import quote
+from ledger.events import CURRENT_SCHEMA_VERSION
+from ledger.table_spec import TableSpec
+from projections.ledger_cases import CACHE_COLUMNS, check_render_cache, write_rows
+from projections.ledger_row_text import ROWS, row_text
+from projections.ledger_v0 import bucket_of
 from projections.tables import (
     EXPORTS,
     GLOBAL_REGISTRY,
@@ -39,6 +38,24 @@ if TYPE_CHECKING:
     from ledger.events import StoredEvent
 
 
+class _ResolvedRows(TableSpec):
+    """``rm_ledger_rows`` with each row's text resolved (``ledger_row_text``), so a store
+    that keeps rows in their events compares equal to a scratch replay that cannot."""
+
+    def select_for(self, conn: Connection) -> str:
+        names = [row_text(conn) if c == "row" else f"r.{quote(c)}" for c in self.columns]
+        return f"SELECT {', '.join(names)} FROM {ROWS}"
+
+
+# ``rm_ledger_rows`` without its render cache: what a replay must reproduce exactly (the
+# cache is checked against the rows instead, see ``LedgerRowsProjection.check_cache``).
+LEDGER_ROW_FACTS = _ResolvedRows(
+    LEDGER_ROWS.name,
+    tuple(c for c in LEDGER_ROWS.columns if c not in CACHE_COLUMNS),
+    LEDGER_ROWS.primary_key,
+)
+
+
 class LedgerRowsProjection:
     """Ledger rows by (ledger, run_id), plus one row per ledger with its path and policy."""
 
@@ -55,21 +72,31 @@ class LedgerRowsProjection:
         }
     )
     tables = (LEDGERS, LEDGER_ROWS, LEDGER_CASES)
+    # What replay reproduces; the render cache (filled at render, never replayed) is not.
+    compared_tables = (LEDGERS, LEDGER_ROW_FACTS)
+
+    def check_cache(self, conn: Connection, limit: int) -> list[dict[str, Any]]:
+        """Cached render pieces that differ from what their rows give now."""
+        return check_render_cache(conn, limit)
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         buffer = LedgerRowsBuffer()
         buffer.apply(conn, events)
         buffer.flush(conn)
 
-    def replayer(self, *, resume: bool = False) -> LedgerRowsBuffer:
+    def replayer(self, *, resume: bool = False, self_contained: bool = False) -> LedgerRowsBuffer:
         """A replay sink that writes each ledger row once per flush instead of once per event.
 
         A busy ledger rewrites the same few thousand runs over and over; replay keeps only
         the latest row per key until ``REPLAY_BUFFER_BYTES`` of row text is pending.
         ``resume``: the tables already hold an earlier state (``--as-of`` from a snapshot),
-        so cases are re-decided for what the replayed rows touched, as a live append does.
+        so cached cases the replayed rows touch are dropped, as a live append does.
+        ``self_contained``: the tables go where no events are (a scratch database for
+        ``--as-of`` or a snapshot), so every row keeps its own text.
         """
-        return LedgerRowsBuffer(max_bytes=REPLAY_BUFFER_BYTES, resume=resume)
+        return LedgerRowsBuffer(
+            max_bytes=REPLAY_BUFFER_BYTES, resume=resume, in_events=not self_contained
+        )
 
 
 class LedgerRowsBuffer:
@@ -80,46 +107,40 @@ class LedgerRowsBuffer:
     position order would. Ledgers are read back through this buffer, never behind it.
     """
 
-    def __init__(self, max_bytes: int | None = None, *, resume: bool = False) -> None:
+    def __init__(
+        self, max_bytes: int | None = None, *, resume: bool = False, in_events: bool = True
+    ) -> None:
         self.max_bytes = max_bytes
-        # Cases written rows left or joined, when tables may already hold rows (a live
-        # append, a resumed replay); None in a replay from empty tables.
-        self.touched: set[tuple[str, bytes]] | None = (
-            set() if max_bytes is None or resume else None
-        )
+        # Rows of single-row upserts are left in their events (``ledger_row_text``) unless the
+        # tables go where the events are not, or an upcaster would change the stored row.
+        self.in_events = in_events and ev.LEDGER_UPSERTED not in CURRENT_SCHEMA_VERSION
+        # A replay from empty tables: no render cache can be stale, nothing to drop.
+        self.fresh = max_bytes is not None and not resume
         self.ledgers: dict[str, dict[str, Any]] = {}
-        # (ledger_id, run_id) -> (benchmark_id, case_id, recorded_at, archived, row, position)
+        # (ledger_id, run_id) -> (benchmark_id, case_id, recorded_at, archived, row, position,
+        # (benchmark, case) node of the document)
         self.rows: dict[tuple[str, str], tuple[Any, ...]] = {}
-        # Replay only: (ledger_id, run_id) -> (payload text, event_type, schema_version,
-        # position) of the latest single-row event for the key. Its row is dumped when it is
-        # written, so the upserts a later one supersedes are never re-serialised (a busy
-        # ledger rewrites each run dozens of times). A key is in ``rows`` or here, not both.
-        self.deferred: dict[tuple[str, str], tuple[str, str, int, int]] = {}
         self.pending_bytes = 0
-        self.written = False  # rows already written by a partial flush of this replay
 
     def apply(self, conn: Connection, events: list[Any]) -> None:
-        """Take ``StoredEvent``s, or ``ReplayEvent``s (whose payload text a replay buffer
-        keeps instead of the row's canonical text, see ``deferred``)."""
-        ledgers, rows, deferred = self.ledgers, self.rows, self.deferred
-        defer = self.max_bytes is not None
+        """Take ``StoredEvent``s or ``ReplayEvent``s. Each row is serialised as it arrives:
+        holding payload text and decoding it again at the write (to skip superseded rows)
+        cost a second decode of every row of a realistic log, where most rows are written
+        once; on SQLite a replay from position 1 skips superseded upserts before decoding
+        them (``sparse_replay``)."""
+        ledgers, rows = self.ledgers, self.rows
+        in_events = self.in_events
         added = 0
         for event in events:
             payload = event.payload
             ledger_id = payload["ledger_id"]
             ledgers[ledger_id] = _ledger_row(conn, ledgers.get(ledger_id), event)
-            text = getattr(event, "payload_text", None) if defer else None
-            if text is not None and "row" in payload:
-                key = (ledger_id, payload["row"]["run_id"])
-                added += len(text) - self._pending_size(key)
-                rows.pop(key, None)
-                deferred[key] = (text, event.event_type, event.schema_version, event.position)
-                continue
+            single = in_events and "row" in payload and event.event_type == ev.LEDGER_UPSERTED
             for row in _rows_of(event.event_type, payload):
-                entry = _row_entry(row, event.position)
+                entry = _row_entry(row, event.position, in_event=single)
                 key = (ledger_id, row["run_id"])
-                added += len(entry[4]) - self._pending_size(key)
-                deferred.pop(key, None)
+                old = rows.get(key)
+                added += _entry_size(entry) - (_entry_size(old) if old is not None else 0)
                 rows[key] = entry
         self.pending_bytes += added
         if self.max_bytes is not None and self.pending_bytes >= self.max_bytes:
@@ -154,53 +175,14 @@ class LedgerRowsBuffer:
             return None
         return [position for (position,) in found]
 
-    def _pending_size(self, key: tuple[str, str]) -> int:
-        """Bytes of text held for ``key`` (0 when nothing is pending for it)."""
-        held = self.deferred.get(key)
-        if held is not None:
-            return len(held[0])
-        entry = self.rows.get(key)
-        return len(entry[4]) if entry is not None else 0
-
-    def _materialize(self) -> None:
-        """Turn the deferred payloads (the latest per key) into rows ready to write."""
-        rows = self.rows
-        for key, (text, event_type, schema_version, position) in self.deferred.items():
-            rows[key] = _row_entry(_decoded(event_type, schema_version, text)["row"], position)
-        self.deferred = {}
-
     def flush(self, conn: Connection) -> None:
-        """Write what is pending, then re-decide the cases it touched (``rm_ledger_cases``).
-
-        Live (one command's events) and resumed replay: the cases the rows were in and the
-        cases they are in now. Replay from empty tables (``max_bytes`` set, flushed once at
-        the end): every case of every ledger seen, decided from the pending rows when they are
-        all there is, else from one scan each.
-        """
-        if self.touched is not None:
-            self._spill(conn)
-            refresh_cases(conn, self.touched)
-            self.touched = set()
-            return
-        if not self.written:
-            self._write(conn, decide_cases=True)
-            return
-        self._write(conn)
-        for ledger_id in self.ledgers:
-            rebuild_ledger_cases(conn, ledger_id)
+        """Write what is pending. The render cache is not built here: the rows are written
+        without their pieces and the cases they touch are decided at the next render
+        (``ledger_cases.fill_render_cache``)."""
+        self._spill(conn)
 
     def _spill(self, conn: Connection) -> None:
-        """Write what is pending, noting the cases touched when they must be refreshed."""
-        if self.touched is None:
-            self._write(conn)
-            return
-        self.touched.update(stored_buckets(conn, [*self.rows, *self.deferred]))
-        self.touched.update(self._write(conn))
-
-    def _write(self, conn: Connection, *, decide_cases: bool = False) -> set[tuple[str, bytes]]:
-        """Write what is pending (the ledgers stay cached, they are what the table now holds);
-        returns the cases the written rows are in."""
-        self._materialize()
+        """Write what is pending (the ledgers stay cached, they are what the table now holds)."""
         _upsert(conn, LEDGERS, list(self.ledgers.values()))
         items = [
             {
@@ -212,6 +194,7 @@ class LedgerRowsBuffer:
                 "archived": archived,
                 "row": text,
                 "position": position,
+                "bucket": bucket,
             }
             for (ledger_id, run_id), (
                 benchmark_id,
@@ -220,12 +203,12 @@ class LedgerRowsBuffer:
                 archived,
                 text,
                 position,
+                bucket,
             ) in self.rows.items()
         ]
         self.rows = {}
         self.pending_bytes = 0
-        self.written = self.written or bool(items)
-        return write_rows(conn, items, decide_cases=decide_cases)
+        write_rows(conn, items, fresh=self.fresh)
 
 
 def _sql_flag(value: str) -> str:
@@ -276,24 +259,29 @@ ORDER BY 1
 """
 
 
-def _row_entry(row: dict[str, Any], position: int) -> tuple[Any, ...]:
-    """A ``LedgerRowsBuffer.rows`` value: the filter columns, the canonical row, position."""
+def _row_entry(row: dict[str, Any], position: int, *, in_event: bool = False) -> tuple[Any, ...]:
+    """A ``LedgerRowsBuffer.rows`` value: the filter columns, the canonical row (None: it
+    stays in the event at ``position``), position, and the document's case the row is in
+    (whose cached render it invalidates)."""
     return (
         row.get("benchmark_id") or "",
         row.get("case_id") or "",
         row.get("recorded_at") or "",
         1 if row.get("archive_state") == "archived" else 0,
-        _canonical(row),
+        None if in_event else _canonical(row),
         position,
+        bucket_of(row),
     )
 
 
-def _decoded(event_type: str, schema_version: int, text: str) -> dict[str, Any]:
-    """A stored payload text as the current schema's dict, as ``StoredEvent`` carries it."""
-    body = orjson.loads(text)
-    if event_type in CURRENT_SCHEMA_VERSION:
-        body = upcast(event_type, schema_version, body)
-    return body
+# What a pending row left in its event costs the buffer in memory (its key, filter columns
+# and tuple), so the buffer stays bounded when rows keep no text.
+_IN_EVENT_BYTES = 1024
+
+
+def _entry_size(entry: tuple[Any, ...]) -> int:
+    text = entry[4]
+    return _IN_EVENT_BYTES if text is None else len(text)
 
 
 def _ledger_row(

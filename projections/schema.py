@@ -33,7 +33,8 @@ ledger_rows = Table(
     Column("case_id", String(300), nullable=False),
     Column("recorded_at", String(40), nullable=False),
     Column("archived", Integer, nullable=False),
-    Column("row", Text, nullable=False),
+    # NULL: the row is the one the event at ``position`` carries (stored once, in the event).
+    Column("row", Text, nullable=True),
     Column("position", _Position, nullable=False),
     # Rendered pieces (projections/ledger_fragments.py), so a render streams stored bytes in
     # render_key order instead of re-dumping the ledger. NULL render_key: ids holding NUL.

@@ -21,4 +21,6 @@ def upsert_rows(conn: Connection, table: TableSpec, rows: list[dict[str, Any]]) 
     key_of = itemgetter(*table.primary_key)  # C-level tuples: a replay writes 100,000s
     deduped = {key_of(r): r for r in rows}
     values_of = itemgetter(*table.columns)
-    conn.executemany(table.upsert_sql, [values_of(r) for r in deduped.values()])
+    # In key order: each insert lands next to the previous one in the primary-key B-tree.
+    ordered = [deduped[key] for key in sorted(deduped)] if len(deduped) > 1 else deduped.values()
+    conn.executemany(table.upsert_sql, [values_of(r) for r in ordered])

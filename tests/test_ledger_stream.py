@@ -173,12 +173,14 @@ def test_a_ledger_the_cache_cannot_render_is_rendered_in_full(db_url, tmp_path):
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_a_cache_that_does_not_add_up_is_never_published(db_url, tmp_path):
-    """Rows without pieces (as from a bug or a hand edit) make the render fall back."""
+    """A filled row that lost its piece (as from a bug or a hand edit) makes the render fall
+    back (rows a write left without pieces are filled by the render instead)."""
     s = opened(db_url)
     try:
         rows = [{"run_id": f"r{i}", "benchmark_id": "b", "case_id": f"c{i % 2}"} for i in range(4)]
         s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 1)])
         with s.store.database.begin() as conn:
+            assert streamed_render(conn, "L1", tmp_path) is not None  # fills the cache
             conn.execute("UPDATE rm_ledger_rows SET json_fragment = NULL WHERE run_id = 'r3'")
         with s.store.database.connect() as conn:
             assert streamed_render(conn, "L1", tmp_path) is None
@@ -256,15 +258,21 @@ def test_upgrade_from_0001_fills_the_cache_like_replay(db_url, tmp_path):
     try:
         rows = [_row(rng, f"r{i}") for i in range(40)]
         s.store.append([_event("L1", ev.LEDGER_IMPORTED, rows, 0)])
-        with s.store.database.connect() as conn:
+        with s.store.database.begin() as conn:
             before = full_render(conn, "L1")
+            assert streamed_render(conn, "L1", tmp_path) == before  # fills the cache
             cases = table_rows(conn, tables.LEDGER_CASES)
+            assert cases
         command.downgrade(alembic_config(s.store.database), "0001_initial")
         command.upgrade(alembic_config(s.store.database), "head")
-        with s.store.database.connect() as conn:
-            assert streamed_render(conn, "L1", tmp_path) == before
+        with s.store.database.begin() as conn:
+            assert table_rows(conn, tables.LEDGER_CASES) == []  # 0002 leaves the cache empty
+            assert streamed_render(conn, "L1", tmp_path) == before  # the render fills it
             assert table_rows(conn, tables.LEDGER_CASES) == cases
         assert s.projections.verify_rebuild(s.store).ok
+        s.projections.rebuild(s.store)  # a replayed store renders the same bytes
+        with s.store.database.connect() as conn:
+            assert streamed_render(conn, "L1", tmp_path) == before
     finally:
         s.close()
 

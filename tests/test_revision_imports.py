@@ -24,15 +24,9 @@ REVISIONS = sorted(
 # what a past upgrade did (e.g. a constant-only module).
 ALLOWED: dict[str, str] = {}
 
-# Revision 0002 backfills the render cache with the live projection code (issue #15): the
-# `replay` work makes that cache lazy, so the revision stops importing it.
-PENDING: dict[str, set[str]] = {
-    "0002_ledger_render_cache": {
-        "ledger.db_sqlalchemy",
-        "projections.ledger_cases",
-        "projections.ledger_fragments",
-    },
-}
+# Live imports being removed, by revision: none left (0002 no longer backfills the render
+# cache, which the running code fills lazily).
+PENDING: dict[str, set[str]] = {}
 
 
 def live_imports(path: Path, name: str) -> set[str]:

@@ -2,8 +2,10 @@
 line on ``rm_ledger_rows``, and the per-case table ``rm_ledger_cases``, so a render streams
 stored bytes instead of re-dumping the whole ledger.
 
-Existing rows are filled in here from their stored ``row`` text with the same functions the
-projection uses, so an upgraded store renders and verifies exactly like a replayed one.
+The new columns and table start empty: the running code fills them lazily, at the first
+render of each ledger (``projections/ledger_cases.py``), exactly as it does after a replay.
+This revision imports no live code, so changing how pieces are rendered never changes what
+a historical migration does (``tests/test_migrations.py`` checks every revision).
 
 Revision ID: 0002_ledger_render_cache
 Revises: 0001_initial
@@ -41,42 +43,6 @@ def upgrade() -> None:
         sa.Column("backlog", sa.Text, nullable=True),
         sa.Column("position", _POS, nullable=False),
     )
-    _backfill(op.get_bind())
-
-
-def _backfill(conn: sa.engine.Connection) -> None:
-    """Fill the new columns of every stored row, then decide every case of every ledger."""
-    from ledger.db_sqlalchemy import SqlAlchemyConnection
-    from projections.ledger_cases import rebuild_ledger_cases
-    from projections.ledger_fragments import run_columns
-
-    rows = sa.table(
-        "rm_ledger_rows",
-        sa.column("ledger_id"),
-        sa.column("run_id"),
-        sa.column("row"),
-        sa.column("render_key", sa.LargeBinary),
-        sa.column("json_fragment", sa.LargeBinary),
-        sa.column("markdown_line"),
-    )
-    update = (
-        rows.update()
-        .where(rows.c.ledger_id == sa.bindparam("k_ledger"), rows.c.run_id == sa.bindparam("k_run"))
-        .values(
-            render_key=sa.bindparam("render_key"),
-            json_fragment=sa.bindparam("json_fragment"),
-            markdown_line=sa.bindparam("markdown_line"),
-        )
-    )
-    found = conn.execute(sa.select(rows.c.ledger_id, rows.c.run_id, rows.c.row)).all()
-    for start in range(0, len(found), 1000):
-        params = [
-            {"k_ledger": ledger_id, "k_run": run_id, **run_columns(text)}
-            for ledger_id, run_id, text in found[start : start + 1000]
-        ]
-        conn.execute(update, params)
-    for ledger_id in sorted({ledger_id for ledger_id, _run, _text in found}):
-        rebuild_ledger_cases(SqlAlchemyConnection(conn), ledger_id)
 
 
 def downgrade() -> None:
