@@ -25,6 +25,7 @@ from projections.compare_markdown import render_compare_markdown
 __all__ = [
     "ROW_KEYS",
     "CompareRequest",
+    "arm_results",
     "build_compare",
     "needs_judgement",
     "render_compare_markdown",
@@ -122,6 +123,17 @@ def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) ->
     the CLI to print — on a bad request, a benchmark without rows, an arm without runs, or
     mismatches the request did not allow.
     """
+    policy, metric, results = arm_results(rows, request)
+    mismatches = find_mismatches(results)
+    if mismatches and not request.allow_incomparable:
+        raise InputError(_refusal(mismatches))
+    return _document(request, policy, metric, results, mismatches)
+
+
+def arm_results(
+    rows: Iterable[Mapping[str, Any]], request: CompareRequest
+) -> tuple[cs.CasePolicy, str, list[ArmResult]]:
+    """Every requested arm on every case of the benchmark: attempts, case value or exclusion."""
     policy = _checked(request)
     metric = _metric(request, policy)
     chosen = sorted(
@@ -132,15 +144,13 @@ def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) ->
         raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
     by_arm: dict[str, dict[str, list[Judged]]] = defaultdict(lambda: defaultdict(list))
     for row in chosen:
-        by_arm[_arm_of(row)][str(row.get("case_id") or "unknown-case")].append((row, _verdict(row)))
+        case = str(row.get("case_id") or "unknown-case")
+        by_arm[_arm_of(row)][case].append((row, _verdict(row)))
     all_cases = sorted({case for cases in by_arm.values() for case in cases})
     arms = _arms(request, by_arm)
     attempts = _AttemptReader(metric)
     results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, attempts) for arm in arms]
-    mismatches = find_mismatches(results)
-    if mismatches and not request.allow_incomparable:
-        raise InputError(_refusal(mismatches))
-    return _document(request, policy, metric, results, mismatches)
+    return policy, metric, results
 
 
 def _checked(request: CompareRequest) -> cs.CasePolicy:
