@@ -331,3 +331,17 @@ def test_markdown_states_the_policy_and_the_numbers() -> None:
     assert "per-case policy: `best-of`" in text
     assert "| A | 4 | 7 | 0.7500 |" in text
     assert "- missing: c4" in text and "- archived: c5" in text
+
+
+def test_markdown_keeps_odd_ids_inside_their_cells() -> None:
+    odd = "B|x`y\nz"
+    rows = [{**row, "arm_id": odd} if row["arm_id"] == "B" else row for row in ledger()]
+    text = render_compare_markdown(compare(rows))
+    arm_rows = [line for line in text.splitlines() if line.startswith("| B")]
+    # one line per table (arms, paired); the pipe is escaped, so every row keeps its 11 or 12
+    # cells: 12 or 13 unescaped pipes
+    assert len(arm_rows) == 2
+    for line in arm_rows:
+        assert line.startswith("| B\\|x\\`y z |")
+        assert line.replace("\\|", "").count("|") in (12, 13)
+    assert "- ``B|x`y z``: 3 of 5 cases" in text  # a code span fenced past the backtick
