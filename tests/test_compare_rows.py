@@ -251,3 +251,16 @@ def test_only_the_benchmark_asked_for(filled: str) -> None:
     finally:
         database.dispose()
     assert len(_both(filled, ledger_id, "terminal-bench@2.0")[0]) == len(runs) > 0
+
+
+def test_an_sqlite_without_the_arrow_operator_reads_whole_rows(
+    filled: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not filled.startswith("sqlite"):
+        pytest.skip("the fallback concerns SQLite libraries older than 3.38")
+    import sqlite3
+
+    ledger_id = resolve_ledger_target(None).ledger_id
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 37, 2))
+    light, whole = _both(filled, ledger_id, "terminal-bench@2.0")
+    assert _text(light) == _text(whole) and "job_name" in light[0]
