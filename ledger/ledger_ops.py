@@ -15,25 +15,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.errors import InputError
-from ledger.row_rules import (
-    ARCHIVE_FIELDS,
+from ledger.rules.archive import ARCHIVE_FIELDS, is_archived
+from ledger.rules.compaction import compact_run
+from ledger.rules.copies import NATIVE_GOAL_FIELDS
+from ledger.rules.countability import countability
+from ledger.rules.ordering import row_sort_key, sort_rows
+from ledger.rules.row import (
     RULES_VERSION,
     SKIP_REASON_NON_TERMINAL,
-    _as_number,
-    _attempt_flag,
     build_row,
-    compact_text,
-    countability,
     drift_signature,
-    earlier_timestamp,
-    instant,
-    is_public_safe,
-    is_terminal,
-    labels_of,
-    ledger_text,
     normalize_row,
 )
-from ledger.safety import join_public, public_json
+from ledger.rules.scoring import attempt_flag, is_terminal, labels_of
+from ledger.rules.timestamps import earlier_timestamp, instant
+from ledger.rules.values import as_number, compact_text, ledger_text
+from ledger.safety import is_public_safe, join_public, public_json
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 READ_BOUNDARY = {
@@ -60,14 +57,7 @@ BACKFILL_FIELDS = (
     "round_success_observed",
     "max_rounds_budget",
     "app_server_goal_round_semantics",
-    "native_goal_session_policy",
-    "max_rounds_budget_applies_to",
-    "native_goal_initial_turn_budget",
-    "native_goal_same_thread_followup_budget",
-    "native_goal_independent_attempt_budget",
-    "native_goal_fresh_thread_per_independent_attempt",
-    "native_goal_official_reward_feedback_forwarded_to_worker",
-    "native_goal_verifier_output_forwarded_to_worker",
+    *NATIVE_GOAL_FIELDS,
     "official_feedback_blinded",
     "reward_feedback_forwarded",
     "task_setup_preflight",
@@ -80,19 +70,6 @@ BACKFILL_FIELDS = (
 def _blank(value: Any) -> bool:
     """Backfill treats ``{}`` as empty too (§6.1), unlike row key dropping."""
     return value is None or value == "" or value == [] or value == {}
-
-
-def row_sort_key(row: Mapping[str, Any]) -> tuple[float, str]:
-    """§6.3: by ``recorded_at`` as an instant, then ``run_id``; the last one is "latest"."""
-    return instant(row.get("recorded_at")), str(row.get("run_id") or "")
-
-
-def sort_rows(rows: Iterable[dict]) -> list[dict]:
-    return sorted(rows, key=row_sort_key)
-
-
-def is_archived(row: Mapping[str, Any]) -> bool:
-    return row.get("archive_state") == "archived"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -626,14 +603,7 @@ _CASE_BEST_FIELDS = (
     "round_success_observed",
     "max_rounds_budget",
     "app_server_goal_round_semantics",
-    "native_goal_session_policy",
-    "max_rounds_budget_applies_to",
-    "native_goal_initial_turn_budget",
-    "native_goal_same_thread_followup_budget",
-    "native_goal_independent_attempt_budget",
-    "native_goal_fresh_thread_per_independent_attempt",
-    "native_goal_official_reward_feedback_forwarded_to_worker",
-    "native_goal_verifier_output_forwarded_to_worker",
+    *NATIVE_GOAL_FIELDS,
     "official_feedback_blinded",
     "reward_feedback_forwarded",
     "failure_class",
@@ -764,7 +734,7 @@ def judge_row(row: dict) -> _Judged:
         or any(token in label for label in labels for token in _SETUP_LABEL_TOKENS)
     )
     countable, reason = _stored_countability(row)
-    score = _as_number(row.get("official_score"))
+    score = as_number(row.get("official_score"))
     number = float(score) if score is not None else None
 
     def judged(bucket: str) -> _Judged:
@@ -773,7 +743,7 @@ def judge_row(row: dict) -> _Judged:
     if (
         row.get("official_score_bool_fallback_used") is True
         and setup_signal
-        and any(_attempt_flag(row, name) is False for name in _SETUP_ATTEMPT_FLAGS)
+        and any(attempt_flag(row, name) is False for name in _SETUP_ATTEMPT_FLAGS)
     ):
         return judged("setup_runner_infra")
     if number is not None:
@@ -1109,14 +1079,9 @@ def resolve_benchmark_run(record: Any) -> dict | None:
 
 
 def _compacted(record: dict) -> dict:
-    """History records are stored compacted; re-compact when the shared compactor exists so
-    the id matches what an upsert of the same record computes (compaction is idempotent)."""
-    try:
-        from ledger.record import compact_run  # type: ignore[attr-defined]
-    except ImportError:
-        return record
-    compacted = compact_run(record)
-    return compacted if isinstance(compacted, dict) and compacted else record
+    """History records are stored compacted; re-compact so the id matches what an upsert of
+    the same record computes (compaction is idempotent)."""
+    return compact_run(record)
 
 
 def _display_ledger_path(ledger_path: str) -> str:

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.errors import InputError
-from ledger.ledger_ops import COUNTABLE_BUCKETS, judge_row, row_sort_key
-from ledger.row_rules import RULES_VERSION
+from ledger.ledger_ops import COUNTABLE_BUCKETS, judge_row
+from ledger.rules.ordering import row_sort_key
+from ledger.rules.row import RULES_VERSION
 from projections import compare_stats as cs
 from projections.compare_guard import Mismatch, find_mismatches
 from projections.compare_markdown import render_compare_markdown

@@ -18,10 +18,10 @@ from ledger.ledger_ops import (
     judge_row,
     merge_ledgers,
     restore_rows,
-    sort_rows,
     upsert_row,
 )
-from ledger.row_rules import RULES_VERSION, build_row, normalize_row
+from ledger.rules.ordering import sort_rows
+from ledger.rules.row import RULES_VERSION, build_row, normalize_row
 from tests.support_ledger_rules import NOW, bare_record, load_fixture_ledger, record
 
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from commands.cli import cli
 from ledger.ledger_ops import document_rows, drift_check
-from ledger.row_rules import normalize_row
+from ledger.rules.row import normalize_row
 
 GENERATOR = Path(__file__).resolve().parents[1] / "bench" / "make_ledger.py"
 SIZES = (100, 250)

@@ -35,9 +35,9 @@ from ledger.ledger_ops import (
     history_rows,
     merge_ledgers,
     restore_rows,
-    row_sort_key,
 )
 from ledger.ledger_target import LedgerTarget
+from ledger.rules.ordering import row_sort_key
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 EVENT_CHUNK_ROWS = 500

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.ledger_ops import BUCKET_PRECEDENCE, aggregate, is_archived
+from ledger.ledger_ops import BUCKET_PRECEDENCE, aggregate
+from ledger.rules.archive import is_archived
 from projections.report.packing import StringTable, public_text
 
 NO_ARM = "(no arm)"
