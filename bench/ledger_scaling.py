@@ -28,16 +28,15 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _loopx import Measured, benchledger_exe, ensure_loopx, measure  # noqa: E402
+from _store import fresh_project, medians, run_ok  # noqa: E402
 
 TB = "terminal-bench@2.0"
 GOAL = "g"
@@ -89,8 +88,7 @@ def seed_history(project: Path, index: Path) -> None:
 
 
 def prepare_base(work: Path, data: Path, n: int, bl: str) -> Path:
-    project = work / f"base-{n}"
-    (project / ".benchledger").mkdir(parents=True)
+    project = fresh_project(work / f"base-{n}")
     shutil.copyfile(data / "ledger" / f"ledger-{n}.json", project / LEDGER)
     run_ok([bl, "import", "loopx-ledger", LEDGER, "--execute"], project)
     index = data / "history" / "runtime" / "goals" / GOAL / "runs" / "index.jsonl"
@@ -98,28 +96,7 @@ def prepare_base(work: Path, data: Path, n: int, bl: str) -> Path:
     return project
 
 
-def run_ok(argv: list[str], cwd: Path) -> None:
-    done = subprocess.run(argv, cwd=cwd, capture_output=True)
-    if done.returncode != 0:
-        raise SystemExit(f"setup failed: {' '.join(argv[:4])}: {done.stderr.decode()[-500:]}")
-
-
 # ------------------------------------------------------------------------------ measuring
-
-
-def repeated(runs: int, once: Callable[[], Measured]) -> dict:
-    samples = []
-    for _ in range(runs):
-        result = once()
-        if result.returncode != 0:
-            raise SystemExit(f"command failed ({result.returncode}): {result.stderr[-800:]!r}")
-        samples.append(result)
-    return {
-        "seconds": statistics.median(s.seconds for s in samples),
-        "cpu": statistics.median(s.cpu_seconds for s in samples),
-        "rss_mib": statistics.median(s.max_rss_mib for s in samples),
-        "stdout": samples[-1].stdout,
-    }
 
 
 def settle() -> None:
@@ -149,12 +126,12 @@ def ours(base: Path, work: Path, data: Path, bl: str, runs: int) -> dict:
     upsert = [bl, "benchmark", "run-ledger-upsert", "--benchmark-run-json", new_run, "--execute",
               "--format", "json"]  # fmt: skip
     out = {
-        "upsert": repeated(runs, lambda: in_copy(base, work, upsert)),
-        "upsert_no_render": repeated(runs, lambda: in_copy(base, work, [*upsert, "--no-render"])),
-        "aggregate": repeated(runs, lambda: measure(
+        "upsert": medians(runs, lambda: in_copy(base, work, upsert)),
+        "upsert_no_render": medians(runs, lambda: in_copy(base, work, [*upsert, "--no-render"])),
+        "aggregate": medians(runs, lambda: measure(
             [bl, "benchmark", "run-ledger-aggregate", "--benchmark-id", TB, "--format", "json"],
             cwd=base)),
-        "check": repeated(runs, lambda: measure(
+        "check": medians(runs, lambda: measure(
             [bl, "benchmark", "run-ledger-check", "--goal-id", GOAL, "--format", "json"],
             cwd=base)),
     }  # fmt: skip
@@ -183,11 +160,11 @@ def theirs(loopx, data: Path, work: Path, n: int, runs: int) -> dict:
             shutil.rmtree(scratch)
 
     out = {
-        "upsert": repeated(runs, upsert),
-        "aggregate": repeated(runs, lambda: measure(loopx.argv(
+        "upsert": medians(runs, upsert),
+        "aggregate": medians(runs, lambda: measure(loopx.argv(
             "--format", "json", "benchmark", "run-ledger-aggregate", "--run-ledger-path",
             str(ledger), "--benchmark-id", TB), cwd=work)),
-        "check": repeated(runs, lambda: measure(loopx.argv(
+        "check": medians(runs, lambda: measure(loopx.argv(
             "--runtime-root", runtime, "--format", "json", "benchmark", "run-ledger-check",
             "--goal-id", GOAL, "--run-ledger-path", str(ledger)), cwd=work)),
     }  # fmt: skip

@@ -23,15 +23,45 @@ from projections import compare_stats as cs
 from projections.compare_guard import Mismatch, find_mismatches
 from projections.compare_markdown import render_compare_markdown
 
-__all__ = ["CompareRequest", "build_compare", "render_compare_markdown"]
+__all__ = [
+    "ROW_KEYS",
+    "CompareRequest",
+    "arm_results",
+    "build_compare",
+    "needs_judgement",
+    "render_compare_markdown",
+]
 
 SCHEMA = "benchmark_run_compare_v0"
 METRICS = ("score", "pass")
 NOT_FINISHED = frozenset({"running", "planned", "fixture"})
 NOT_COMPLETED = frozenset({"cancelled", "incomplete", "corrupt", "not_started"})
+NOT_RUN = NOT_FINISHED | NOT_COMPLETED
+# Every key of a row that ``build_compare`` reads, unless ``needs_judgement`` says the row is
+# to be judged by the ledger rules (which read more): what ``compare_rows`` asks the database for.
+ROW_KEYS = (
+    "run_id",
+    "benchmark_id",
+    "case_id",
+    "arm_id",
+    "recorded_at",
+    "archive_state",
+    "status",
+    "rules_version",
+    "official_score",
+    "official_score_countable",
+    "official_passed",
+    "attempt_outcomes",
+    "usage",
+    "comparability",
+)
 INTERVAL_METHOD = "student_t_over_cases"
 BOOTSTRAP_METHOD = "percentile_over_cases_multinomial_numpy_default_rng"
 POWER_METHOD = "normal_approximation_two_sided"
+
+
+# A row with its verdict: None when the run counts, else the reason it does not.
+Judged = tuple[Mapping[str, Any], str | None]
 
 
 @dataclass(frozen=True)
@@ -89,9 +119,22 @@ def matches_benchmark(row_benchmark: Any, requested: str) -> bool:
 def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) -> dict[str, Any]:
     """The ``benchmark_run_compare_v0`` document for ``rows`` (any order, any benchmarks).
 
-    Raises ``InputError`` — one line, for the CLI to print — on a bad request, a benchmark
-    without rows, an arm without runs, or mismatches the request did not allow.
+    A row needs only the keys of ``ROW_KEYS`` unless ``needs_judgement`` says otherwise
+    (``projections.compare_rows`` reads rows that way). Raises ``InputError`` — one line, for
+    the CLI to print — on a bad request, a benchmark without rows, an arm without runs, or
+    mismatches the request did not allow.
     """
+    policy, metric, results = arm_results(rows, request)
+    mismatches = find_mismatches(results)
+    if mismatches and not request.allow_incomparable:
+        raise InputError(_refusal(mismatches))
+    return _document(request, policy, metric, results, mismatches)
+
+
+def arm_results(
+    rows: Iterable[Mapping[str, Any]], request: CompareRequest
+) -> tuple[cs.CasePolicy, str, list[ArmResult]]:
+    """Every requested arm on every case of the benchmark: attempts, case value or exclusion."""
     policy = _checked(request)
     metric = _metric(request, policy)
     chosen = sorted(
@@ -100,16 +143,15 @@ def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) ->
     )
     if not chosen:
         raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
-    by_arm: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    by_arm: dict[str, dict[str, list[Judged]]] = defaultdict(lambda: defaultdict(list))
     for row in chosen:
-        by_arm[_arm_of(row)][str(row.get("case_id") or "unknown-case")].append(row)
+        case = str(row.get("case_id") or "unknown-case")
+        by_arm[_arm_of(row)][case].append((row, _verdict(row)))
     all_cases = sorted({case for cases in by_arm.values() for case in cases})
     arms = _arms(request, by_arm)
-    results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, metric) for arm in arms]
-    mismatches = find_mismatches(results)
-    if mismatches and not request.allow_incomparable:
-        raise InputError(_refusal(mismatches))
-    return _document(request, policy, metric, results, mismatches)
+    attempts = _AttemptReader(metric)
+    results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, attempts) for arm in arms]
+    return policy, metric, results
 
 
 def _checked(request: CompareRequest) -> cs.CasePolicy:
@@ -141,7 +183,7 @@ def _arm_of(row: Mapping[str, Any]) -> str:
     return arm if isinstance(arm, str) and arm else "unknown_arm"
 
 
-def _arms(request: CompareRequest, by_arm: Mapping[str, Any]) -> list[str]:
+def _arms(request: CompareRequest, by_arm: Mapping[str, Mapping[str, list[Judged]]]) -> list[str]:
     """Given arms in the order given (the reference first when it is not among them); else every
     arm with a countable run, sorted."""
     if request.arms:
@@ -150,7 +192,7 @@ def _arms(request: CompareRequest, by_arm: Mapping[str, Any]) -> list[str]:
         arms = sorted(
             arm
             for arm, cases in by_arm.items()
-            if any(_countable(r) for rows in cases.values() for r in rows)
+            if any(verdict is None for runs in cases.values() for _, verdict in runs)
         )
     if request.reference and request.reference not in arms:
         arms.insert(0, request.reference)
@@ -166,67 +208,57 @@ def _arms(request: CompareRequest, by_arm: Mapping[str, Any]) -> list[str]:
     return arms
 
 
-def _countable(row: Mapping[str, Any]) -> bool:
-    """Countable as the ledger decides it (§5.11), on an active row with a numeric score.
+def _numeric(value: Any) -> bool:
+    """A JSON number (rows are parsed JSON: numbers are plain ints and floats, never bools)."""
+    return type(value) is float or type(value) is int
 
-    Rows written by the current rules carry the decision; older ones (imported from loopx)
-    are judged the way ``run-ledger-aggregate`` judges them.
+
+def _stored_decision(row: Mapping[str, Any]) -> bool | None:
+    """The countability the current rules stored on the row (None: not theirs to read)."""
+    stored = row.get("official_score_countable")
+    if row.get("rules_version") == RULES_VERSION and type(stored) is bool:
+        return stored
+    return None
+
+
+def needs_judgement(row: Mapping[str, Any]) -> bool:
+    """Whether ``build_compare`` judges ``row`` by the ledger rules (``judge_row``), which read
+    keys beyond ``ROW_KEYS``: a row whose score is not decided by the current rules, or one that
+    does not count for a reason other than being archived, unfinished or not completed."""
+    if row.get("archive_state") == "archived":
+        return False
+    decision = _stored_decision(row)
+    if _numeric(row.get("official_score")):
+        if decision is None:
+            return True
+        if decision:
+            return False
+    return row.get("status") not in NOT_RUN
+
+
+def _verdict(row: Mapping[str, Any]) -> str | None:
+    """None when the run counts, else why not in the words of the coverage report.
+
+    Countable as the ledger decides it (§5.11), on an active row with a numeric score: rows
+    written by the current rules carry the decision; older ones (imported from loopx) are
+    judged the way ``run-ledger-aggregate`` judges them.
     """
     if row.get("archive_state") == "archived":
-        return False
-    score = row.get("official_score")
-    if isinstance(score, bool) or not isinstance(score, int | float):
-        return False
-    stored = row.get("official_score_countable")
-    if row.get("rules_version") == RULES_VERSION and isinstance(stored, bool):
-        return stored
-    judged = judge_row(dict(row))
-    return judged.countable and judged.bucket in COUNTABLE_BUCKETS
-
-
-def _arm_result(
-    arm: str,
-    all_cases: Sequence[str],
-    by_case: Mapping[str, list[Mapping[str, Any]]],
-    policy: cs.CasePolicy,
-    metric: str,
-) -> ArmResult:
-    result = ArmResult(arm, {})
-    for case in all_cases:
-        case_rows = by_case.get(case, [])
-        entry = ArmCase()
-        result.cases[case] = entry
-        if not case_rows:
-            entry.excluded = "missing"
-            continue
-        counted = []
-        for row in case_rows:
-            if _countable(row):
-                counted.append(row)
-            else:
-                result.runs_excluded[_exclusion_reason(row)] += 1
-        if not counted:
-            entry.excluded = _exclusion_reason(case_rows[-1])
-            continue
-        for row in counted:
-            entry.attempts.extend(_attempt_values(row, metric, result))
-        entry.rows = counted
-        entry.value = policy.value(entry.attempts)
-        if entry.value is None:
-            entry.excluded = "fewer_attempts_than_k" if entry.attempts else "no_scored_attempt"
-    return result
-
-
-def _exclusion_reason(row: Mapping[str, Any]) -> str:
-    """Why a run does not count, in the words of the coverage report."""
-    if row.get("archive_state") == "archived":
         return "archived"
+    judged = None
+    if _numeric(row.get("official_score")):
+        decision = _stored_decision(row)
+        if decision is None:
+            judged = judge_row(dict(row))
+            decision = judged.countable and judged.bucket in COUNTABLE_BUCKETS
+        if decision:
+            return None
     status = row.get("status")
     if status in NOT_FINISHED:
         return "running"
     if status in NOT_COMPLETED:
         return "not_completed"
-    bucket = judge_row(dict(row)).bucket
+    bucket = (judged or judge_row(dict(row))).bucket
     if bucket == "verifier_no_reward":
         return "verifier_error_without_reward"
     if bucket in ("missing", "setup_runner_infra") and row.get("official_score") is None:
@@ -234,33 +266,94 @@ def _exclusion_reason(row: Mapping[str, Any]) -> str:
     return "uncountable"
 
 
-def _attempt_values(row: Mapping[str, Any], metric: str, result: ArmResult) -> list[float]:
-    """The run's scored attempts in stored (attempt) order; unscored ones are counted, never
-    read as 0.
+def _arm_result(
+    arm: str,
+    all_cases: Sequence[str],
+    by_case: Mapping[str, list[Judged]],
+    policy: cs.CasePolicy,
+    attempts: _AttemptReader,
+) -> ArmResult:
+    result = ArmResult(arm, {})
+    value_of = policy.value
+    for case in all_cases:
+        runs = by_case.get(case)
+        entry = ArmCase()
+        result.cases[case] = entry
+        if not runs:
+            entry.excluded = "missing"
+            continue
+        counted = []
+        for row, verdict in runs:
+            if verdict is None:
+                counted.append(row)
+            else:
+                result.runs_excluded[verdict] += 1
+        if not counted:
+            entry.excluded = runs[-1][1]
+            continue
+        for row in counted:
+            values, unscored = attempts.of(row)
+            if values is None:
+                result.runs_without_attempt_detail += 1
+                entry.attempts.append(attempts.legacy(row))
+                continue
+            entry.attempts.extend(values)
+            for reason in unscored:
+                result.attempts_unscored[reason] += 1
+        entry.rows = counted
+        entry.value = value_of(entry.attempts)
+        if entry.value is None:
+            entry.excluded = "fewer_attempts_than_k" if entry.attempts else "no_scored_attempt"
+    return result
 
-    A row without attempt detail (imported from loopx, or upserted from a record without
-    trials) stands for one attempt: its official score and verdict.
+
+class _AttemptReader:
+    """A run's scored attempts under the metric, in stored (attempt) order; unscored ones are
+    counted by reason, never read as 0.
+
+    Rows read by ``projections.compare_rows`` share one parsed ``attempt_outcomes`` list per
+    distinct stored text, so the values are worked out once per list (keyed by the list's
+    identity, which holds while the rows are alive: for the length of one ``build_compare``).
     """
-    outcomes = row.get("attempt_outcomes")
-    if not isinstance(outcomes, list) or not outcomes:
-        result.runs_without_attempt_detail += 1
-        if metric == "pass":
-            return [1.0 if row.get("official_passed") is True else 0.0]
-        return [float(row["official_score"])]
-    values: list[float] = []
-    for item in outcomes:
-        if type(item) is not dict:  # rows are parsed JSON: objects are plain dicts
-            continue
-        reward = item.get("primary_reward")
-        if type(reward) is not float and (type(reward) is not int or isinstance(reward, bool)):
-            result.attempts_unscored[str(item.get("unscored_reason") or "unscored")] += 1
-            continue
-        if metric == "pass":
-            passed = item.get("passed")
-            values.append(1.0 if (passed is True or (passed is None and reward >= 1)) else 0.0)
-        else:
-            values.append(float(reward))
-    return values
+
+    def __init__(self, metric: str) -> None:
+        self.passes = metric == "pass"
+        self._seen: dict[int, tuple[tuple[float, ...] | None, tuple[str, ...]]] = {}
+
+    def of(self, row: Mapping[str, Any]) -> tuple[tuple[float, ...] | None, tuple[str, ...]]:
+        """(values, unscored reasons); values None for a row without attempt detail."""
+        outcomes = row.get("attempt_outcomes")
+        key = id(outcomes)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = self._read(outcomes)
+        return found
+
+    def legacy(self, row: Mapping[str, Any]) -> float:
+        """A row without attempt detail (imported from loopx, or upserted from a record
+        without trials) stands for one attempt: its official score and verdict."""
+        if self.passes:
+            return 1.0 if row.get("official_passed") is True else 0.0
+        return float(row["official_score"])
+
+    def _read(self, outcomes: Any) -> tuple[tuple[float, ...] | None, tuple[str, ...]]:
+        if not isinstance(outcomes, list) or not outcomes:
+            return None, ()
+        values: list[float] = []
+        unscored: list[str] = []
+        for item in outcomes:
+            if type(item) is not dict:  # rows are parsed JSON: objects are plain dicts
+                continue
+            reward = item.get("primary_reward")
+            if type(reward) is not float and (type(reward) is not int or isinstance(reward, bool)):
+                unscored.append(str(item.get("unscored_reason") or "unscored"))
+                continue
+            if self.passes:
+                passed = item.get("passed")
+                values.append(1.0 if (passed is True or (passed is None and reward >= 1)) else 0.0)
+            else:
+                values.append(float(reward))
+        return tuple(values), tuple(unscored)
 
 
 # --------------------------------------------------------------------------------- document
@@ -347,11 +440,26 @@ def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
     tokens: list[float] = []
     dollars: list[float] = []
     for entry in included.values():
-        usages = [u if type(u := r.get("usage")) is dict else {} for r in entry.rows]
-        if usages and all("input_tokens" in u and "output_tokens" in u for u in usages):
-            tokens.append(sum(u["input_tokens"] + u["output_tokens"] for u in usages))
-        if usages and all("cost_usd" in u for u in usages):
-            dollars.append(sum(u["cost_usd"] for u in usages))
+        case_tokens = case_dollars = 0
+        for row in entry.rows:
+            usage = row.get("usage")
+            if type(usage) is not dict:
+                case_tokens = case_dollars = None
+                break
+            if case_tokens is not None:
+                spent = usage.get("input_tokens"), usage.get("output_tokens")
+                case_tokens = (
+                    case_tokens + (spent[0] + spent[1])
+                    if _numeric(spent[0]) and _numeric(spent[1])
+                    else None
+                )
+            if case_dollars is not None:
+                paid = usage.get("cost_usd")
+                case_dollars = case_dollars + paid if _numeric(paid) else None
+        if entry.rows and case_tokens is not None:
+            tokens.append(case_tokens)
+        if entry.rows and case_dollars is not None:
+            dollars.append(case_dollars)
     return {
         "tokens_per_case": sum(tokens) / len(tokens) if tokens else None,
         "cost_usd_per_case": sum(dollars) / len(dollars) if dollars else None,

@@ -9,10 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ledger.markdown import code_span, table_text
 
-def _cell(value: Any) -> str:
-    text = " ".join(str(value).split())
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+
+def _text(value: Any) -> str:
+    """A value as plain text, in a table cell or not: the backslash escapes ``table_text``
+    adds before a pipe or a backtick are CommonMark escapes, valid outside tables too."""
+    return table_text(str(value))
 
 
 def _num(value: Any, digits: int = 4) -> str:
@@ -35,16 +38,16 @@ def _p(value: Any) -> str:
 
 def render_compare_markdown(doc: Mapping[str, Any]) -> str:
     level = round(doc["confidence"] * 100, 2)
-    lines = [f"# Benchmark Compare: {_cell(doc['benchmark_id'])}", ""]
+    lines = [f"# Benchmark Compare: {_text(doc['benchmark_id'])}", ""]
     if doc.get("banner"):
-        lines += [f"> **{_cell(doc['banner'])}**", ""]
+        lines += [f"> **{_text(doc['banner'])}**", ""]
     boot = doc["bootstrap"]
     lines += [
         f"- schema_version: `{doc['schema_version']}`",
         f"- metric: `{doc['metric']}`",
         f"- per-case policy: `{doc['per_case_policy']}` (one value per case from its countable "
         "attempts; the case is the unit of analysis)",
-        f"- reference: `{_cell(doc['reference'])}`",
+        f"- reference: {code_span(str(doc['reference']))}",
         f"- intervals: {level:g} % Student-t over cases; bootstrap: {boot['resamples']} "
         f"resamples of cases, seed {boot['seed']}",
         "",
@@ -58,7 +61,7 @@ def render_compare_markdown(doc: Mapping[str, Any]) -> str:
         cost = arm["cost"]
         pareto = "-" if arm["pareto"] is None else ("yes" if arm["pareto"] else "no")
         lines.append(
-            f"| {_cell(arm['arm_id'])} | {arm['n_cases']} | {arm['n_attempts']} "
+            f"| {_text(arm['arm_id'])} | {arm['n_cases']} | {arm['n_attempts']} "
             f"| {_num(arm['mean'])} | {_num(arm['se'])} "
             f"| {_interval(arm['ci_low'], arm['ci_high'])} "
             f"| {_num(arm['var_between_cases'])} | {_num(arm['var_within_cases'])} "
@@ -93,7 +96,7 @@ def _paired_section(doc: Mapping[str, Any]) -> list[str]:
             attempts = "not reachable: add cases"
         boot = pair["bootstrap"]
         lines.append(
-            f"| {_cell(pair['arm_id'])} | {pair['n_pairs']} | {_num(pair['mean_diff'])} "
+            f"| {_text(pair['arm_id'])} | {pair['n_pairs']} | {_num(pair['mean_diff'])} "
             f"| {_num(pair['se'])} | {_interval(pair['ci_low'], pair['ci_high'])} "
             f"| {_interval(boot['ci_low'], boot['ci_high'])} | {_p(pair['p_value'])} "
             f"| {_p(pair['p_holm'])} | {mcnemar} | {_num(power['mde_80'])} "
@@ -107,7 +110,7 @@ def _coverage_section(doc: Mapping[str, Any]) -> list[str]:
     for arm in doc["arms"]:
         cov = arm["coverage"]
         lines.append(
-            f"- `{_cell(arm['arm_id'])}`: {cov['cases_included']} of {cov['cases_total']} "
+            f"- {code_span(str(arm['arm_id']))}: {cov['cases_included']} of {cov['cases_total']} "
             f"cases, {cov['runs_included']} runs"
             + _counts(", runs left out", cov["runs_excluded"])
             + _counts(", unscored attempts (not zeros)", cov["attempts_unscored"])
@@ -119,7 +122,7 @@ def _coverage_section(doc: Mapping[str, Any]) -> list[str]:
             )
         )
         for reason, cases in cov["excluded"].items():
-            lines.append(f"  - {reason}: {', '.join(_cell(c) for c in cases)}")
+            lines.append(f"  - {reason}: {', '.join(_text(c) for c in cases)}")
     return lines
 
 
@@ -140,6 +143,6 @@ def _comparability_section(doc: Mapping[str, Any]) -> list[str]:
         return lines
     for m in comp["mismatches"]:
         where = f"{m['arm_id']} vs {m['reference']}" if m["reference"] else f"within {m['arm_id']}"
-        cases = ", ".join(_cell(c["case_id"]) for c in m["cases"])
-        lines.append(f"- {m['kind']} differs {_cell(where)}: {cases}")
+        cases = ", ".join(_text(c["case_id"]) for c in m["cases"])
+        lines.append(f"- {m['kind']} differs {_text(where)}: {cases}")
     return lines

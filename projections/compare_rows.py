@@ -2,6 +2,19 @@
 
 Kept apart from the statistics so that any holder of rows — the live store, or a scratch store
 replayed to an earlier position for ``--as-of`` — can hand them to ``build_compare``.
+
+Why rows are read in two passes: a stored row is ~2 KB of JSON, of which ``compare`` reads a
+dozen keys (``projections.compare.ROW_KEYS``); parsing whole rows was most of its time on a
+30,000-row ledger (bench/README.md). The first pass asks the database for those keys only, as
+one small JSON array per row whose values keep their stored text (SQLite's ``json_extract``
+with several paths, PostgreSQL's ``json`` operators), so each value parses to exactly what the
+whole row would have given. Only the rows ``compare`` must judge by the ledger rules
+(``projections.compare.needs_judgement``: imported loopx rows, uncountable runs), which read
+more keys, are read whole in a second pass — in the same transaction, so both passes see one
+state of the read model.
+
+Values that are the same text in many rows (attempt outcomes, comparability facts) are parsed
+once and shared: ``build_compare`` only reads them.
 """
 
 from __future__ import annotations
@@ -11,22 +24,105 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger.connection import placeholders, scalars
-from projections.compare import matches_benchmark
+from projections.compare import ROW_KEYS, matches_benchmark, needs_judgement
 from projections.ledger_row_text import ROWS, row_text
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
 
+# Keys whose values repeat across rows, parsed once per distinct text.
+SHARED_KEYS = ("attempt_outcomes", "comparability")
+_SCALAR_KEYS = tuple(k for k in ROW_KEYS if k not in SHARED_KEYS)
+_CHUNK = 500  # run ids per ``IN (...)`` of the second pass
+
+
+def _columns(dialect: str) -> str:
+    """SQL for the projected columns: the run id, an array of the scalar keys, each shared key.
+
+    SQLite's ``json_extract`` with several paths returns an array holding each value's stored
+    text (an absent key is ``null``, as ``dict.get`` sees it) and ``->`` a value's stored text;
+    PostgreSQL's ``json`` (not ``jsonb``, which would rewrite numbers such as ``1e20``) keeps
+    the stored text as well.
+    """
+    if dialect == "sqlite":
+        # A row held only by its event (``projections.ledger_row_text``) is read there: the
+        # event columns are NULL for every other row, so ``coalesce`` picks the one that holds it.
+        paths = ", ".join(f"'$.{key}'" for key in _SCALAR_KEYS)
+        event_paths = ", ".join(f"'$.row.{key}'" for key in _SCALAR_KEYS)
+        shared = ", ".join(
+            f"coalesce(r.\"row\" -> '$.{key}', e.payload -> '$.row.{key}')" for key in SHARED_KEYS
+        )
+        scalars_sql = (
+            f'coalesce(json_extract(r."row", {paths}), json_extract(e.payload, {event_paths}))'
+        )
+        return f"r.run_id, {scalars_sql}, {shared}"
+    values = ", ".join(f"j -> '{key}'" for key in _SCALAR_KEYS)
+    shared = ", ".join(f"(j -> '{key}')::text" for key in SHARED_KEYS)
+    return f"run_id, json_build_array({values})::text, {shared}"
+
+
+def _source(dialect: str, benchmarks: int) -> str:
+    where = f"r.ledger_id = ? AND r.benchmark_id IN ({placeholders(benchmarks)})"
+    if dialect == "sqlite":
+        return f"FROM {ROWS} WHERE {where}"
+    row = """coalesce(r."row"::json, (e.payload)::json -> 'row')"""
+    return f"FROM (SELECT r.run_id, {row} AS j FROM {ROWS} WHERE {where}) AS x"
+
+
+def projection_supported(conn: Connection) -> bool:
+    """SQLite's ``->`` arrived in 3.38 (2022); an older library reads whole rows."""
+    if conn.dialect != "sqlite":
+        return True
+    import sqlite3
+
+    return sqlite3.sqlite_version_info >= (3, 38)
+
 
 def read_compare_rows(conn: Connection, ledger_id: str, benchmark_id: str) -> list[dict[str, Any]]:
     """Rows of ``benchmark_id`` (every version of it when the id has none), archived included:
-    compare reports archived runs as exclusions rather than forgetting them."""
-    if "@" in benchmark_id:
-        benchmarks = [benchmark_id]
-    else:
-        query = "SELECT DISTINCT benchmark_id FROM rm_ledger_rows WHERE ledger_id = ?"
-        found = scalars(conn.execute(query, (ledger_id,)))
-        benchmarks = [b for b in found if matches_benchmark(b, benchmark_id)]
+    compare reports archived runs as exclusions rather than forgetting them.
+
+    Each row holds the keys of ``ROW_KEYS`` it has, or, when ``compare`` must judge it, all of
+    its keys; ``build_compare`` gives the same document for these as for the whole rows.
+    """
+    if not projection_supported(conn):
+        return read_whole_rows(conn, ledger_id, benchmark_id)
+    benchmarks = _benchmarks(conn, ledger_id, benchmark_id)
+    if not benchmarks:
+        return []
+    sql = f"SELECT {_columns(conn.dialect)} {_source(conn.dialect, len(benchmarks))}"
+    loads = orjson.loads
+    shared: dict[str | None, Any] = {None: None}
+    rows: list[dict[str, Any]] = []
+    judged: dict[str, int] = {}
+    for run_id, scalar_text, *shared_texts in conn.execute(sql, (ledger_id, *benchmarks)):
+        values = zip(_SCALAR_KEYS, loads(scalar_text), strict=True)
+        row = {key: value for key, value in values if value is not None}
+        for key, text in zip(SHARED_KEYS, shared_texts, strict=True):
+            if text not in shared:
+                shared[text] = loads(text)
+            if (value := shared[text]) is not None:
+                row[key] = value
+        if needs_judgement(row):
+            judged[run_id] = len(rows)
+        rows.append(row)
+    judged_ids = list(judged)
+    for start in range(0, len(judged_ids), _CHUNK):
+        chunk = judged_ids[start : start + _CHUNK]
+        found = conn.execute(
+            f"SELECT r.run_id, {row_text(conn)} FROM {ROWS} WHERE r.ledger_id = ? "
+            f"AND r.run_id IN ({placeholders(len(chunk))})",
+            (ledger_id, *chunk),
+        )
+        for run_id, text in found:
+            rows[judged[run_id]] = loads(text)
+    return rows
+
+
+def read_whole_rows(conn: Connection, ledger_id: str, benchmark_id: str) -> list[dict[str, Any]]:
+    """The same rows, every one parsed whole: what ``read_compare_rows`` must be equivalent to
+    (and reads itself on an SQLite older than 3.38)."""
+    benchmarks = _benchmarks(conn, ledger_id, benchmark_id)
     if not benchmarks:
         return []
     rows = conn.execute(
@@ -35,3 +131,12 @@ def read_compare_rows(conn: Connection, ledger_id: str, benchmark_id: str) -> li
         (ledger_id, *benchmarks),
     )
     return [orjson.loads(text) for (text,) in rows]
+
+
+def _benchmarks(conn: Connection, ledger_id: str, benchmark_id: str) -> list[str]:
+    if "@" in benchmark_id:
+        return [benchmark_id]
+    query = "SELECT DISTINCT benchmark_id FROM rm_ledger_rows WHERE ledger_id = ?"
+    return [
+        b for b in scalars(conn.execute(query, (ledger_id,))) if matches_benchmark(b, benchmark_id)
+    ]

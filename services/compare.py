@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ledger.errors import InputError
@@ -35,11 +38,28 @@ def run_compare(
                 if moment is not None and reads.ledger(target.ledger_id) is None:
                     raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
                 require_store_ledger(reads, target)
-                rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
+                with _without_gc_pauses():
+                    rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
     finally:
         opened.close()
     as_of_block = {"as_of": moment} if moment is not None else {}
-    return {"ok": True, **as_of_block, "compare": build_compare(rows, request)}
+    with _without_gc_pauses():
+        document = build_compare(rows, request)
+    return {"ok": True, **as_of_block, "compare": document}
+
+
+@contextmanager
+def _without_gc_pauses() -> Iterator[None]:
+    """No cyclic garbage collection while rows are read and folded: they make ~10^5 containers
+    that all stay alive, so every collection the allocations trigger walks them for nothing
+    (a fifth of ``build_compare``'s time on 30,000 rows, bench/README.md)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def default_metric(per_case: str, metric: str | None) -> str:

@@ -331,3 +331,46 @@ def test_markdown_states_the_policy_and_the_numbers() -> None:
     assert "per-case policy: `best-of`" in text
     assert "| A | 4 | 7 | 0.7500 |" in text
     assert "- missing: c4" in text and "- archived: c5" in text
+
+
+def test_markdown_keeps_odd_ids_inside_their_cells() -> None:
+    odd = "B|x`y\nz"
+    rows = [{**row, "arm_id": odd} if row["arm_id"] == "B" else row for row in ledger()]
+    text = render_compare_markdown(compare(rows))
+    arm_rows = [line for line in text.splitlines() if line.startswith("| B")]
+    # one line per table (arms, paired); the pipe is escaped, so every row keeps its 11 or 12
+    # cells: 12 or 13 unescaped pipes
+    assert len(arm_rows) == 2
+    for line in arm_rows:
+        assert line.startswith("| B\\|x\\`y z |")
+        assert line.replace("\\|", "").count("|") in (12, 13)
+    assert "- ``B|x`y z``: 3 of 5 cases" in text  # a code span fenced past the backtick
+
+
+def test_readme_documents_every_key_of_the_document() -> None:
+    """The README's ``benchmark_run_compare_v0`` table names every key compare writes, and the
+    method strings as the document spells them."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("`schema_version: benchmark_run_compare_v0`")
+    section = readme[start : readme.index("## Reading the past", start)]
+    rows = ledger()
+    for row in rows:
+        row["usage"] = {"input_tokens": 1, "output_tokens": 1, "cost_usd": 1.0}
+    rows[4]["comparability"] = {**rows[4]["comparability"], "task_digests": ["sha256:other"]}
+    doc = compare(rows, metric="pass", per_case="first", allow_incomparable=True)
+
+    def keys(value: Any) -> set[str]:
+        if isinstance(value, dict):
+            return set(value) | {k for v in value.values() for k in keys(v)}
+        if isinstance(value, list):
+            return {k for v in value for k in keys(v)}
+        return set()
+
+    reasons = {r for arm in doc["arms"] for r in arm["coverage"]["excluded"]}
+    data_keys = keys(doc) - reasons  # exclusion reasons are data, listed in the Coverage bullet
+    missing = sorted(k for k in data_keys if f"`{k}`" not in section and f"`{k}[]`" not in section)
+    assert not missing, missing
+    for method in (doc["interval_method"], doc["power"]["method"], doc["bootstrap"]["method"]):
+        assert f"`{method}`" in section
