@@ -704,7 +704,7 @@ class _Judged:
         )
 
 
-def effective_failure_class(row: Mapping[str, Any], labels: list[str] | None = None) -> str:
+def effective_failure_class(row: Mapping[str, Any]) -> str:
     """The first meaningful failure text of a row (its class, attribution, attempt class or
     label, first blocker), else its first failure label."""
     for key in (
@@ -724,14 +724,19 @@ def effective_failure_class(row: Mapping[str, Any], labels: list[str] | None = N
 
 
 def _failure_labels(row: Mapping[str, Any]) -> list[str]:
-    """``failure_labels`` then ``failure_attribution_labels`` (16 each), de-duplicated."""
+    """``failure_labels`` then ``failure_attribution_labels``: each list's first 16 distinct
+    non-empty labels, then de-duplicated across both."""
     out: list[str] = []
     for key in ("failure_labels", "failure_attribution_labels"):
         value = row.get(key)
-        items = [compact_text(item) for item in value] if isinstance(value, list) else []
-        for label in [item for item in items if item][:16]:
-            if label not in out:
-                out.append(label)
+        distinct: list[str] = []
+        for item in value if isinstance(value, list) else []:
+            text = compact_text(item, 120)
+            if text and text not in distinct:
+                distinct.append(text)
+            if len(distinct) >= 16:
+                break
+        out.extend(label for label in distinct if label not in out)
     return out
 
 
@@ -751,18 +756,41 @@ def _stored_countability(row: dict) -> tuple[bool, str]:
     return countable, reason
 
 
-def judge_row(row: dict) -> _Judged:
-    """Bucket of one active run (§11, first match)."""
-    raw_labels = labels_of(row)
-    labels = [label.lower() for label in raw_labels]
-    effective = effective_failure_class(row, raw_labels)
-    eff = effective.lower()
-    scope = row.get("failure_scope")
-    setup_signal = (
+def _loopx_row(row: Mapping[str, Any]) -> bool:
+    """A row benchledger did not write (imported from loopx): loopx's bucket rules apply to it,
+    the "(new)" ones of §11 only to rows benchledger wrote (they carry ``rules_version``)."""
+    return not row.get("rules_version")
+
+
+def _has_setup_signal(scope: Any, eff: str, labels: list[str]) -> bool:
+    """§11's setup signal: a setup scope, or a setup token in the effective class or a label."""
+    return (
         scope in ("runner_or_setup", "score_missing")
         or any(token in eff for token in _SETUP_CLASS_TOKENS)
         or any(token in label for label in labels for token in _SETUP_LABEL_TOKENS)
     )
+
+
+def _no_reward_signal(scope: Any, eff: str, labels: list[str], loopx_row: bool) -> bool:
+    """§11 (3): a verifier-reward label or class; scope ``verifier_or_infra`` only for rows
+    benchledger wrote (new)."""
+    return (
+        "verifier_no_reward" in labels
+        or "verifier_reward_missing" in labels
+        or "reward_missing" in eff
+        or "verifier_no_reward" in eff
+        or (not loopx_row and scope == "verifier_or_infra")
+    )
+
+
+def judge_row(row: dict) -> _Judged:
+    """Bucket of one active run (§11, first match)."""
+    loopx_row = _loopx_row(row)
+    labels = _failure_labels(row) if loopx_row else labels_of(row)
+    effective = effective_failure_class(row)
+    eff = effective
+    scope = row.get("failure_scope")
+    setup_signal = _has_setup_signal(scope, eff, labels)
     countable, reason = _stored_countability(row)
     score = _as_number(row.get("official_score"))
     number = float(score) if score is not None else None
@@ -780,12 +808,7 @@ def judge_row(row: dict) -> _Judged:
         if not countable:
             return judged("uncountable_official_score")
         return judged("pass" if number >= 1 else "partial" if number > 0 else "official_zero")
-    if (
-        any("verifier_no_reward" in label or "verifier_reward_missing" in label for label in labels)
-        or "reward_missing" in eff
-        or "verifier_no_reward" in eff
-        or scope == "verifier_or_infra"
-    ):
+    if _no_reward_signal(scope, eff, labels, loopx_row):
         return judged("verifier_no_reward")
     return judged("setup_runner_infra" if setup_signal else "missing")
 
