@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.errors import InputError
+from ledger.loopx_reading import read_loopx_row
 from ledger.row_rules import (
     ARCHIVE_FIELDS,
     RULES_VERSION,
@@ -189,7 +190,10 @@ def _backfill(stored: Mapping[str, Any], new_row: Mapping[str, Any]) -> dict:
 
 
 def document_rows(document: Any) -> list[dict]:
-    """Normalised rows of a loaded ledger document, de-duplicated by ``run_id`` (last wins)."""
+    """Rows of a loaded ledger document as they are read, de-duplicated by ``run_id`` (last
+    wins): a row benchledger wrote (it carries ``rules_version``) is normalised by our rules,
+    any other row is read as loopx 0.4.8 reads it (``ledger.loopx_reading``), exactly as an
+    imported ledger's rows are."""
     if not isinstance(document, Mapping):
         raise InputError("benchmark run ledger must be a JSON object")
     if document.get("schema_version") != LEDGER_SCHEMA:
@@ -198,17 +202,22 @@ def document_rows(document: Any) -> list[dict]:
     benchmarks = document.get("benchmarks")
     for benchmark_key, node in (benchmarks if isinstance(benchmarks, Mapping) else {}).items():
         cases = node.get("cases") if isinstance(node, Mapping) else None
-        for case in (cases if isinstance(cases, Mapping) else {}).values():
+        for case_key, case in (cases if isinstance(cases, Mapping) else {}).items():
             runs = case.get("runs") if isinstance(case, Mapping) else None
             for run in runs if isinstance(runs, list) else []:
                 if isinstance(run, Mapping):
-                    run, _ = public_json(dict(run))  # another ledger's rows: filtered like ours
-                    key_text = join_public("", str(benchmark_key))
-                    row = normalize_row(run, benchmark_key=key_text)
+                    row = _read_document_row(run, str(benchmark_key), str(case_key))
                     key = row.get("run_id") or json.dumps(row, sort_keys=True, ensure_ascii=False)
                     by_key.pop(key, None)
                     by_key[key] = row
     return list(by_key.values())
+
+
+def _read_document_row(run: Mapping[str, Any], benchmark_key: str, case_key: str) -> dict:
+    if not run.get("rules_version"):
+        return read_loopx_row(run, benchmark_key=benchmark_key, case_key=case_key)
+    clean, _ = public_json(dict(run))  # another ledger's rows: filtered like ours
+    return normalize_row(clean, benchmark_key=join_public("", benchmark_key))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,8 +313,22 @@ def default_archive_batch_id(
 
 
 def _sample(row: Mapping[str, Any]) -> dict:
-    keys = ("run_id", "case_id", "arm_id", "run_group_id", "official_score", "failure_class")
-    return {key: row.get(key) for key in keys if row.get(key) is not None}
+    """One newly archived run as the ``archive`` block shows it (absent ids as ``""``, an
+    absent score or class as ``null``, as loopx 0.4.8 shows them)."""
+    return {
+        "run_id": row.get("run_id"),
+        "case_id": compact_text(row.get("case_id"), 160),
+        "arm_id": compact_text(row.get("arm_id"), 120),
+        "run_group_id": compact_text(row.get("run_group_id"), 160),
+        "official_score": row.get("official_score"),
+        "failure_class": row.get("failure_class"),
+    }
+
+
+def _ledger_order(row: Mapping[str, Any]) -> tuple:
+    """Where a row sits in the written ledger: its case (cases are written sorted), then its
+    place in the case (§6.3)."""
+    return (str(row.get("case_id") or ""), row_sort_key(row))
 
 
 def archive_rows(
@@ -361,6 +384,8 @@ def archive_rows(
                 }
                 changed.append(str(row.get("run_id")))
         out.append(row)
+    changed_ids = set(changed)
+    newly = sorted((row for row in out if str(row.get("run_id")) in changed_ids), key=_ledger_order)
     payload = {
         "schema_version": ARCHIVE_SCHEMA,
         "archive_batch_id": batch_id,
@@ -370,8 +395,8 @@ def archive_rows(
         "newly_archived_run_count": len(changed),
         "already_archived_run_count": counts["already"],
         "kept_run_count": counts["kept"],
-        "archived_samples": [_sample(row) for row in matched[:MAX_ARCHIVE_SAMPLES]],
-        "truncated": len(matched) > MAX_ARCHIVE_SAMPLES,
+        "archived_samples": [_sample(row) for row in newly[:MAX_ARCHIVE_SAMPLES]],
+        "truncated": len(newly) > MAX_ARCHIVE_SAMPLES,
     }
     return ArchiveResult(out, changed, payload)
 

@@ -457,7 +457,6 @@ def drift_view(
         now=now,
         rows=rows,
     )
-    result.pop("read_boundary", None)
     return result
 
 
