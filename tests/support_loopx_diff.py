@@ -227,25 +227,35 @@ def _json_command(runner: Any, argv: list[str]) -> dict[str, Any]:
 
 
 def seed_history(db: str, goal_id: str, records: list[dict[str, Any]]) -> None:
-    """The goal's run history as ``benchmark run`` leaves it: one ``run_appended`` event per
-    record, oldest first (what ``run-ledger-check`` reads)."""
+    """The goal's run history as ``benchmark run`` appends it (one ``run_appended`` event per
+    record, oldest first, built by the same functions): what ``run-ledger-check`` reads."""
     from commands.runtime import command_metadata, open_store
     from ledger.events import RUN_APPENDED, NewEvent
+    from ledger.row_rules import build_row
+    from projections.goal_runs import build_run_record
+    from projections.rollout import benchmark_run_event
 
-    events = [
-        NewEvent(
-            f"goal/{goal_id}",
-            RUN_APPENDED,
-            {
-                "goal_id": goal_id,
-                "stem": f"run-{index:04d}",
-                "run_key": None,
-                "generated_at": record["generated_at"],
-                "record": record,
-            },
-        )
-        for index, record in enumerate(records)
-    ]
+    events = []
+    for index, record in enumerate(records):
+        run, when, stem = record["benchmark_run"], record["generated_at"], f"run-{index:04d}"
+        run_id = build_row(run, now=when)[0]["run_id"]
+        payload = {
+            "goal_id": goal_id,
+            "stem": stem,
+            "run_key": None,
+            "run_id": run_id,
+            "generated_at": when,
+            "record": build_run_record(run, goal_id=goal_id, generated_at=when),
+            "rollout_event": benchmark_run_event(
+                run,
+                goal_id=goal_id,
+                run_id=run_id,
+                action="record compact benchmark run",
+                recorded_at=when,
+                history_stem=stem,
+            ),
+        }
+        events.append(NewEvent(f"goal/{goal_id}", RUN_APPENDED, payload))
     opened = open_store(db)
     try:
         opened.store.append(events, metadata=command_metadata("differential-suite"))

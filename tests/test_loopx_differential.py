@@ -1,9 +1,11 @@
 """Differential suite: an imported loopx ledger reads exactly as loopx 0.4.8 reads it.
 
 Each input goes through loopx 0.4.8 (``support_loopx_diff.Oracle``) and through
-``benchledger import loopx-ledger``; the Markdown must be byte-identical and the rendered JSON
-equal key for key, except for the additions listed in docs/loopx-compat.md. Inputs: the shipped
-real ledger, generated ledgers of several sizes, and hypothesis mutations of real rows.
+``benchledger import loopx-ledger``; the Markdown must be byte-identical and the rendered JSON,
+every ``run-ledger-aggregate`` payload and the ``run-ledger-check``, ``-archive`` and ``-merge``
+outputs equal key for key, except for the additions and deliberate differences listed in
+docs/loopx-compat.md. Inputs: the shipped real ledger, generated ledgers of several sizes, and
+hypothesis mutations of real rows.
 """
 
 from __future__ import annotations
@@ -23,16 +25,20 @@ from tests.support_loopx_diff import (
     first_key_difference,
     first_line_difference,
     loopx_python,
+    maintenance_difference,
 )
 from tests.support_loopx_ledgers import (
     case_rows,
     ledger_document,
+    maintenance_options,
+    merge_source,
     real_ledger_path,
     sized_ledger,
 )
 
 CASES_PER_LEDGER = 20
 GENERATED_LEDGERS = 100  # x CASES_PER_LEDGER = 2,000 generated cases
+MERGE_SOURCE_CASES = 5  # a mutated merge source reuses the first cases' run ids
 SIZES = (10, 100, 1000)
 
 
@@ -61,6 +67,8 @@ def assert_same_reading(ours: Reading, loopx: Reading, what: str) -> None:
     for index, (mine, theirs) in enumerate(zip(ours.aggregates, loopx.aggregates, strict=True)):
         difference = aggregate_difference(mine, theirs)
         assert difference is None, f"{what}: aggregate {index} differs at {difference}"
+    difference = maintenance_difference(ours, loopx)
+    assert difference is None, f"{what}: check/archive/merge differ at {difference}"
 
 
 def aggregate_options(ledger: Path) -> list[dict]:
@@ -93,10 +101,21 @@ def aggregate_options(ledger: Path) -> list[dict]:
 
 
 def _both(
-    oracle: Oracle, ledger: Path, workdir: Path, *, aggregates: bool = True
+    oracle: Oracle, ledger: Path, workdir: Path, merge_from: dict | None = None
 ) -> tuple[Reading, Reading]:
-    options = aggregate_options(ledger) if aggregates else []
-    return benchledger_read(ledger, workdir, options), oracle.read(ledger, options)
+    """Both readings of ``ledger``: its aggregates, then check, archive and (with
+    ``merge_from``, a ledger document) merge, the same requests on each side."""
+    options = aggregate_options(ledger)
+    maintenance = None
+    if merge_from is not None:
+        document = json.loads(ledger.read_text(encoding="utf-8"))
+        source = ledger.with_name(f"{ledger.stem}.merge-source.json")
+        source.write_text(json.dumps(merge_source(document, merge_from), indent=2), "utf-8")
+        maintenance = maintenance_options(document, source)
+    return (
+        benchledger_read(ledger, workdir, options, maintenance),
+        oracle.read(ledger, options, maintenance),
+    )
 
 
 def test_shipped_ledger_reads_as_loopx_normalised_it(tmp_path: Path) -> None:
@@ -113,14 +132,18 @@ def test_shipped_ledger_reads_as_loopx_normalised_it(tmp_path: Path) -> None:
 
 
 def test_shipped_ledger_matches_the_oracle(oracle: Oracle, tmp_path: Path) -> None:
-    assert_same_reading(*_both(oracle, real_ledger_path(), tmp_path / "ours"), "shipped ledger")
+    ledger = tmp_path / "benchmark-run-ledger.json"
+    ledger.write_bytes(real_ledger_path().read_bytes())
+    reading = _both(oracle, ledger, tmp_path / "ours", merge_from=sized_ledger(10, seed=3))
+    assert_same_reading(*reading, "shipped ledger")
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_generated_ledger_of_each_size(oracle: Oracle, tmp_path: Path, size: int) -> None:
     ledger = tmp_path / f"ledger-{size}.json"
     ledger.write_text(json.dumps(sized_ledger(size), indent=2), encoding="utf-8")
-    assert_same_reading(*_both(oracle, ledger, tmp_path / "ours"), f"{size}-row ledger")
+    reading = _both(oracle, ledger, tmp_path / "ours", merge_from=sized_ledger(size, seed=5))
+    assert_same_reading(*reading, f"{size}-row ledger")
 
 
 @settings(
@@ -128,16 +151,18 @@ def test_generated_ledger_of_each_size(oracle: Oracle, tmp_path: Path, size: int
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(cases=st.tuples(*(case_rows(index) for index in range(CASES_PER_LEDGER))))
-def test_mutated_real_rows(oracle: Oracle, tmp_path_factory: pytest.TempPathFactory, cases) -> None:
+@given(
+    cases=st.tuples(*(case_rows(index) for index in range(CASES_PER_LEDGER))),
+    source=st.tuples(*(case_rows(index) for index in range(MERGE_SOURCE_CASES))),
+)
+def test_mutated_real_rows(
+    oracle: Oracle, tmp_path_factory: pytest.TempPathFactory, cases, source
+) -> None:
     workdir = tmp_path_factory.mktemp("mutated")
     ledger = workdir / "ledger.json"
     ledger.write_text(json.dumps(ledger_document(list(cases)), indent=2), encoding="utf-8")
-    # Aggregates are compared on the real and the sized ledgers; on mutated rows the aggregate's
-    # bucket rules still differ from loopx's in corner cases (see docs/loopx-compat.md, "Open").
-    assert_same_reading(
-        *_both(oracle, ledger, workdir / "ours", aggregates=False), "mutated ledger"
-    )
+    reading = _both(oracle, ledger, workdir / "ours", merge_from=ledger_document(list(source)))
+    assert_same_reading(*reading, "mutated ledger")
 
 
 def test_where_loopx_refuses_benchledger_answers_one_line(oracle: Oracle, tmp_path: Path) -> None:
@@ -161,4 +186,8 @@ def test_project_generator_ledger_of_each_size(oracle: Oracle, tmp_path: Path, s
     rows = [make_ledger.ledger_row(i, templates, 0) for i in range(size)]
     ledger = tmp_path / f"generated-{size}.json"
     ledger.write_text(json.dumps(make_ledger.ledger_document(rows), indent=2), encoding="utf-8")
-    assert_same_reading(*_both(oracle, ledger, tmp_path / "ours"), f"generated {size}-row ledger")
+    other = make_ledger.ledger_document(
+        [make_ledger.ledger_row(i, templates, 1) for i in range(size)]
+    )
+    reading = _both(oracle, ledger, tmp_path / "ours", merge_from=other)
+    assert_same_reading(*reading, f"generated {size}-row ledger")
