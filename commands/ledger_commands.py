@@ -609,8 +609,8 @@ _ARCHIVE_TITLE = "Benchmark Run Ledger Archive"
 def _archive_command(
     ctx: click.Context, opts: dict[str, Any], subcommand: str, restore: bool
 ) -> dict[str, Any]:
+    from ledger.archive import ARCHIVE_SCHEMA
     from ledger.handlers.ledger_maintenance import READ_BOUNDARY, plan_archive, plan_restore
-    from ledger.ledger_ops import ARCHIVE_SCHEMA
     from ledger.ledger_target import resolve_ledger_target
 
     dry_run = not opts["execute"]
@@ -677,8 +677,8 @@ def run_ledger_merge(ctx: click.Context, output_format: str | None, **opts: Any)
         load_sources,
         plan_merge,
     )
-    from ledger.ledger_ops import MERGE_SCHEMA
     from ledger.ledger_target import resolve_ledger_target
+    from ledger.merge import MERGE_SCHEMA
 
     fmt = resolve_format(ctx, output_format)
     dry_run = not opts["execute"]
@@ -782,6 +782,7 @@ def run_ledger_aggregate(ctx: click.Context, output_format: str | None, **opts: 
 
 def _aggregate_command(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
     from commands.runtime import open_store
+    from ledger.aggregate import SELECTION_POLICIES
     from ledger.errors import InputError
     from ledger.handlers.ledger_maintenance import (
         READ_BOUNDARY,
@@ -789,7 +790,6 @@ def _aggregate_command(ctx: click.Context, opts: dict[str, Any]) -> dict[str, An
         load_sources,
         require_store_ledger,
     )
-    from ledger.ledger_ops import SELECTION_POLICIES
     from ledger.ledger_target import resolve_ledger_target
 
     dry_run = not opts["execute"]
@@ -842,12 +842,12 @@ def _aggregate_command(ctx: click.Context, opts: dict[str, Any]) -> dict[str, An
 
 
 def _aggregate_request(opts: dict[str, Any]) -> Any:
+    from ledger.aggregate import TargetLanes
     from ledger.handlers.ledger_maintenance import (
         AggregateRequest,
         case_root_ids,
         read_case_ids_file,
     )
-    from ledger.ledger_ops import TargetLanes
 
     canonical = list(opts["canonical_case_id"])
     if opts["canonical_case_ids_file"]:
@@ -906,12 +906,12 @@ def run_ledger_check(ctx: click.Context, output_format: str | None, **opts: Any)
     command per missing run; read-only."""
     from commands.runtime import open_store
     from ledger.clock import utc_now_seconds
+    from ledger.drift import DRIFT_SCHEMA
     from ledger.handlers.ledger_maintenance import (
         READ_BOUNDARY,
         drift_view,
         require_store_ledger,
     )
-    from ledger.ledger_ops import DRIFT_SCHEMA
     from ledger.ledger_target import resolve_ledger_target
     from ledger.registry import validate_goal_id
 

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.errors import InputError
-from ledger.ledger_ops import COUNTABLE_BUCKETS, judge_row, row_sort_key
+from ledger.ledger_rows import row_sort_key
 from ledger.row_rules import RULES_VERSION
 from projections import compare_stats as cs
 from projections.compare_guard import Mismatch, find_mismatches

@@ -221,7 +221,9 @@ def _mutations() -> dict[str, st.SearchStrategy]:
         "loopx_prompt_driven_lifecycle_observed": bools,
         "worker_loopx_cli_call_total": _maybe(st.sampled_from([0, 2])),
         "max_rounds_budget": _maybe(st.sampled_from([3, 5, 6])),
-        "round_rewards": _maybe(st.just([{"round": 1, "reward": 0.0, "passed": False}])),
+        "round_rewards": _maybe(
+            st.just([{"agent_round": 1, "passed": False, "reward": 0.0, "reward_present": True}])
+        ),
         "best_round_reward": _maybe(st.sampled_from([0.0, 1.0])),
         "first_success_round": _maybe(st.sampled_from([1, 2])),
         "codex_acp_runtime_preflight_passed": bools,

@@ -6,22 +6,15 @@ import copy
 
 import pytest
 
+from ledger.aggregate import TargetLanes, aggregate
+from ledger.aggregate_buckets import BUCKET_PRECEDENCE, judge_row
+from ledger.archive import archive_rows, default_archive_batch_id, restore_rows
+from ledger.drift import drift_check
 from ledger.errors import InputError
-from ledger.ledger_ops import (
-    BUCKET_PRECEDENCE,
-    TargetLanes,
-    aggregate,
-    archive_rows,
-    default_archive_batch_id,
-    document_rows,
-    drift_check,
-    judge_row,
-    merge_ledgers,
-    restore_rows,
-    sort_rows,
-    upsert_row,
-)
+from ledger.ledger_rows import document_rows, sort_rows
+from ledger.merge import merge_ledgers
 from ledger.row_rules import build_row, normalize_row
+from ledger.upsert import upsert_row
 from tests.support_ledger_rules import NOW, bare_record, load_fixture_ledger, record
 
 

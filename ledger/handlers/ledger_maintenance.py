@@ -1,8 +1,9 @@
 """Deciding the ledger maintenance commands: archive, restore, merge, aggregate, drift check.
 
 Each ``plan_*`` / ``*_view`` function reads the store ledger through ``reads`` (handed over by
-the command layer, see ``MaintenanceReads``), calls the pure operations of
-``ledger/ledger_ops.py`` and returns the events to append plus the block the command prints.
+the command layer, see ``MaintenanceReads``), calls the pure operations (``ledger/archive.py``,
+``ledger/merge.py``, ``ledger/aggregate.py``, ``ledger/drift.py``) and returns the events to
+append plus the block the command prints.
 Events carry the full resulting rows, so the projection upserts them and replay never re-runs
 these rules. Only rows that really change are put in events: re-running an archive, or a merge
 of rows the ledger already holds, appends nothing and says so.
@@ -21,23 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ledger.aggregate import TargetLanes, aggregate, aggregate_merge_preview
+from ledger.archive import archive_rows, restore_rows
+from ledger.drift import drift_check, history_rows
 from ledger.errors import InputError
 from ledger.events import LEDGER_MERGED, LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED, NewEvent
 from ledger.input_files import LEDGER_JSON_LIMIT, TEXT_LIST_LIMIT, read_regular_file
-from ledger.ledger_ops import (
-    READ_BOUNDARY,
-    MergeResult,
-    TargetLanes,
-    aggregate,
-    aggregate_merge_preview,
-    archive_rows,
-    drift_check,
-    history_rows,
-    merge_ledgers,
-    restore_rows,
-    row_sort_key,
-)
+from ledger.ledger_rows import READ_BOUNDARY, row_sort_key
 from ledger.ledger_target import LedgerTarget
+from ledger.merge import MergeResult, merge_ledgers
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 EVENT_CHUNK_ROWS = 500

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ledger.ledger_ops import is_archived
+from ledger.ledger_rows import is_archived
 from ledger.row_rules import instant
 from projections.report.grid import arm_of
 
