@@ -362,14 +362,23 @@ def history_for(document: dict[str, Any], limit: int = 60) -> list[dict[str, Any
 
 
 def merge_source(target: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
-    """``other`` as a merge source for ``target``: a row whose run id the target has keeps the
-    target's ``recorded_at`` and archive fields (benchledger keeps the earlier stamp and an
-    archived target row archived: deliberate differences), so the rest is compared."""
+    """``other`` as a merge source for ``target``: a row whose run id the target has in the
+    same case keeps the target's ``recorded_at`` and archive fields (benchledger keeps the
+    earlier stamp and an archived target row archived: deliberate differences), so the rest is
+    compared."""
     stored = {run.get("run_id"): run for run in document_runs(target)}
     source = copy.deepcopy(other)
     for run in document_runs(source):
         mine = stored.get(run.get("run_id"))
         if mine is None:
+            continue
+        if (mine.get("benchmark_id"), mine.get("case_id")) != (
+            run.get("benchmark_id"),
+            run.get("case_id"),
+        ):
+            # One run id names one run in benchledger's ledger, not one run per case as in
+            # loopx's (docs/loopx-compat.md #6): a run id of another case is a new run here.
+            run["run_id"] = f"{run['run_id']}-elsewhere"
             continue
         for key in (
             "recorded_at",
