@@ -160,43 +160,50 @@ def archive_rows(
         selector.run_group_contains,
         selector.keep_run_group_contains,
     )
+    stamp = {
+        "archive_state": "archived",
+        "archive_reason": reason_text,
+        "archive_batch_id": batch_id,
+        "archived_at": now,
+    }
     out: list[dict] = []
-    changed: list[str] = []
-    matched: list[dict] = []
-    counts = {"kept": 0, "already": 0}
+    newly: list[dict] = []
+    counts = {"kept": 0, "matched": 0, "already": 0}
     for row in rows:
         verdict = selector.classify(row)
         if verdict == "kept":
             counts["kept"] += 1
         elif verdict == "match":
-            matched.append(row)
+            counts["matched"] += 1
             if is_archived(row):
                 counts["already"] += 1
             else:
-                row = {
-                    **row,
-                    "archive_state": "archived",
-                    "archive_reason": reason_text,
-                    "archive_batch_id": batch_id,
-                    "archived_at": now,
-                }
-                changed.append(str(row.get("run_id")))
+                row = {**row, **stamp}
+                newly.append(row)
         out.append(row)
-    changed_ids = set(changed)
-    newly = sorted((row for row in out if str(row.get("run_id")) in changed_ids), key=_ledger_order)
+    changed = [str(row.get("run_id")) for row in newly]
     payload = {
         "schema_version": ARCHIVE_SCHEMA,
         "archive_batch_id": batch_id,
         "benchmark_id": selector.benchmark_id,
         "reason": reason_text,
-        "matched_run_count": len(matched),
-        "newly_archived_run_count": len(changed),
+        "matched_run_count": counts["matched"],
+        "newly_archived_run_count": len(newly),
         "already_archived_run_count": counts["already"],
         "kept_run_count": counts["kept"],
-        "archived_samples": [_sample(row) for row in newly[:MAX_ARCHIVE_SAMPLES]],
-        "truncated": len(newly) > MAX_ARCHIVE_SAMPLES,
+        **_samples(newly),
     }
     return ArchiveResult(out, changed, payload)
+
+
+def _samples(newly: list[dict]) -> dict[str, Any]:
+    """The first newly archived runs in ledger order (cases sorted, runs in case order), as
+    loopx 0.4.8 lists them, and whether the list was cut."""
+    ordered = sorted(newly, key=_ledger_order)
+    return {
+        "archived_samples": [_sample(row) for row in ordered[:MAX_ARCHIVE_SAMPLES]],
+        "truncated": len(ordered) > MAX_ARCHIVE_SAMPLES,
+    }
 
 
 def restore_rows(
