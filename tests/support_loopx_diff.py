@@ -359,7 +359,11 @@ def _same_line(mine: str, loopx: str, rerouted: frozenset[str]) -> bool:
     if mine == loopx:
         return True
     (my_rest, _), (their_rest, their_action) = _backlog_action(mine), _backlog_action(loopx)
-    return my_rest == their_rest and their_action is not None and their_action in rerouted
+    if my_rest != their_rest or their_action is None:
+        return False
+    if their_action.endswith("..."):  # the cell shows a cut sentence
+        return any(action.startswith(their_action[:-3]) for action in rerouted)
+    return their_action in rerouted
 
 
 def first_line_difference(
