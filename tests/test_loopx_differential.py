@@ -206,3 +206,32 @@ def test_project_generator_ledger_of_each_size(oracle: Oracle, tmp_path: Path, s
     )
     ours, loopx, sources = _both(oracle, ledger, tmp_path / "ours", merge_from=other)
     assert_same_reading(ours, loopx, f"generated {size}-row ledger", sources)
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("archive", "provide a run/case/arm filter, or pass --archive-all-matching-benchmark"),
+        ("merge", "schema_version=benchmark_run_ledger_v0"),
+    ],
+)
+def test_where_loopx_crashes_on_a_command_benchledger_answers_one_line(
+    oracle: Oracle, tmp_path: Path, command: str, message: str
+) -> None:
+    """An archive without a filter, a merge of a foreign-schema source: loopx raises (its CLI
+    prints the exception); benchledger exits non-zero with one line saying the same."""
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text(json.dumps(sized_ledger(10), indent=2), encoding="utf-8")
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps({"schema_version": "other", "benchmarks": {}}), "utf-8")
+    request = {
+        "archive": {"archive": {"benchmark_id": "skillsbench@1.1", "reason": "r"}},
+        "merge": {"merge": {"sources": [str(foreign)]}},
+    }[command]
+    ours = benchledger_read(ledger, tmp_path / "ours", [], request)
+    loopx = oracle.read(ledger, [], request)
+    loopx_error = loopx.maintenance.get(".maintenance.error")
+    assert loopx_error is not None and message in loopx_error, loopx.maintenance
+    our_error = ours.maintenance.get(".maintenance.error")
+    assert our_error is not None and message in our_error, ours.maintenance
+    assert maintenance_difference(ours, loopx) is None
