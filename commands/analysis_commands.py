@@ -108,7 +108,7 @@ def parity_payload(given: str) -> dict[str, Any]:
     """Resolve and compact the input (benchmark_run_v0.md §2), then check the one record."""
     from ledger.errors import InputError
     from ledger.parity import parity_check_payload
-    from ledger.record import resolve_compact_input
+    from ledger.rules.compact_input import resolve_compact_input
 
     records, _kind = resolve_compact_input(read_input_bytes(given, stdin_ok=True), context="parity")
     if len(records) != 1:
@@ -285,7 +285,7 @@ def apply_accepted(
     try:
         result = opened.store.append(
             [plan.event],
-            metadata=command_metadata(_version()),
+            metadata=command_metadata(),
             idempotency_key=plan.idempotency_key,
         )
         document = result.events[0].payload["document"]
@@ -352,12 +352,6 @@ def _existing_markdown(paths: CaseAnalysisPaths) -> str | None:
             except (OSError, UnicodeDecodeError):
                 return None
     return None
-
-
-def _version() -> str:
-    from commands.cli import VERSION
-
-    return VERSION
 
 
 COMMANDS = [benchmark]

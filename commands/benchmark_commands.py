@@ -11,6 +11,7 @@ import click
 
 from commands.benchmark_group import benchmark
 from commands.output import bullets, emit, format_option, resolve_format
+from ledger.rules.vocabulary import MULTIPLIER_KEYS
 
 TITLE = "Benchmark Run Append"
 
@@ -21,13 +22,6 @@ MODES = (
     "codex-app-server-goal",
     "codex-loopx",
     "loopx-managed-codex",
-)
-MULTIPLIERS = (
-    "timeout_multiplier",
-    "agent_timeout_multiplier",
-    "verifier_timeout_multiplier",
-    "agent_setup_timeout_multiplier",
-    "environment_build_timeout_multiplier",
 )
 
 
@@ -142,7 +136,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
         _flag("--loopx-worker-artifacts", "Also read loopx worker artifacts of a Harbor job."),
         *[
             click.option("--" + m.replace("_", "-"), m, type=ArgparseFloat(), default=None)
-            for m in MULTIPLIERS
+            for m in MULTIPLIER_KEYS
         ],
         click.option(
             "--timeout-preset", type=click.Choice(["official", "long-horizon-8x"]), default=None
@@ -246,7 +240,7 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
         runtime_root=root.get("runtime_root"),
         options=options,
         build=lambda: _build(opts),
-        metadata=command_metadata(_version()),
+        metadata=command_metadata(),
     )
     emit(payload, fmt, TITLE, markdown=_markdown)
     if not payload.get("ok", True):
@@ -263,12 +257,6 @@ def _markdown(payload: dict[str, Any]) -> str:
     else:
         details = render_append_markdown(payload)
     return with_summary(details, payload, cwd=Path.cwd())
-
-
-def _version() -> str:
-    from commands.cli import VERSION
-
-    return VERSION
 
 
 def _build(opts: dict[str, Any]):  # noqa: ANN202

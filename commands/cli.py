@@ -10,17 +10,18 @@ import click
 
 from commands.output import FORMATS, fail
 
-VERSION = "0.1.0"
-
 
 class RootGroup(click.Group):
     """Turns every failure into one line and an exit code instead of a traceback."""
 
     def invoke(self, ctx: click.Context):  # noqa: ANN201
+        from commands.runtime import command_metadata
+        from ledger.command_context import running_command
         from ledger.errors import BenchledgerError
 
         try:
-            return super().invoke(ctx)
+            with running_command(command_metadata):
+                return super().invoke(ctx)
         except BenchledgerError as err:
             fail(
                 err.message,
@@ -46,13 +47,30 @@ class RootGroup(click.Group):
             )
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, wanted: bool) -> None:
+    """``--version``, read from package metadata only when asked (it costs an import)."""
+    if not wanted or ctx.resilient_parsing:
+        return
+    from ledger.version import tool_version
+
+    click.echo(f"benchledger, version {tool_version()}")
+    ctx.exit()
+
+
 def _format_of(ctx: click.Context) -> str:
     """The format the failing command asked for (subcommands record theirs on the root)."""
     return (ctx.obj or {}).get("format") or "markdown"
 
 
 @click.group(cls=RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(VERSION, prog_name="benchledger")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.option(
     "--db",
     metavar="URL",

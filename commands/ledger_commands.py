@@ -41,12 +41,6 @@ def _ledger_options(func):  # noqa: ANN001, ANN202
     )(func)
 
 
-def _version() -> str:
-    from commands.cli import VERSION
-
-    return VERSION
-
-
 def _read_input(value: str, limit: int) -> tuple[bytes, str | None]:
     """The bytes of a file argument or of stdin (``-``), and the path to cite (None for stdin)."""
     from ledger.input_files import read_input_file, read_stream
@@ -133,7 +127,7 @@ def _resolve_records(opts: dict[str, Any]) -> tuple[list[dict], str, str | None]
     from ledger.errors import InputError
     from ledger.input_files import COMPACT_JSON_LIMIT
     from ledger.json_input import parse_json
-    from ledger.record import NOT_AN_OBJECT, resolve_compact_input
+    from ledger.rules.compact_input import NOT_AN_OBJECT, resolve_compact_input
 
     post_launch = bool(opts["post_launch_json"])
     given = opts["post_launch_json"] or opts["benchmark_run_json"]
@@ -183,7 +177,7 @@ def _apply_upsert(
     )
     opened = open_store(ctx.find_root().obj.get("db"))
     try:
-        with opened.store.transaction(command_metadata(_version())) as uow:
+        with opened.store.transaction(command_metadata()) as uow:
             reads = StoreReads(uow.conn)
             require_store_ledger(reads, target)
             plan = plan_ledger_upsert(
@@ -387,7 +381,7 @@ def import_loopx_ledger(
         try:
             result = opened.store.append(
                 events,
-                metadata=command_metadata(_version()),
+                metadata=command_metadata(),
                 idempotency_key=import_idempotency_key(target, data),
             )
             already = result.already_recorded
@@ -503,7 +497,7 @@ def _write_plan(ctx: click.Context, opts: dict[str, Any], target: Any, decide: A
     now = utc_now_seconds()
     opened = open_store(ctx.find_root().obj.get("db"))
     try:
-        with opened.store.transaction(command_metadata(_version())) as uow:
+        with opened.store.transaction(command_metadata()) as uow:
             reads = _store_reads(uow.conn)
             require_store_ledger(reads, target)
             plan = decide(reads, now)

@@ -363,7 +363,7 @@ def _run_ids(records: list[dict], row_options: list, ledger_plan: Any, now: str)
     """The ledger identity of each record (ledger_v0 §5.15), used by rollout records too."""
     if ledger_plan is not None:
         return [o["entry"].get("run_id") for o in ledger_plan.outcomes]
-    from ledger.row_rules import build_row
+    from ledger.rules.row import build_row
 
     return [
         build_row(r, now=now, run_group_id=o.run_group_id, arm_id=o.arm_id)[0]["run_id"]

@@ -30,7 +30,6 @@ def sync_global_command(
     output_format: str | None,
 ) -> None:
     """Merge sanitised goal entries into RT/registry.global.json (dry run unless --execute)."""
-    from commands.cli import VERSION
     from commands.pipeline import plan_global_sync
     from commands.runtime import command_metadata, open_store
     from ledger.clock import utc_now_seconds
@@ -54,7 +53,7 @@ def sync_global_command(
     goal = validate_goal_id(goal_id) if goal_id is not None else None
     opened = open_store(root.get("db"))
     try:
-        with opened.store.transaction(command_metadata(VERSION)) as uow:
+        with opened.store.transaction(command_metadata()) as uow:
             payload, event, backup = plan_global_sync(
                 StoreReads(uow.conn),
                 context,

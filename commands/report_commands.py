@@ -51,10 +51,10 @@ def report(
       benchledger report --run-ledger-path benchmark-run-ledger.json --out benchledger-report
       xdg-open benchledger-report/index.html
     """
-    from commands.cli import VERSION
     from commands.runtime import open_store
     from ledger.errors import InputError
     from ledger.ledger_target import resolve_ledger_target
+    from ledger.version import tool_version
     from projections.queries import StoreReads
     from projections.report.site import ReportRequest, require_report_extra, write_report
 
@@ -71,7 +71,7 @@ def report(
             with opened.store.database.connect() as conn:
                 if StoreReads(conn).ledger(target.ledger_id) is None:
                     raise InputError(f"no ledger {target.ledger_id} in the store")
-            exports = write_report(opened, request, VERSION)
+            exports = write_report(opened, request, tool_version())
         else:
             from projections.past_report import write_past_report
 
@@ -82,7 +82,7 @@ def report(
                             f"no ledger {target.ledger_id} in the store at that moment"
                         )
                 exports = write_past_report(
-                    opened.store, database, moment["position"], request, VERSION
+                    opened.store, database, moment["position"], request, tool_version()
                 )
     finally:
         opened.close()

@@ -52,8 +52,15 @@ def open_store(
     return OpenStore(location, EventStore(database, listener=projections), projections)
 
 
-def command_metadata(tool_version: str) -> dict[str, Any]:
-    """Who/what/where for every event; argv values after secret-looking flags are redacted."""
+def command_metadata(tool_version: str | None = None) -> dict[str, Any]:
+    """Who/what/where for every event; argv values after secret-looking flags are redacted.
+
+    ``tool_version`` defaults to the installed package's (benchmarks pass their own label).
+    """
+    if tool_version is None:
+        from ledger.version import tool_version as installed_version
+
+        tool_version = installed_version()
     return {
         "actor": _actor(),
         "host": socket.gethostname(),

@@ -17,15 +17,12 @@ from ledger.aggregate_buckets import (
     judge_row,
 )
 from ledger.errors import InputError
-from ledger.ledger_rows import (
-    is_archived,
-    row_sort_key,
-)
 from ledger.merge import MergeResult
-from ledger.row_rules import (
-    RULES_VERSION,
-    compact_text,
-)
+from ledger.rules.archive import is_archived
+from ledger.rules.copies import NATIVE_GOAL_FIELDS
+from ledger.rules.ordering import row_sort_key
+from ledger.rules.row import RULES_VERSION
+from ledger.rules.values import compact_text
 
 AGGREGATE_SCHEMA = "benchmark_run_ledger_current_aggregate_v0"
 STANDARD_CASE_SET_POLICY = (
@@ -62,14 +59,7 @@ _CASE_BEST_FIELDS = (
     "round_success_observed",
     "max_rounds_budget",
     "app_server_goal_round_semantics",
-    "native_goal_session_policy",
-    "max_rounds_budget_applies_to",
-    "native_goal_initial_turn_budget",
-    "native_goal_same_thread_followup_budget",
-    "native_goal_independent_attempt_budget",
-    "native_goal_fresh_thread_per_independent_attempt",
-    "native_goal_official_reward_feedback_forwarded_to_worker",
-    "native_goal_verifier_output_forwarded_to_worker",
+    *NATIVE_GOAL_FIELDS,
     "official_feedback_blinded",
     "reward_feedback_forwarded",
     "failure_class",

@@ -9,15 +9,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.row_rules import (
-    RULES_VERSION,
-    _as_number,
-    _attempt_flag,
-    compact_text,
-    countability,
-    instant,
-    labels_of,
-)
+from ledger.rules.countability import countability
+from ledger.rules.row import RULES_VERSION
+from ledger.rules.scoring import attempt_flag, labels_of
+from ledger.rules.timestamps import instant
+from ledger.rules.values import as_number, compact_text
 
 # ---------------------------------------------------------------------------------------------
 # §11 aggregate
@@ -157,7 +153,7 @@ def judge_row(row: dict) -> Judged:
     scope = row.get("failure_scope")
     setup_signal = _has_setup_signal(scope, eff, labels)
     countable, reason = _stored_countability(row)
-    score = _as_number(row.get("official_score"))
+    score = as_number(row.get("official_score"))
     number = float(score) if score is not None else None
 
     def judged(bucket: str) -> Judged:
@@ -166,7 +162,7 @@ def judge_row(row: dict) -> Judged:
     if (
         row.get("official_score_bool_fallback_used") is True
         and setup_signal
-        and any(_attempt_flag(row, name) is False for name in _SETUP_ATTEMPT_FLAGS)
+        and any(attempt_flag(row, name) is False for name in _SETUP_ATTEMPT_FLAGS)
     ):
         return judged("setup_runner_infra")
     if number is not None:

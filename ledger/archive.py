@@ -10,17 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger.errors import InputError
-from ledger.ledger_rows import (
-    clean_values,
-    is_archived,
-    row_sort_key,
-)
-from ledger.row_rules import (
-    ARCHIVE_FIELDS,
-    compact_text,
-    is_public_safe,
-    ledger_text,
-)
+from ledger.ledger_rows import clean_values
+from ledger.rules.archive import ARCHIVE_FIELDS, is_archived
+from ledger.rules.ordering import row_sort_key
+from ledger.rules.values import compact_text, ledger_text
+from ledger.safety import is_public_safe
 
 # ---------------------------------------------------------------------------------------------
 # §9 archive and restore

@@ -11,7 +11,6 @@ for migrations, so neither ``--help`` nor a command on an embedded store pays fo
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ledger.connection import PG_SCHEMA_KEY
 from ledger.errors import SchemaOutOfDateError
+from ledger.url_display import display_url
 
 if TYPE_CHECKING:
     from ledger.connection import Database
@@ -49,10 +49,7 @@ class StoreLocation:
     def display(self) -> str:
         """The URL without a password, for messages and metadata (``***`` as SQLAlchemy
         renders it)."""
-        return _PASSWORD.sub(r"\1:***@", self.url, count=1)
-
-
-_PASSWORD = re.compile(r"^([A-Za-z][\w+.-]*://[^:/@]*):[^@/]*@")
+        return display_url(self.url)
 
 
 def find_project_dir(start: Path | None = None) -> Path | None:

@@ -104,12 +104,12 @@ class SqlAlchemyDatabase:
         try:
             return self.engine.connect()
         except OperationalError as exc:
-            from ledger.database import StoreLocation
             from ledger.errors import InputError
+            from ledger.url_display import display_url
 
             reason = (str(exc.orig).strip().splitlines() or ["no answer"])[0]
             raise InputError(
-                f"cannot connect to the store {StoreLocation(self.url, None).display()}: "
+                f"cannot connect to the store {display_url(self.url)}: "
                 f"{reason}; check the URL and that the server is running"
             ) from None
 

@@ -10,15 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger.errors import InputError
-from ledger.ledger_rows import (
-    LEDGER_SCHEMA,
-    READ_BOUNDARY,
-)
-from ledger.row_rules import (
-    build_row,
-    drift_signature,
-    is_terminal,
-)
+from ledger.ledger_rows import LEDGER_SCHEMA, READ_BOUNDARY
+from ledger.rules.compaction import compact_run
+from ledger.rules.row import build_row, drift_signature
+from ledger.rules.scoring import is_terminal
 
 # ---------------------------------------------------------------------------------------------
 # §12 drift check
@@ -43,14 +38,9 @@ def resolve_benchmark_run(record: Any) -> dict | None:
 
 
 def _compacted(record: dict) -> dict:
-    """History records are stored compacted; re-compact when the shared compactor exists so
-    the id matches what an upsert of the same record computes (compaction is idempotent)."""
-    try:
-        from ledger.record import compact_run  # type: ignore[attr-defined]
-    except ImportError:
-        return record
-    compacted = compact_run(record)
-    return compacted if isinstance(compacted, dict) and compacted else record
+    """History records are stored compacted; re-compact so the id matches what an upsert of
+    the same record computes (compaction is idempotent)."""
+    return compact_run(record)
 
 
 def _display_ledger_path(ledger_path: str) -> str:
@@ -62,12 +52,12 @@ def _display_ledger_path(ledger_path: str) -> str:
 
 def _history_row(record: Mapping[str, Any], run: dict, now: str) -> dict | None:
     generated_at = record.get("generated_at")
-    options = {"history_ref": record.get("json_path"), "now": now}
+    history_ref = record.get("json_path")
     try:
-        row, _ = build_row(run, recorded_at=generated_at or None, **options)
+        row, _ = build_row(run, recorded_at=generated_at or None, history_ref=history_ref, now=now)
     except InputError:
         try:
-            row, _ = build_row(run, **options)
+            row, _ = build_row(run, history_ref=history_ref, now=now)
         except InputError:
             return None
     return row

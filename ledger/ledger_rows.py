@@ -11,10 +11,7 @@ from typing import Any
 
 from ledger.errors import InputError
 from ledger.loopx_reading import read_loopx_row
-from ledger.row_rules import (
-    instant,
-    normalize_row,
-)
+from ledger.rules.row import normalize_row
 from ledger.safety import join_public, public_json
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
@@ -27,19 +24,6 @@ READ_BOUNDARY = {
     "model_api_invoked": False,
     "upload_invoked": False,
 }
-
-
-def row_sort_key(row: Mapping[str, Any]) -> tuple[float, str]:
-    """§6.3: by ``recorded_at`` as an instant, then ``run_id``; the last one is "latest"."""
-    return instant(row.get("recorded_at")), str(row.get("run_id") or "")
-
-
-def sort_rows(rows: Iterable[dict]) -> list[dict]:
-    return sorted(rows, key=row_sort_key)
-
-
-def is_archived(row: Mapping[str, Any]) -> bool:
-    return row.get("archive_state") == "archived"
 
 
 def clean_values(values: Iterable[str] | None) -> list[str]:

@@ -7,7 +7,7 @@ archive fields tidied, and the benchmark and case ids filled in. The stored fail
 scope are *not* recomputed: loopx trusts them on load, and so does this reading.
 
 Rules shared with rows benchledger writes (arm inference, the route table, countability) live
-in ``ledger.row_rules``; this module only says which of them loopx applies on load and in what
+in ``ledger.rules``; this module only says which of them loopx applies on load and in what
 order, plus the few load-only details (text compaction, the generic-arm replacement).
 """
 
@@ -17,15 +17,11 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from ledger.row_rules import (
-    ARCHIVE_FIELDS,
-    REPAIR_FIELDS,
-    compact_text,
-    countability,
-    loopx_repair_fields,
-    parse_terminal_bench_case,
-    renormalise_arm,
-)
+from ledger.rules.archive import ARCHIVE_FIELDS
+from ledger.rules.countability import countability
+from ledger.rules.identity import parse_terminal_bench_case, renormalise_arm
+from ledger.rules.repair import REPAIR_FIELDS, loopx_repair_fields
+from ledger.rules.values import compact_text
 from ledger.safety import join_public, public_json
 
 # loopx keeps only these three refs on load; anything else (``history_ref``) is dropped.

@@ -8,14 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger.ledger_rows import (
-    clean_values,
-    document_rows,
-)
-from ledger.row_rules import (
-    drift_signature,
-    is_terminal,
-)
+from ledger.ledger_rows import clean_values, document_rows
+from ledger.rules.row import drift_signature
+from ledger.rules.scoring import is_terminal
 from ledger.upsert import UpsertResult, upsert_row
 
 # ---------------------------------------------------------------------------------------------

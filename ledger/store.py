@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger.chain import GENESIS_HASH, canonical_json, event_hash
+from ledger.command_context import current_command
 from ledger.connection import PG_SCHEMA_KEY, placeholders
 from ledger.errors import ConcurrencyError, InputError
 from ledger.events import (
     CURRENT_SCHEMA_VERSION,
+    EXPORT_WRITTEN,
     AppendResult,
     NewEvent,
     StoredEvent,
@@ -92,7 +94,9 @@ class UnitOfWork:
     def __init__(self, store: EventStore, conn: Connection, metadata: dict[str, Any]) -> None:
         self.store = store
         self.conn = conn
-        self.correlation_id = str(uuid.uuid4())
+        # The running command's id (``ledger.command_context``) when there is one: all its
+        # transactions share it; otherwise one per transaction.
+        self.correlation_id = metadata.get("correlation_id") or str(uuid.uuid4())
         self.metadata = {**metadata, "correlation_id": self.correlation_id}
         self.appended: list[StoredEvent] = []
 
@@ -280,7 +284,9 @@ class EventStore:
                 conn.execute(
                     f"SELECT pg_advisory_xact_lock(?, {PG_SCHEMA_KEY})", (PG_APPEND_LOCK_KEY,)
                 )
-            uow = UnitOfWork(self, conn, metadata or {})
+            # The running command's metadata and correlation id under the caller's, so the
+            # export_written of a render after the commit carries them too.
+            uow = UnitOfWork(self, conn, {**current_command(), **(metadata or {})})
             yield uow
         if uow.appended:
             write_marker(self.head_marker, uow.appended[-1].position, uow.appended[-1].hash)
@@ -566,7 +572,9 @@ class EventStore:
         if correlation is None:
             return []
         rows = conn.execute(
-            f"{EVENTS.select_sql} WHERE correlation_id = ? ORDER BY position", (correlation,)
+            f"{EVENTS.select_sql} WHERE correlation_id = ? AND event_type <> ?"
+            " ORDER BY position",
+            (correlation, EXPORT_WRITTEN),  # the command's render shares its correlation id
         )
         return [_stored(dict(zip(EVENT_COLUMNS, r, strict=True))) for r in rows]
 

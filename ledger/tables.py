@@ -1,47 +1,12 @@
-"""The store's own tables as the SQL here needs them: names, columns, primary keys.
+"""The store's own tables as statements name them: names, columns, primary keys.
 
-``ledger/schema.py`` and ``projections/schema.py`` hold the full SQLAlchemy models that
-Alembic revisions are checked against; these plain specs carry only what statements are
-built from, so a command never imports SQLAlchemy to name a column.
-``tests/test_table_specs.py`` keeps the two equal.
+Generated from the models in ``ledger/schema.py`` by ``python -m migrations.snapshot``;
+do not edit by hand. ``ledger/table_spec.py`` says why the specs exist.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
-
-from ledger.connection import quote
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """One table: its name, its columns in declaration order and its primary key."""
-
-    name: str
-    columns: tuple[str, ...]
-    primary_key: tuple[str, ...]
-
-    @cached_property
-    def upsert_sql(self) -> str:
-        """Insert-or-replace by primary key, values in ``columns`` order (``?`` each): the
-        same text on SQLite (3.24+) and PostgreSQL."""
-        names = ", ".join(quote(c) for c in self.columns)
-        updates = ", ".join(
-            f"{quote(c)} = excluded.{quote(c)}" for c in self.columns if c not in self.primary_key
-        )
-        keys = ", ".join(quote(c) for c in self.primary_key)
-        values = ", ".join("?" * len(self.columns))
-        return (
-            f"INSERT INTO {self.name} ({names}) VALUES ({values}) "
-            f"ON CONFLICT ({keys}) DO UPDATE SET {updates}"
-        )
-
-    @cached_property
-    def select_sql(self) -> str:
-        """Every column, in declaration order."""
-        return f"SELECT {', '.join(quote(c) for c in self.columns)} FROM {self.name}"
-
+from ledger.table_spec import TableSpec
 
 EVENTS = TableSpec(
     "events",

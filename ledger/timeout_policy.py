@@ -14,15 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ledger.errors import InputError
-
-#: Record keys in the order Harbor documents them; the order is also the validation order.
-MULTIPLIER_KEYS: tuple[str, ...] = (
-    "timeout_multiplier",
-    "agent_timeout_multiplier",
-    "verifier_timeout_multiplier",
-    "agent_setup_timeout_multiplier",
-    "environment_build_timeout_multiplier",
-)
+from ledger.rules.vocabulary import MULTIPLIER_KEYS
 
 #: Record key -> the CLI flag (benchledger and Harbor 0.25 `harbor run` spell them the same).
 MULTIPLIER_FLAGS: dict[str, str] = {key: "--" + key.replace("_", "-") for key in MULTIPLIER_KEYS}

@@ -9,16 +9,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.ledger_rows import (
-    is_archived,
-    sort_rows,
-)
-from ledger.row_rules import (
-    ARCHIVE_FIELDS,
-    SKIP_REASON_NON_TERMINAL,
-    earlier_timestamp,
-    is_terminal,
-)
+from ledger.rules.archive import ARCHIVE_FIELDS, is_archived
+from ledger.rules.copies import NATIVE_GOAL_FIELDS
+from ledger.rules.ordering import sort_rows
+from ledger.rules.row import SKIP_REASON_NON_TERMINAL
+from ledger.rules.scoring import is_terminal
+from ledger.rules.timestamps import earlier_timestamp
 
 LOGICAL_KEYS = ("run_group_id", "arm_id", "job_name", "mode")
 LOGICAL_OUTCOME_KEYS = (
@@ -35,14 +31,7 @@ BACKFILL_FIELDS = (
     "round_success_observed",
     "max_rounds_budget",
     "app_server_goal_round_semantics",
-    "native_goal_session_policy",
-    "max_rounds_budget_applies_to",
-    "native_goal_initial_turn_budget",
-    "native_goal_same_thread_followup_budget",
-    "native_goal_independent_attempt_budget",
-    "native_goal_fresh_thread_per_independent_attempt",
-    "native_goal_official_reward_feedback_forwarded_to_worker",
-    "native_goal_verifier_output_forwarded_to_worker",
+    *NATIVE_GOAL_FIELDS,
     "official_feedback_blinded",
     "reward_feedback_forwarded",
     "task_setup_preflight",

@@ -15,7 +15,10 @@ def run_migrations_online() -> None:
     if engine is None:
         from sqlalchemy import create_engine
 
-        engine = create_engine(context.config.get_main_option("sqlalchemy.url"))
+        url = context.config.get_main_option("sqlalchemy.url")
+        if url is None:
+            raise SystemExit("benchledger migrations need an engine or a sqlalchemy.url")
+        engine = create_engine(url)
     with engine.begin() as connection:
         context.configure(
             connection=connection,

@@ -2,8 +2,9 @@
 
 A new embedded store is created from that snapshot in one transaction, without importing
 Alembic and SQLAlchemy (about 0.2 s of a first command). Alembic stays the only way a schema
-changes: after adding a revision, run ``python -m migrations.snapshot``;
-``tests/test_migrations.py`` fails until the snapshot matches the revisions again.
+changes: after adding a revision, run ``python -m migrations.snapshot`` (it also regenerates
+the table specs, ``migrations/table_specs.py``); ``tests/test_migrations.py`` fails until the
+snapshot matches the revisions again.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def main() -> None:
         revision, statements = head_schema(Path(tmp) / "head.db")
     SNAPSHOT.write_text(render(revision, statements), encoding="utf-8")
     print(f"wrote {SNAPSHOT.name}: revision {revision}, {len(statements)} statements")
+    from migrations.table_specs import write_all
+
+    for path in write_all():
+        print(f"wrote {path.parent.name}/{path.name}: table specs from the models")
 
 
 if __name__ == "__main__":

@@ -120,7 +120,7 @@ def read_models_as_of(
     """Scratch read models as they stood after the event ``value`` names (see module doc);
     ``snapshot_dir`` None: replay from position 1. Removed when the block ends.
     ``progress(done, total)``: events replayed so far, of how many."""
-    from projections.snapshots import nearest_snapshot
+    from projections.snapshot_cards import nearest_snapshot
 
     with store.database.connect() as live:
         moment = resolve_moment(live, value)

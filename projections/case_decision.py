@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.row_rules import compact_text, loopx_repair_fields
+from ledger.rules.repair import loopx_repair_fields
+from ledger.rules.values import compact_text
 from projections.product_mode_pair import is_product_treatment, product_roles, review_pair
 
 _SUFFIX_BY_REPAIR_CLASS = {

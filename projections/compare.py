@@ -17,8 +17,8 @@ from typing import Any
 
 from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.errors import InputError
-from ledger.ledger_rows import row_sort_key
-from ledger.row_rules import RULES_VERSION
+from ledger.rules.ordering import row_sort_key
+from ledger.rules.row import RULES_VERSION
 from projections import compare_stats as cs
 from projections.compare_guard import Mismatch, find_mismatches
 from projections.compare_markdown import render_compare_markdown

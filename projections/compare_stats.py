@@ -23,7 +23,7 @@ from statistics import NormalDist
 import mpmath
 import numpy as np
 
-from ledger.record import pass_at_k_estimate
+from ledger.rules.pass_at_k import pass_at_k_estimate
 
 POWER = 0.8
 ALPHA = 0.05

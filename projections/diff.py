@@ -23,7 +23,8 @@ from ledger import events as ev
 from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.connection import placeholders
 from ledger.errors import InputError
-from projections.ledger_v0 import ARCHIVED, bucket_of, case_node
+from ledger.rules.archive import is_archived
+from projections.ledger_v0 import bucket_of, case_node
 
 if TYPE_CHECKING:
     from ledger.connection import Connection, Database
@@ -228,7 +229,7 @@ def _run_change(
             return {"kind": "run_moved_in", "run_id": run_id, "arm_id": new.get("arm_id")}
         return {"kind": "run_added", "run_id": run_id, "arm_id": new.get("arm_id"),
                 "official_score": new.get("official_score")}  # fmt: skip
-    was, now = old.get("archive_state") == ARCHIVED, new.get("archive_state") == ARCHIVED
+    was, now = is_archived(old), is_archived(new)
     if not was and now:
         return {"kind": "run_archived", "run_id": run_id, "reason": new.get("archive_reason")}
     if was and not now:
@@ -249,7 +250,7 @@ def _case_state(rows: Rows) -> dict[str, Any] | None:
         return None
     listed = [dict(r) for r in rows.values()]
     node = case_node("", listed)
-    active = [r for r in listed if r.get("archive_state") != ARCHIVED]
+    active = [r for r in listed if not is_archived(r)]
     judged = [judge_row(r) for r in active]
     best = max(judged, key=lambda j: j.best_key()) if judged else None
     return {

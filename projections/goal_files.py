@@ -54,7 +54,7 @@ def render_goal_files(
                 _export(
                     runtime_root / json_rel,
                     "run_record_json",
-                    render_record_json(record, from_json=True).encode(),
+                    render_record_json(record).encode(),
                     durable=False,
                 )
             )

@@ -171,10 +171,9 @@ def build_run_record(
     return record
 
 
-def render_record_json(record: Mapping[str, Any], *, from_json: bool = False) -> str:
-    """``from_json``: the record was just parsed from stored JSON text, so the cheap float-token
-    check of ``json_like_stdlib`` applies instead of a walk over every value."""
-    return json_like_stdlib(dict(record), from_json=from_json).decode("utf-8", "surrogatepass")
+def render_record_json(record: Mapping[str, Any]) -> str:
+    """A run record's file text, byte-identical to what loopx's ``json.dumps`` wrote."""
+    return json_like_stdlib(dict(record)).decode("utf-8", "surrogatepass")
 
 
 # --- index.jsonl (§5.3) ------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def write_rows(conn: Connection, items: list[dict], *, decide_cases: bool = Fals
     before), so each case is decided from the same parsed rows, case by case, instead of
     parsing every row a second time from the table.
     """
-    from projections.read_models import upsert_rows
+    from projections.upsert import upsert_rows
 
     touched: set[Bucket] = set()
     if not decide_cases:
@@ -178,7 +178,7 @@ def _case_row(ledger_id: str, prefix: bytes, found: list) -> dict:
 
 
 def _write(conn: Connection, ledger_id: str, updated: list[dict], emptied: list[bytes]) -> None:
-    from projections.read_models import upsert_rows
+    from projections.upsert import upsert_rows
 
     for prefix in emptied:
         bid, cid = bucket_of_prefix(prefix)

@@ -44,7 +44,7 @@ def render_ledger_files(
     streamed = stream_ledger_json(conn, ledger_id, meta, json_path)
     if streamed is None:
         doc = ledger_document(conn, ledger_id)
-        json_bytes = dump_json(doc, from_json=True)
+        json_bytes = dump_json(doc)
         markdown_bytes = render_markdown(doc).encode("utf-8")
         atomic_write(json_path, json_bytes)
         json_sha256 = hashlib.sha256(json_bytes).hexdigest()

@@ -18,14 +18,14 @@ from typing import Any
 import orjson
 
 from ledger.jsonfmt import json_like_stdlib
+from ledger.rules.archive import is_archived
+from ledger.rules.ordering import row_sort_key
 from projections.ledger_v0 import (
     bucket_of,
     case_backlog_entries,
     case_decision_line,
     case_node,
-    is_archived,
     run_line,
-    run_sort_key,
 )
 
 # Indentation of a run object in the document: benchmarks > bid > cases > cid > runs > item.
@@ -83,7 +83,7 @@ def render_key(row: dict) -> bytes | None:
     prefix = bucket_prefix(*bucket_of(row))
     if prefix is None:
         return None
-    instant, run_id = run_sort_key(row)
+    instant, run_id = row_sort_key(row)
     return prefix + _instant_bytes(instant) + _utf8(run_id)
 
 

@@ -17,17 +17,17 @@ import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import orjson
 
 from ledger.jsonfmt import json_like_stdlib
 from ledger.markdown import code_span, has_markdown_syntax, table_code, table_text
-from ledger.row_rules import compact_text
+from ledger.rules.archive import is_archived
+from ledger.rules.ordering import row_sort_key
+from ledger.rules.values import compact_text
 from projections.case_decision import arm_role, latest_decision
 
 SCHEMA_VERSION = "benchmark_run_ledger_v0"
-ARCHIVED = "archived"
 UNKNOWN_BENCHMARK = "unknown-benchmark"
 UNKNOWN_CASE = "unknown-case"
 
@@ -91,17 +91,6 @@ def rows_from_document(doc: dict) -> Iterator[dict]:
                     }
 
 
-def is_archived(row: dict) -> bool:
-    """Archived means exactly ``archive_state == "archived"`` (other values are ignored)."""
-    return row.get("archive_state") == ARCHIVED
-
-
-def run_sort_key(row: dict) -> tuple:
-    """§6.3 order: ``recorded_at`` as an instant, then ``run_id``; "latest" is the last."""
-    rid = row.get("run_id")
-    return (_instant(row.get("recorded_at")), rid if isinstance(rid, str) else str(rid or ""))
-
-
 def _dedupe(rows: Iterable[dict]) -> Iterable[dict]:
     """Last row per run id wins, so a re-read of a hand-merged file cannot double-count.
 
@@ -154,8 +143,8 @@ def _benchmark_node(bid: str, cases: dict[str, list[dict]]) -> dict:
 
 def case_node(cid: str, runs: list[dict]) -> dict:
     """A case's node: its runs sorted in place (§6.3), counts and ``latest_decision``."""
-    runs.sort(key=run_sort_key)
-    active = [r for r in runs if r.get("archive_state") != ARCHIVED]
+    runs.sort(key=row_sort_key)
+    active = [r for r in runs if not is_archived(r)]
     archived = len(runs) - len(active)
     return {
         "case_id": cid,
@@ -179,29 +168,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-_INSTANTS: dict[str, float] = {}
-
-
-def _instant(value: object) -> float:
-    """Seconds since the epoch; naive values are read as UTC, unreadable ones sort first."""
-    if not isinstance(value, str):
-        return float("-inf")
-    cached = _INSTANTS.get(value)
-    if cached is not None:
-        return cached
-    try:
-        parsed = datetime.fromisoformat(value)
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        result = parsed.timestamp()
-    except ValueError:
-        result = float("-inf")
-    if len(_INSTANTS) > 200_000:
-        _INSTANTS.clear()
-    _INSTANTS[value] = result
-    return result
-
-
 # --------------------------------------------------------------------------------------------
 # latest_decision (§7)
 # --------------------------------------------------------------------------------------------
@@ -219,12 +185,9 @@ def _text(value: object) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def dump_json(doc: dict, *, from_json: bool = False) -> bytes:
-    """loopx's bytes: ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False) + "\\n"``.
-
-    ``from_json``: the rows were parsed from stored JSON, so a faster equality check applies.
-    """
-    return json_like_stdlib(doc, sort_keys=True, from_json=from_json)
+def dump_json(doc: dict) -> bytes:
+    """loopx's bytes: ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False) + "\\n"``."""
+    return json_like_stdlib(doc, sort_keys=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -341,7 +304,7 @@ def _scan(doc: dict) -> tuple[list, list]:
             for row in _list(_dict(cnode).get("runs")):
                 if type(row) is not dict:
                     continue
-                if row.get("archive_state") == ARCHIVED:
+                if is_archived(row):
                     archived += 1
                 else:
                     active.append(row)
@@ -594,10 +557,6 @@ def _cell(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return value if isinstance(value, str) else str(value)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _dict(value: object) -> dict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.row_rules import compact_text
+from ledger.rules.values import compact_text
 
 REVIEW_SCHEMA = "benchmark_product_mode_comparison_v0"
 COMPARISON_ID = "skillsbench_product_mode_main_table_v0"

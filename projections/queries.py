@@ -8,8 +8,9 @@ from typing import Any
 import orjson
 
 from ledger.connection import scalars
+from ledger.rules.ordering import row_sort_key
 from projections.ledger_queries import LedgerQueries
-from projections.ledger_v0 import latest_decision, run_sort_key
+from projections.ledger_v0 import latest_decision
 
 _RECORDS = 'SELECT stem, record FROM rm_goal_runs WHERE goal_id = ?'
 
@@ -47,5 +48,5 @@ class StoreReads(LedgerQueries):
         """The case's ``latest_decision``: active rows decide, archived ones are only counted."""
         active = [r for r in case_rows if r.get("archive_state") != "archived"]
         return latest_decision(
-            sorted(active, key=run_sort_key), archived_run_count=len(case_rows) - len(active)
+            sorted(active, key=row_sort_key), archived_run_count=len(case_rows) - len(active)
         )

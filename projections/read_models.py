@@ -7,7 +7,6 @@ reproduces history exactly even after the rules that decided it change.
 
 from __future__ import annotations
 
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -29,6 +28,7 @@ from projections.tables import (
     LEDGERS,
     ROLLOUT_EVENTS,
 )
+from projections.upsert import upsert_rows as _upsert
 
 # Ledger-row text a replay holds back before writing (latest row per key): 30,000 rows of
 # ~2 KB fit, and the buffer costs about 85 MB of memory at most.
@@ -37,20 +37,6 @@ REPLAY_BUFFER_BYTES = 64 * 1024 * 1024
 if TYPE_CHECKING:
     from ledger.connection import Connection
     from ledger.events import StoredEvent
-    from ledger.tables import TableSpec
-
-
-def _upsert(conn: Connection, table: TableSpec, rows: list[dict[str, Any]]) -> None:
-    """Insert-or-replace by primary key, in bulk, on both backends (the last row per key)."""
-    if not rows:
-        return
-    key_of = itemgetter(*table.primary_key)  # C-level tuples: a replay writes 100,000s
-    deduped = {key_of(r): r for r in rows}
-    values_of = itemgetter(*table.columns)
-    conn.executemany(table.upsert_sql, [values_of(r) for r in deduped.values()])
-
-
-upsert_rows = _upsert  # for the per-case read model (projections/ledger_cases.py)
 
 
 class LedgerRowsProjection:

@@ -1,9 +1,12 @@
-"""The read-model tables as statements name them (see ``ledger/tables.py``); their full
-models, for Alembic, are in ``projections/schema.py``."""
+"""The read-model tables as statements name them: names, columns, primary keys.
+
+Generated from the models in ``projections/schema.py`` by ``python -m migrations.snapshot``;
+do not edit by hand. ``ledger/table_spec.py`` says why the specs exist.
+"""
 
 from __future__ import annotations
 
-from ledger.tables import TableSpec
+from ledger.table_spec import TableSpec
 
 LEDGERS = TableSpec(
     "rm_ledgers",

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from ledger.errors import InputError
-from ledger.row_rules import RULES_VERSION
+from ledger.rules.row import RULES_VERSION
 from projections.compare import CompareRequest, build_compare, render_compare_markdown
 
 T975 = {2: 4.302652729911275, 3: 3.182446305284263}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ledger.row_rules import build_row
+from ledger.rules.row import build_row
 
 RECORD = {
     "schema_version": "benchmark_run_v0",

@@ -25,7 +25,7 @@ from commands.runtime import open_store
 from ledger.contracts.conformance import check_payload
 from ledger.contracts.generate import SCHEMA_DIR, render_schemas
 from ledger.events import LEDGER_UPSERTED, RUN_BUILT, NewEvent
-from ledger.record import compact_run
+from ledger.rules.compaction import compact_run
 from ledger.sources.benchflow import read_benchflow_root
 from ledger.sources.harbor import read_harbor_job
 

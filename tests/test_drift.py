@@ -6,7 +6,7 @@ from __future__ import annotations
 from ledger.aggregate import aggregate
 from ledger.drift import drift_check
 from ledger.ledger_rows import document_rows
-from ledger.row_rules import build_row
+from ledger.rules.row import build_row
 from tests.support_ledger_rules import NOW, bare_record, load_fixture_ledger, record
 
 

@@ -29,7 +29,7 @@ LEDGERS = ("L1", "L2", "L3")
 
 def full_render(conn, ledger_id: str) -> tuple[bytes, bytes]:
     doc = ledger_document(conn, ledger_id)
-    return dump_json(doc, from_json=True), render_markdown(doc).encode("utf-8")
+    return dump_json(doc), render_markdown(doc).encode("utf-8")
 
 
 def streamed_render(conn, ledger_id: str, tmp_path: Path) -> tuple[bytes, bytes] | None:

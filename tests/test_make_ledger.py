@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from commands.cli import cli
 from ledger.drift import drift_check
 from ledger.ledger_rows import document_rows
-from ledger.row_rules import normalize_row
+from ledger.rules.row import normalize_row
 
 GENERATOR = Path(__file__).resolve().parents[1] / "bench" / "make_ledger.py"
 SIZES = (100, 250)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ledger.case_analysis import render_analysis_markdown, render_candidates_markdown
 from ledger.markdown import code_span, one_line, table_code, table_text
-from ledger.row_rules import build_row
+from ledger.rules.row import build_row
 from projections.goal_runs import render_append_markdown
 from projections.ledger_v0 import build_document, render_markdown
 from tests.conftest import FIXTURES_DIR

@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 
 from ledger.errors import InputError
 from ledger.handlers.import_loopx import document_rows_as_stored, load_ledger_document
-from ledger.record import compact_run
-from ledger.row_rules import build_row
+from ledger.rules.compaction import compact_run
+from ledger.rules.row import build_row
 from ledger.safety import ctext, is_public_safe, ledger_text
 from ledger.sources.benchflow import read_benchflow_root
 from ledger.sources.harbor import read_harbor_job

@@ -13,25 +13,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger.errors import InputError
-from ledger.record import (
+from ledger.rules.compact_input import NOT_AN_OBJECT, NOT_COMPACTABLE, resolve_compact_input
+from ledger.rules.compaction import compact_run, is_compactable
+from ledger.rules.pass_at_k import pass_at_k
+from ledger.rules.record_fields import (
     BODY_SPEC,
-    KEYED,
     MAX_TRIALS,
     METRIC_KEYS,
-    NNNUM,
-    NOT_AN_OBJECT,
-    NOT_COMPACTABLE,
     RECORD_SCHEMA_VERSION,
     SECONDS_MAP,
     TRIAL_SPEC,
-    _rows,
-    compact_run,
-    is_compactable,
-    pass_at_k,
-    resolve_compact_input,
-    shape,
-    shape_rows,
 )
+from ledger.rules.record_kinds import KEYED, NNNUM, _rows, shape, shape_rows
 from ledger.safety import is_public_safe, ledger_text, nummap_status, parse_number
 
 SPEC_EXAMPLE = json.loads(

@@ -5,26 +5,14 @@ from __future__ import annotations
 import pytest
 
 from ledger.errors import InputError
-from ledger.row_rules import (
-    HISTORICAL_ARM,
-    RULES_VERSION,
-    build_row,
-    check_relative_ref,
-    countability,
-    derive_case_ids,
-    derive_failure_class,
-    derive_failure_scope,
-    derive_score,
-    derive_score_status,
-    derive_status,
-    history_ref_for,
-    is_terminal,
-    normalize_row,
-    parse_terminal_bench_case,
-    public_ref,
-    repair_fields,
-    round_fields,
-)
+from ledger.rules.countability import countability
+from ledger.rules.failure_class import derive_failure_class, derive_failure_scope
+from ledger.rules.identity import HISTORICAL_ARM, derive_case_ids, parse_terminal_bench_case
+from ledger.rules.refs import check_relative_ref, history_ref_for, public_ref
+from ledger.rules.repair import repair_fields
+from ledger.rules.rounds import round_fields
+from ledger.rules.row import RULES_VERSION, build_row, normalize_row
+from ledger.rules.scoring import derive_score, derive_score_status, derive_status, is_terminal
 from tests.support_ledger_rules import NOW, bare_record, fixture_rows, load_fixture_ledger, record
 
 # ---------------------------------------------------------------------------------------------

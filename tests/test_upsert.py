@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.ledger_rows import sort_rows
-from ledger.row_rules import build_row
+from ledger.rules.ordering import sort_rows
+from ledger.rules.row import build_row
 from ledger.upsert import upsert_row
 from tests.support_ledger_rows import stored_row
 from tests.support_ledger_rules import NOW, bare_record

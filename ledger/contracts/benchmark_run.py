@@ -20,20 +20,8 @@ from ledger.contracts.base import (
     Positive,
     optional,
 )
+from ledger.rules.vocabulary import ArmRole, RunStatus, TrialStatus
 
-RunStatus = Literal[
-    "planned",
-    "fixture",
-    "running",
-    "completed",
-    "cancelled",
-    "incomplete",
-    "corrupt",
-    "not_started",
-]
-TrialStatus = Literal[
-    "completed", "running", "pending", "cancelled", "result_missing", "result_corrupt"
-]
 # An object with producer-chosen keys (timing phases), each a number of seconds >= 0.
 Seconds = dict[str, NonNegative]
 
@@ -384,7 +372,7 @@ class BenchmarkRunV0(Open):
     run_key: str = optional()
     run_status: RunStatus = optional()
     arm_id: str = optional()
-    arm_role: Literal["baseline", "treatment", "other"] = optional()
+    arm_role: ArmRole = optional()
     run_group_id: str = optional()
     planned_run_key: str = optional()
     # agent and model (§4.2)

@@ -8,9 +8,8 @@ row building drops empties. Rows imported from loopx keep fields benchledger no 
 
 from __future__ import annotations
 
-from typing import Literal
-
 from ledger.contracts.base import Count, JsonObject, Number, NumberMap, Open, optional
+from ledger.rules.vocabulary import ArmRole
 
 
 class ArtifactRefs(Open):
@@ -39,7 +38,7 @@ class LedgerRowV0(Open):
     run_group_id: str = optional()
     arm_id: str = optional()
     arm_source: str = optional()
-    arm_role: Literal["baseline", "treatment", "other"] = optional()
+    arm_role: ArmRole = optional()
     mode: str = optional()
     route: str = optional()
     job_name: str = optional()

@@ -28,9 +28,10 @@ from ledger.drift import drift_check, history_rows
 from ledger.errors import InputError
 from ledger.events import LEDGER_MERGED, LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED, NewEvent
 from ledger.input_files import LEDGER_JSON_LIMIT, TEXT_LIST_LIMIT, read_regular_file
-from ledger.ledger_rows import READ_BOUNDARY, row_sort_key
+from ledger.ledger_rows import READ_BOUNDARY
 from ledger.ledger_target import LedgerTarget
 from ledger.merge import MergeResult, merge_ledgers
+from ledger.rules.ordering import row_sort_key
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 EVENT_CHUNK_ROWS = 500

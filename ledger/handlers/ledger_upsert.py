@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from ledger.events import LEDGER_UPSERTED, NewEvent
 from ledger.ledger_target import LedgerTarget
-from ledger.row_rules import RULES_VERSION, build_row
+from ledger.rules.row import RULES_VERSION, build_row
 from ledger.upsert import upsert_row
 
 READ_BOUNDARY = {

@@ -47,7 +47,7 @@ class BuiltSource:
 
 
 def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from ledger.record import compact_run
+    from ledger.rules.compaction import compact_run
 
     records = [compact_run(r) for r in raw_records]
     if not records or any(len(r) <= 1 for r in records):

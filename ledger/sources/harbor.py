@@ -28,6 +28,7 @@ import orjson
 from ledger.errors import SourceError
 from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
 from ledger.json_input import json_type
+from ledger.rules.vocabulary import MULTIPLIER_KEYS as _MULTIPLIERS
 from ledger.safety import UNSAFE_PART, is_public_safe, join_public
 from ledger.sources.base import SourceIngest
 
@@ -37,13 +38,6 @@ SCORE_SOURCE = "harbor_attempt_mean"
 
 _TRIAL_MARKERS = ("result.json", "config.json", "lock.json")
 _PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
-_MULTIPLIERS = (
-    "timeout_multiplier",
-    "agent_timeout_multiplier",
-    "verifier_timeout_multiplier",
-    "agent_setup_timeout_multiplier",
-    "environment_build_timeout_multiplier",
-)
 _AGENT_TIMEOUT_OVERRIDES = ("override_timeout_sec", "override_setup_timeout_sec", "max_timeout_sec")
 _METRIC_KEYS = (
     ("n_input_tokens", "input_tokens"),

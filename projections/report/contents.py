@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ledger.errors import InputError
 from ledger.events import LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED
-from ledger.row_rules import instant
+from ledger.rules.timestamps import instant
 from projections.ledger_queries import LedgerQueries
 from projections.ledger_v0 import (
     active_cases,

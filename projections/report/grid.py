@@ -16,7 +16,7 @@ from typing import Any
 
 from ledger.aggregate import aggregate
 from ledger.aggregate_buckets import BUCKET_PRECEDENCE
-from ledger.ledger_rows import is_archived
+from ledger.rules.archive import is_archived
 from projections.report.packing import StringTable, public_text
 
 NO_ARM = "(no arm)"

@@ -16,8 +16,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ledger.ledger_rows import is_archived
-from ledger.row_rules import instant
+from ledger.rules.archive import is_archived
+from ledger.rules.timestamps import instant
 from projections.report.grid import arm_of
 
 MAX_POINTS = 400

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ledger import record as spec
 from ledger.errors import InputError
 from ledger.json_input import json_type
+from ledger.rules import record_fields as spec
+from ledger.rules import record_kinds as kinds
 from ledger.safety import finite_number
 
-_INTEGER_KINDS = frozenset({spec.INT, spec.NNINT})
-_NUMBER_KINDS = frozenset({spec.NUM, spec.NNNUM, spec.POSNUM, spec.FLOAT})
+_INTEGER_KINDS = frozenset({kinds.INT, kinds.NNINT})
+_NUMBER_KINDS = frozenset({kinds.NUM, kinds.NNNUM, kinds.POSNUM, kinds.FLOAT})
 _TOP_LEVEL = (spec.IDENTITY_SPEC, spec.IDENTITY_TAIL_SPEC, spec.BODY_SPEC)
 _CASE_TEXT = ("case_id", "task_id")
 
@@ -45,7 +46,7 @@ def check_input_types(raw: Mapping[str, Any]) -> None:
             if not isinstance(trial, Mapping):
                 _wrong(f"trials[{index}]", "an object", trial)
             _check_object(trial, spec.TRIAL_SPEC, f"trials[{index}].")
-    _check_value(raw.get("trial_count"), spec.NNINT, "trial_count")
+    _check_value(raw.get("trial_count"), kinds.NNINT, "trial_count")
 
 
 def _check_object(raw: Mapping[str, Any], fields: Mapping[str, Any], prefix: str) -> None:
@@ -63,7 +64,7 @@ def _check_value(value: Any, kind: Any, path: str) -> None:
         # a word outside the vocabulary is the spec's own drop (loopx writes e.g. "unknown")
         if not isinstance(value, str):
             _wrong(path, "a string", value)
-    elif kind is spec.BOOL:
+    elif kind is kinds.BOOL:
         if not isinstance(value, bool):
             _wrong(path, "true or false", value)
     elif kind in _INTEGER_KINDS:

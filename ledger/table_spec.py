@@ -1,0 +1,43 @@
+"""A table as the SQL here needs it: its name, columns and primary key, and the statements
+built from them.
+
+The specs themselves (``ledger/tables.py``, ``projections/tables.py``) are generated from the
+SQLAlchemy models by ``python -m migrations.snapshot``, so a column is declared once, in the
+models, and a command still never imports SQLAlchemy to name one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from ledger.connection import quote
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One table: its name, its columns in declaration order and its primary key."""
+
+    name: str
+    columns: tuple[str, ...]
+    primary_key: tuple[str, ...]
+
+    @cached_property
+    def upsert_sql(self) -> str:
+        """Insert-or-replace by primary key, values in ``columns`` order (``?`` each): the
+        same text on SQLite (3.24+) and PostgreSQL."""
+        names = ", ".join(quote(c) for c in self.columns)
+        updates = ", ".join(
+            f"{quote(c)} = excluded.{quote(c)}" for c in self.columns if c not in self.primary_key
+        )
+        keys = ", ".join(quote(c) for c in self.primary_key)
+        values = ", ".join("?" * len(self.columns))
+        return (
+            f"INSERT INTO {self.name} ({names}) VALUES ({values}) "
+            f"ON CONFLICT ({keys}) DO UPDATE SET {updates}"
+        )
+
+    @cached_property
+    def select_sql(self) -> str:
+        """Every column, in declaration order."""
+        return f"SELECT {', '.join(quote(c) for c in self.columns)} FROM {self.name}"
