@@ -116,7 +116,8 @@ def _class_before_labels(src: Mapping[str, Any], score: Any) -> str | None:
 
 
 def _class_from_trials(src: Mapping[str, Any]) -> str | None:
-    trials = src.get("trials") if isinstance(src.get("trials"), list) else []
+    listed_trials = src.get("trials")
+    trials: list[Any] = listed_trials if isinstance(listed_trials, list) else []
     kinds = [
         as_str(as_mapping(trial).get("exception_type")).lower()
         for trial in trials

@@ -58,7 +58,8 @@ def derive_case_ids(record: Mapping[str, Any], benchmark_id: str) -> list[str]:
     direct.extend(listed if isinstance(listed, list) else [listed])
     ids = text_list([item for item in direct if item is not None], 64, 140)
     if not ids:
-        trials = record.get("trials") if isinstance(record.get("trials"), list) else []
+        listed_trials = record.get("trials")
+        trials: list[Any] = listed_trials if isinstance(listed_trials, list) else []
         ids = text_list([as_mapping(trial).get("task_id") for trial in trials], 64, 140)
     if not ids:
         parsed = parse_terminal_bench_case(record.get("job_name"), benchmark_id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from ledger.safety import ledger_text as _safety_ledger_text
 
@@ -18,7 +18,7 @@ def is_empty(value: Any) -> bool:
     return value is None or value == "" or value == []
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -36,7 +36,7 @@ def as_number(value: Any) -> int | float | None:
     return None
 
 
-def is_pos_int(value: Any) -> bool:
+def is_pos_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
