@@ -96,8 +96,10 @@ def merge_ledgers(
                 skipped["non_terminal"] = skipped.get("non_terminal", 0) + 1
                 continue
             outcomes.append(index.upsert(row))
-            _count_new(row, known_ids, known_signatures, stats)
     rows = index.rows()
+    # New = in the ledger after the merge and not before (a backfilled row adds no run id).
+    stats["new_ids"] = len({str(r["run_id"]) for r in rows if r.get("run_id")} - known_ids)
+    stats["new_signatures"] = len({drift_signature(r) for r in rows} - known_signatures)
     payload = {
         "schema_version": MERGE_SCHEMA,
         "source_ledger_count": len(source_docs),
@@ -124,16 +126,3 @@ def _merge_skip_reason(row: Mapping[str, Any], wanted: set[str], groups: list[st
     if groups and not any(p in str(row.get("run_group_id") or "") for p in groups):
         return "run_group_filter"
     return None
-
-
-def _count_new(
-    row: Mapping[str, Any], ids: set[str], signatures: set[tuple], stats: dict[str, int]
-) -> None:
-    run_id = str(row.get("run_id") or "")
-    if run_id and run_id not in ids:
-        ids.add(run_id)
-        stats["new_ids"] += 1
-    signature = drift_signature(row)
-    if signature not in signatures:
-        signatures.add(signature)
-        stats["new_signatures"] += 1
