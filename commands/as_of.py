@@ -34,18 +34,11 @@ def as_of_option(func: Callable) -> Callable:
 def read_database(
     opened: OpenStore, as_of: str | None
 ) -> Iterator[tuple[Database, dict[str, Any] | None]]:
-    """The database to read, with the ``as_of`` block to print (None for the live store)."""
-    if as_of is None:
-        yield opened.store.database, None
-        return
-    from projections.as_of import read_models_as_of
-    from projections.snapshots import default_snapshot_dir
+    """The database to read (``services.as_of_reads``), with a replay bar on a terminal."""
+    from services.as_of_reads import read_database as read_at
 
-    snapshots = default_snapshot_dir(opened.location)
-    with replay_progress() as progress, read_models_as_of(
-        opened.store, opened.projections, as_of, snapshot_dir=snapshots, progress=progress
-    ) as view:
-        yield view.database, view.as_dict()
+    with replay_progress() as progress, read_at(opened, as_of, progress) as found:
+        yield found
 
 
 @contextmanager

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,26 +26,32 @@ MODES = (
 )
 
 
-class ArgparseFloat(click.ParamType):
+def _argparse_float(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     """Float with argparse's message; ``nan``/``inf`` parse here and are refused by rule 9."""
-
-    name = "float"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            self.fail(f"invalid float value: {value!r}", param, ctx)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(f"invalid float value: {value!r}", ctx, param) from None
 
 
-class ArgparseInt(click.ParamType):
-    name = "int"
+def _argparse_int(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise click.BadParameter(f"invalid int value: {value!r}", ctx, param) from None
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> int:
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            self.fail(f"invalid int value: {value!r}", param, ctx)
+
+def _float_option(name: str, dest: str | None = None):  # noqa: ANN202
+    names = (name, dest) if dest else (name,)
+    return click.option(*names, metavar="FLOAT", default=None, callback=_argparse_float)
+
+
+def _int_option(name: str):  # noqa: ANN202
+    return click.option(name, metavar="INTEGER", default=None, callback=_argparse_int)
 
 
 def _skillsbench_routes() -> tuple[str, ...]:
@@ -54,13 +61,13 @@ def _skillsbench_routes() -> tuple[str, ...]:
 
 
 def _delivery_scales() -> tuple[str, ...]:
-    from projections.goal_runs import DELIVERY_BATCH_SCALE_CHOICES
+    from ledger.goal_run_rules import DELIVERY_BATCH_SCALE_CHOICES
 
     return DELIVERY_BATCH_SCALE_CHOICES
 
 
 def _delivery_outcomes() -> tuple[str, ...]:
-    from projections.goal_runs import DELIVERY_OUTCOMES
+    from ledger.goal_run_rules import DELIVERY_OUTCOMES
 
     return DELIVERY_OUTCOMES
 
@@ -135,7 +142,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
         ),
         _flag("--loopx-worker-artifacts", "Also read loopx worker artifacts of a Harbor job."),
         *[
-            click.option("--" + m.replace("_", "-"), m, type=ArgparseFloat(), default=None)
+            _float_option("--" + m.replace("_", "-"), m)
             for m in MULTIPLIER_KEYS
         ],
         click.option(
@@ -146,7 +153,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
             type=click.Choice(["runtime_install_if_missing", "require_existing_codex"]),
             default=None,
         ),
-        click.option("--codex-preflight-timeout-sec", type=ArgparseInt(), default=None),
+        _int_option("--codex-preflight-timeout-sec"),
         click.option(
             "--worker-codex-materialization-strategy",
             type=click.Choice(["worker_path_preprovisioned", "runtime_install_extended_setup"]),
@@ -164,8 +171,8 @@ def _run_options(func):  # noqa: ANN001, ANN202
         _flag("--require-task-material-ready", "Make missing task material a blocker."),
         click.option("--auth-env-name", multiple=True, help="Auth variable NAME to check."),
         click.option("--job-name", default=None),
-        click.option("--n-attempts", type=ArgparseInt(), default=None),
-        click.option("--n-concurrent", type=ArgparseInt(), default=None),
+        _int_option("--n-attempts"),
+        _int_option("--n-concurrent"),
         click.option("--runner-ref", default=None),
         click.option("--classification", default=None),
         click.option("--recommended-action", default=None),
@@ -210,38 +217,24 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 
       benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
     """
-    from commands.pipeline import PipelineOptions, run_pipeline
     from commands.runtime import command_metadata
+    from ledger.requests.benchmark_run import BenchmarkRunRequest
     from ledger.terminal_bench_options import validate_benchmark_run_options
+    from services.benchmark_run import run_benchmark
 
     fmt = resolve_format(ctx, output_format)
     root = ctx.find_root().obj
-    validate_benchmark_run_options(opts)
-    options = PipelineOptions(
-        benchmark=opts["benchmark_name"],
-        goal_id=opts["goal_id"],
-        execute=opts["execute"],
-        update_run_ledger=opts["update_run_ledger"],
-        run_ledger_path=opts["run_ledger_path"],
-        ledger_id=opts["ledger_id"],
-        run_group_id=opts["run_group_id"],
-        arm_id=opts["arm_id"],
-        run_ledger_note=opts["run_ledger_note"],
-        classification=opts["classification"],
-        recommended_action=opts["recommended_action"],
-        delivery_batch_scale=opts["delivery_batch_scale"],
-        delivery_outcome=opts["delivery_outcome"],
-        global_sync=not opts["no_global_sync"],
-        render=not opts["no_render"],
-    )
-    payload = run_pipeline(
-        db=root.get("db"),
-        registry=root.get("registry"),
-        runtime_root=root.get("runtime_root"),
-        options=options,
-        build=lambda: _build(opts),
-        metadata=command_metadata(),
-    )
+    request = BenchmarkRunRequest.from_options(opts)
+    validate_benchmark_run_options(request)
+    with _progress() as progress:
+        payload = run_benchmark(
+            request,
+            db=root.get("db"),
+            registry=root.get("registry"),
+            runtime_root=root.get("runtime_root"),
+            metadata=command_metadata(),
+            progress=progress,
+        )
     emit(payload, fmt, TITLE, markdown=_markdown)
     if not payload.get("ok", True):
         ctx.exit(1)
@@ -259,39 +252,26 @@ def _markdown(payload: dict[str, Any]) -> str:
     return with_summary(details, payload, cwd=Path.cwd())
 
 
-def _build(opts: dict[str, Any]):  # noqa: ANN202
-    from ledger.handlers import run_sources
 
-    if opts["benchmark_name"] == "skillsbench":
-        if opts["skillsbench_result_json"] or opts["skillsbench_result_root"]:
-            return run_sources.build_benchflow(opts)
-        return run_sources.build_skillsbench_skeleton(opts)
-    if opts["harbor_job_dir"]:
-        with _progress() as progress:
-            return run_sources.build_harbor(opts, progress=progress)
-    from ledger.preflight import make_which
-
-    return run_sources.build_planned_terminal_bench(
-        opts, env=os.environ, which=make_which(os.environ)
-    )
-
-
-class _progress:
+@contextmanager
+def _progress() -> Iterator[Callable[[int, int], None] | None]:
     """A bar on a terminal while a large job is read; nothing when output is piped."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    bars: list[Any] = []
 
-    def __enter__(self):  # noqa: ANN204
-        self.bar = None
-        return self.update if sys.stderr.isatty() else None
+    def update(done: int, total: int) -> None:
+        if not bars:
+            bars.append(click.progressbar(length=total, label="reading trials", file=sys.stderr))
+            bars[0].__enter__()
+        bars[0].update(done - bars[0].pos)
 
-    def update(self, done: int, total: int) -> None:
-        if self.bar is None:
-            self.bar = click.progressbar(length=total, label="reading trials", file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.bar.pos)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
+    try:
+        yield update
+    finally:
+        if bars:
+            bars[0].__exit__(None, None, None)
 
 
 COMMANDS = [benchmark]

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from commands.as_of import as_of_note, as_of_option, read_database
+from commands.as_of import as_of_note, as_of_option, replay_progress
 from commands.output import emit, format_option, resolve_format
 
 TITLE = "Benchmark Compare"
@@ -58,47 +58,37 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     Refuses (exit 1) to pair runs whose benchmark version, dataset, task digest or timeout
     policy differ, unless --allow-incomparable.
     """
-    from commands.runtime import open_store
-    from ledger.errors import InputError
-    from ledger.handlers.ledger_maintenance import require_store_ledger
-    from ledger.ledger_target import resolve_ledger_target
-    from projections.compare import CompareRequest, build_compare, render_compare_markdown
-    from projections.compare_rows import read_compare_rows
-    from projections.queries import StoreReads
+    from projections.compare import CompareRequest, render_compare_markdown
+    from services.compare import default_metric, run_compare
 
     fmt = resolve_format(ctx, output_format)
-    per_case = opts["per_case"]
-    metric = opts["metric"] or ("pass" if per_case.startswith("pass@k") else "score")
     request = CompareRequest(
         benchmark_id=opts["benchmark_id"],
         arms=tuple(opts["arms"]),
         reference=opts["reference"],
-        metric=metric,
-        per_case=per_case,
+        metric=default_metric(opts["per_case"], opts["metric"]),
+        per_case=opts["per_case"],
         bootstrap=opts["bootstrap"],
         seed=opts["seed"],
         effect=opts["effect"],
         allow_incomparable=opts["allow_incomparable"],
         confidence=opts["confidence"],
     )
-    target = resolve_ledger_target(opts["run_ledger_path"], ledger_id=opts["ledger_id"])
-    opened = open_store(ctx.find_root().obj.get("db"))
-    try:
-        with read_database(opened, opts["as_of"]) as (database, moment):
-            with database.connect() as conn:
-                if moment is not None and StoreReads(conn).ledger(target.ledger_id) is None:
-                    raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
-                require_store_ledger(StoreReads(conn), target)
-                rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
-    finally:
-        opened.close()
-    document = build_compare(rows, request)
-    as_of = {"as_of": moment} if moment is not None else {}
+    with replay_progress() as progress:
+        payload = run_compare(
+            request,
+            run_ledger_path=opts["run_ledger_path"],
+            ledger_id=opts["ledger_id"],
+            as_of=opts["as_of"],
+            db=ctx.find_root().obj.get("db"),
+            progress=progress,
+        )
+    moment = payload.get("as_of")
     emit(
-        {"ok": True, **as_of, "compare": document},
+        payload,
         fmt,
         TITLE,
-        lambda payload: as_of_note(moment) + render_compare_markdown(payload["compare"]),
+        lambda shown: as_of_note(moment) + render_compare_markdown(shown["compare"]),
     )
 
 

@@ -26,30 +26,19 @@ def diff(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     updated, and the case's decision, bucket and score, each with the positions of the events
     that caused it (JSON: benchmark_ledger_diff_v0). Reads only; built by replay in a scratch
     store, from the nearest snapshot."""
-    from commands.runtime import open_store
-    from ledger.ledger_target import resolve_ledger_target
-    from projections.diff import build_diff, render_diff_markdown
-    from projections.snapshots import default_snapshot_dir
+    from projections.diff import render_diff_markdown
+    from services.compare import run_diff
 
     fmt = resolve_format(ctx, output_format)
-    target = resolve_ledger_target(opts["run_ledger_path"], ledger_id=opts["ledger_id"])
-    opened = open_store(ctx.find_root().obj.get("db"))
-    try:
-        to_value = opts["to_value"]
-        if to_value is None:
-            to_value = str(opened.store.head_position())
-        document = build_diff(
-            opened.store,
-            opened.projections,
-            target.ledger_id,
-            opts["from_value"],
-            to_value,
-            benchmark_id=opts["benchmark_id"],
-            snapshot_dir=default_snapshot_dir(opened.location),
-        )
-    finally:
-        opened.close()
-    emit({"ok": True, "diff": document}, fmt, "Ledger Diff",
+    payload = run_diff(
+        from_value=opts["from_value"],
+        to_value=opts["to_value"],
+        benchmark_id=opts["benchmark_id"],
+        run_ledger_path=opts["run_ledger_path"],
+        ledger_id=opts["ledger_id"],
+        db=ctx.find_root().obj.get("db"),
+    )
+    emit(payload, fmt, "Ledger Diff",
          lambda payload: render_diff_markdown(payload["diff"]))  # fmt: skip
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import click
 
 from commands.output import emit, format_option, resolve_format
@@ -30,45 +27,22 @@ def sync_global_command(
     output_format: str | None,
 ) -> None:
     """Merge sanitised goal entries into RT/registry.global.json (dry run unless --execute)."""
-    from commands.pipeline import plan_global_sync
-    from commands.runtime import command_metadata, open_store
-    from ledger.clock import utc_now_seconds
-    from ledger.errors import InputError
-    from ledger.registry import build_command_context, require_registry_file, validate_goal_id
-    from projections.goal_files import render_global_registry
-    from projections.queries import StoreReads
-    from projections.render import record_exports
+    from commands.runtime import command_metadata
+    from ledger.requests.global_sync import GlobalSyncRequest
+    from services.global_sync import run_global_sync
 
     fmt = resolve_format(ctx, output_format)
-    if dry_run and execute:
-        raise InputError("sync-global accepts either --dry-run or --execute, not both")
-    root = ctx.find_root().obj
-    context = build_command_context(
-        registry_flag=root.get("registry"),
-        runtime_root_flag=root.get("runtime_root"),
-        cwd=Path.cwd(),
-        env=os.environ,
+    request = GlobalSyncRequest.parse(
+        goal_id=goal_id, replace_state=replace_state, dry_run=dry_run, execute=execute
     )
-    require_registry_file(context)
-    goal = validate_goal_id(goal_id) if goal_id is not None else None
-    opened = open_store(root.get("db"))
-    try:
-        with opened.store.transaction(command_metadata()) as uow:
-            payload, event, backup = plan_global_sync(
-                StoreReads(uow.conn),
-                context,
-                goal,
-                replace_state=replace_state,
-                execute=execute,
-                now=utc_now_seconds(),
-            )
-            if execute and event is not None:
-                uow.append([event])
-        if execute and event is not None:
-            with opened.store.database.connect() as conn:
-                record_exports(opened, render_global_registry(conn, context.runtime_root, backup))
-    finally:
-        opened.close()
+    root = ctx.find_root().obj
+    payload = run_global_sync(
+        request,
+        db=root.get("db"),
+        registry=root.get("registry"),
+        runtime_root=root.get("runtime_root"),
+        metadata=command_metadata(),
+    )
     emit(payload, fmt, "Global Registry Sync")
     if not payload.get("ok", True):
         ctx.exit(1)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from commands.as_of import as_of_option, read_database
+from commands.as_of import as_of_option, replay_progress
 from commands.output import emit, format_option, resolve_format
 
 DEFAULT_OUT = "benchledger-report"
@@ -51,45 +49,23 @@ def report(
       benchledger report --run-ledger-path benchmark-run-ledger.json --out benchledger-report
       xdg-open benchledger-report/index.html
     """
-    from commands.runtime import open_store
-    from ledger.errors import InputError
-    from ledger.ledger_target import resolve_ledger_target
     from ledger.version import tool_version
-    from projections.queries import StoreReads
-    from projections.report.site import ReportRequest, require_report_extra, write_report
+    from services.report import run_report
 
     fmt = resolve_format(ctx, output_format)
-    require_report_extra()
-    target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
-    out = Path(out_dir).expanduser()
-    opened = open_store(ctx.find_root().obj.get("db"))
-    moment = None
-    try:
-        wanted = tuple(dict.fromkeys(benchmark_ids))
-        request = ReportRequest(target.ledger_id, out.absolute(), wanted)
-        if as_of is None:
-            with opened.store.database.connect() as conn:
-                if StoreReads(conn).ledger(target.ledger_id) is None:
-                    raise InputError(f"no ledger {target.ledger_id} in the store")
-            exports = write_report(opened, request, tool_version())
-        else:
-            from projections.past_report import write_past_report
-
-            with read_database(opened, as_of) as (database, moment):
-                with database.connect() as conn:
-                    if StoreReads(conn).ledger(target.ledger_id) is None:
-                        raise InputError(
-                            f"no ledger {target.ledger_id} in the store at that moment"
-                        )
-                exports = write_past_report(
-                    opened.store, database, moment["position"], request, tool_version()
-                )
-    finally:
-        opened.close()
-    index = out / "index.html"
-    as_of_block = {"as_of": moment} if moment is not None else {}
+    with replay_progress() as progress:
+        payload = run_report(
+            out_dir=out_dir,
+            benchmark_ids=tuple(benchmark_ids),
+            run_ledger_path=run_ledger_path,
+            ledger_id=ledger_id,
+            as_of=as_of,
+            db=ctx.find_root().obj.get("db"),
+            version=tool_version(),
+            progress=progress,
+        )
     emit(
-        {"ok": True, **as_of_block, "report": str(index), "files": len(exports)},
+        payload,
         fmt,
         "Report",
         markdown=lambda r: f"report: {r['report']} ({r['files']} files)",

@@ -1,7 +1,7 @@
-"""The composition root: opens the store with the projection engine as its listener.
+"""What every command records about itself (who, where, which argv), and the store opener.
 
-Commands call ``open_store`` and hand the result to handlers; handlers never open databases or
-pick projections themselves, so ``ledger/`` stays free of any import of ``projections/``.
+``open_store`` lives in ``services.store_session`` (the composition root); it is re-exported
+here for scripts and tests that open a store directly.
 """
 
 from __future__ import annotations
@@ -10,46 +10,13 @@ import getpass
 import os
 import socket
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ledger.database import StoreLocation
-    from ledger.store import EventStore
-    from projections.engine import ProjectionEngine
+from services.store_session import OpenStore, open_store
+
+__all__ = ["OpenStore", "command_metadata", "open_store", "redact_argv"]
 
 SECRET_FLAG_WORDS = ("token", "key", "secret", "password", "auth")
-
-
-@dataclass
-class OpenStore:
-    location: StoreLocation
-    store: EventStore
-    projections: ProjectionEngine
-
-    def close(self) -> None:
-        self.store.database.dispose()
-
-
-def open_store(
-    db: str | None, *, auto_upgrade: bool = True, check_schema: bool = True
-) -> OpenStore:
-    """Resolve, connect, make sure the schema is current, and wire projections in."""
-    from ledger.database import ensure_schema, open_database, resolve_location
-    from ledger.store import EventStore
-    from projections.engine import ProjectionEngine
-    from projections.read_models import all_projections
-
-    location = resolve_location(db)
-    database = open_database(location)
-    try:
-        if check_schema:
-            ensure_schema(database, location, auto_upgrade=auto_upgrade)
-    except Exception:
-        database.dispose()
-        raise
-    projections = ProjectionEngine(all_projections())
-    return OpenStore(location, EventStore(database, listener=projections), projections)
 
 
 def command_metadata(tool_version: str | None = None) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
@@ -19,13 +18,8 @@ def _dir_option(func):  # noqa: ANN001, ANN202
     return click.option("--dir", "directory", default=None, metavar="DIR", help=_DIR_HELP)(func)
 
 
-def _opened_with_dir(ctx: click.Context, directory: str | None) -> tuple[Any, Path]:
-    from commands.runtime import open_store
-    from projections.snapshots import default_snapshot_dir
-
-    opened = open_store(ctx.find_root().obj.get("db"))
-    chosen = Path(directory).expanduser() if directory else default_snapshot_dir(opened.location)
-    return opened, chosen
+def _db(ctx: click.Context) -> str | None:
+    return ctx.find_root().obj.get("db")
 
 
 @click.group("snapshot")
@@ -45,19 +39,10 @@ def snapshot_create(
     ctx: click.Context, at: str | None, directory: str | None, output_format: str | None
 ) -> None:
     """Store the read models as they stand at a position (the head by default)."""
-    from projections.snapshots import create_snapshot
+    from services.snapshots import create
 
     fmt = resolve_format(ctx, output_format)
-    opened, chosen = _opened_with_dir(ctx, directory)
-    try:
-        snapshot, built = create_snapshot(opened.store, opened.projections, chosen, at)
-    finally:
-        opened.close()
-    emit(
-        {"ok": True, "created": built["created"], "snapshot": snapshot.as_dict(), "built": built},
-        fmt,
-        "Snapshot",
-    )
+    emit(create(_db(ctx), directory, at), fmt, "Snapshot")
 
 
 @snapshot_group.command("list")
@@ -66,20 +51,10 @@ def snapshot_create(
 @click.pass_context
 def snapshot_list(ctx: click.Context, directory: str | None, output_format: str | None) -> None:
     """Snapshots in the directory, and whether each matches this store."""
-    from projections.snapshots import list_snapshots, matches_store
+    from services.snapshots import listing
 
     fmt = resolve_format(ctx, output_format)
-    opened, chosen = _opened_with_dir(ctx, directory)
-    try:
-        with opened.store.database.connect() as conn:
-            items = [
-                {**s.as_dict(), "matches_store": matches_store(conn, s)}
-                for s in list_snapshots(chosen)
-            ]
-    finally:
-        opened.close()
-    emit({"ok": True, "count": len(items), "snapshots": items}, fmt, "Snapshots",
-         markdown=_list_markdown)  # fmt: skip
+    emit(listing(_db(ctx), directory), fmt, "Snapshots", markdown=_list_markdown)
 
 
 def _list_markdown(result: dict[str, Any]) -> str:
@@ -101,19 +76,12 @@ def _list_markdown(result: dict[str, Any]) -> str:
 def snapshot_verify(ctx: click.Context, directory: str | None, output_format: str | None) -> None:
     """Replay from position 1 to each snapshot's position and compare every read-model row
     with the snapshot; exit 1 when one differs or no longer matches the store."""
-    from projections.snapshots import list_snapshots, verify_snapshot
+    from services.snapshots import verify
 
     fmt = resolve_format(ctx, output_format)
-    opened, chosen = _opened_with_dir(ctx, directory)
-    try:
-        reports = [
-            verify_snapshot(opened.store, opened.projections, s) for s in list_snapshots(chosen)
-        ]
-    finally:
-        opened.close()
-    ok = all(r["ok"] for r in reports)
-    emit({"ok": ok, "count": len(reports), "snapshots": reports}, fmt, "Snapshot Verify")
-    if not ok:
+    result = verify(_db(ctx), directory)
+    emit(result, fmt, "Snapshot Verify")
+    if not result["ok"]:
         ctx.exit(1)
 
 

@@ -10,10 +10,8 @@ from commands.as_of import as_of_option
 from commands.output import emit, format_option, resolve_format
 
 
-def _open(ctx: click.Context, **kwargs: Any):  # noqa: ANN202
-    from commands.runtime import open_store
-
-    return open_store(ctx.find_root().obj.get("db"), **kwargs)
+def _db(ctx: click.Context) -> str | None:
+    return ctx.find_root().obj.get("db")
 
 
 @click.group("events")
@@ -45,38 +43,19 @@ def events_list(
     output_format: str | None,
 ) -> None:
     """List events in position order (with --as-of, only those up to that moment)."""
-    fmt = resolve_format(ctx, output_format)
-    opened = _open(ctx)
-    moment = None
-    try:
-        if as_of is not None:
-            from projections.as_of import resolve_moment
+    from services.store_admin import list_events
 
-            with opened.store.database.connect() as conn:
-                moment = resolve_moment(conn, as_of)
-            to_position = min(to_position or moment.position, moment.position)
-        events = list(
-            opened.store.read(
-                from_position=from_position,
-                to_position=to_position,
-                stream=stream,
-                event_types=event_types or None,
-                limit=limit,
-            )
-        )
-    finally:
-        opened.close()
-    items = []
-    for e in events:
-        item = e.as_dict()
-        if not payload:
-            item.pop("payload")
-            item.pop("metadata")
-        items.append(item)
-    result: dict[str, Any] = {"ok": True, "count": len(items), "events": items}
-    if moment is not None:
-        result = {"ok": True, "as_of": {"requested": as_of.strip(), **moment.as_dict()},
-                  "count": len(items), "events": items}  # fmt: skip
+    fmt = resolve_format(ctx, output_format)
+    result = list_events(
+        _db(ctx),
+        from_position=from_position,
+        to_position=to_position,
+        stream=stream,
+        event_types=event_types,
+        limit=limit,
+        payload=payload,
+        as_of=as_of,
+    )
     emit(result, fmt, "Events", markdown=_events_markdown)
 
 
@@ -101,18 +80,11 @@ def _events_markdown(result: dict[str, Any]) -> str:
 @click.pass_context
 def events_show(ctx: click.Context, key: str, output_format: str | None) -> None:
     """Show one event by position or event id."""
-    from ledger.errors import InputError
+    from services.store_admin import show_event
 
     fmt = resolve_format(ctx, output_format)
-    opened = _open(ctx)
-    try:
-        event = opened.store.get(key)
-    finally:
-        opened.close()
-    if event is None:
-        raise InputError(f"no event at {key}")
     emit(
-        {"ok": True, "event": event.as_dict()},
+        show_event(_db(ctx), key),
         fmt,
         "Event",
         markdown=lambda r: "# Event\n\n```json\n" + _json(r["event"]) + "\n```",
@@ -132,29 +104,11 @@ def _verify(
     output_format: str | None,
     schemas: bool = False,
 ) -> None:
-    from ledger.head_witness import parse_expected_head, read_marker
+    from services.store_admin import verify_store
 
     fmt = resolve_format(ctx, output_format)
-    expected = parse_expected_head(expect_head) if expect_head else None
-    opened = _open(ctx)
-    try:
-        marker = read_marker(opened.store.head_marker)
-        witnesses = [w for w in (marker, expected) if w is not None]
-        report = opened.store.verify(witnesses=witnesses).as_dict()
-        if files:
-            from projections.files import verify_exports
-
-            checked = verify_exports(opened.store)
-            report["files"] = checked.files
-            report["exports"] = checked.summary
-            report["ok"] = report["ok"] and checked.ok
-        if schemas:
-            from ledger.contracts.conformance import check_store
-
-            report["schemas"] = check_store(opened.store).as_dict()
-            report["ok"] = report["ok"] and report["schemas"]["ok"]
-    finally:
-        opened.close()
+    result = verify_store(_db(ctx), files=files, expect_head=expect_head, schemas=schemas)
+    report = result["verify"]
     emit({"ok": report["ok"], "verify": report}, fmt, "Event Chain Verify")
     if schemas and not report["schemas"]["ok"]:
         click.echo(report["schemas"]["reason"], err=True)
@@ -229,17 +183,10 @@ def rebuild(
     output_format: str | None,
 ) -> None:
     """Drop the read models and replay every event from position 1."""
+    from services.store_admin import rebuild as rebuild_store
+
     fmt = resolve_format(ctx, output_format)
-    opened = _open(ctx)
-    try:
-        if verify_only:
-            report = opened.projections.verify_rebuild(opened.store, projection_names)
-            result = {"ok": report.ok, "rebuild_verify": report.as_dict()}
-        else:
-            report = opened.projections.rebuild(opened.store, projection_names)
-            result = {"ok": True, "rebuild": report.as_dict()}
-    finally:
-        opened.close()
+    result = rebuild_store(_db(ctx), projection_names, verify_only=verify_only)
     emit(result, fmt, "Rebuild Verify" if verify_only else "Rebuild")
     if not result["ok"]:
         ctx.exit(1)
@@ -274,26 +221,15 @@ def sql(
     With --as-of the query runs on a scratch SQLite database (SQLite's dialect, whatever the
     store) holding the read models and the events up to that moment.
     """
-    from ledger.sql_query import run_read_only_query
+    from commands.as_of import replay_progress
+    from services.store_admin import run_sql
 
     fmt = resolve_format(ctx, output_format)
-    db = ctx.find_root().obj.get("db")
-    if as_of is None:
-        result = run_read_only_query(db, statement, limit=limit, timeout=timeout)
-        emit({"ok": True, **result}, fmt, "SQL", markdown=_sql_markdown)
-        return
-    from commands.as_of import replay_progress
-    from projections.as_of_sql import query_as_of
-
-    opened = _open(ctx)
-    try:
-        with replay_progress() as progress:
-            result = query_as_of(
-                opened, as_of, statement, limit=limit, timeout=timeout, progress=progress
-            )
-    finally:
-        opened.close()
-    emit({"ok": True, **result}, fmt, "SQL", markdown=_sql_markdown)
+    with replay_progress() as progress:
+        result = run_sql(
+            _db(ctx), statement, limit=limit, timeout=timeout, as_of=as_of, progress=progress
+        )
+    emit(result, fmt, "SQL", markdown=_sql_markdown)
 
 
 def _as_of_line(result: dict[str, Any]) -> list[str]:
@@ -330,27 +266,10 @@ def db_group() -> None:
 @click.pass_context
 def db_upgrade(ctx: click.Context, output_format: str | None) -> None:
     """Upgrade the store's schema to this version's head."""
-    from ledger.database import SCHEMA_HEAD, current_revision, run_upgrade
+    from services.store_admin import db_upgrade as upgrade
 
     fmt = resolve_format(ctx, output_format)
-    opened = _open(ctx, check_schema=False)
-    try:
-        before = current_revision(opened.store.database)
-        run_upgrade(opened.store.database)
-        after = current_revision(opened.store.database)
-    finally:
-        opened.close()
-    emit(
-        {
-            "ok": True,
-            "from_revision": before,
-            "to_revision": after,
-            "head": SCHEMA_HEAD,
-            "database": opened.location.display(),
-        },
-        fmt,
-        "Database Upgrade",
-    )
+    emit(upgrade(_db(ctx)), fmt, "Database Upgrade")
 
 
 @db_group.command("current")
@@ -358,25 +277,10 @@ def db_upgrade(ctx: click.Context, output_format: str | None) -> None:
 @click.pass_context
 def db_current(ctx: click.Context, output_format: str | None) -> None:
     """Show the store's schema revision and whether it is current."""
-    from ledger.database import SCHEMA_HEAD, current_revision
+    from services.store_admin import db_current as current
 
     fmt = resolve_format(ctx, output_format)
-    opened = _open(ctx, check_schema=False)
-    try:
-        revision = current_revision(opened.store.database)
-    finally:
-        opened.close()
-    emit(
-        {
-            "ok": True,
-            "revision": revision,
-            "head": SCHEMA_HEAD,
-            "up_to_date": revision == SCHEMA_HEAD,
-            "database": opened.location.display(),
-        },
-        fmt,
-        "Database Revision",
-    )
+    emit(current(_db(ctx)), fmt, "Database Revision")
 
 
 COMMANDS = [events_group, verify, rebuild, sql, db_group]

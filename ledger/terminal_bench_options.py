@@ -1,10 +1,10 @@
 """Options of ``benchmark run``: constants, defaults and the ordered validation (cli.md §5).
 
-The command layer parses flags into a plain dict (click parameter names, e.g.
-``include_task_name``) and calls :func:`validate_benchmark_run_options` before anything is read or
-written. The order of the checks is part of the contract: users and scripts see the *first*
-problem, with exactly the message loopx 0.4.8 printed (plus benchledger's own new rules, slotted
-where cli.md §5.3 puts them). Parser-level problems (bad choice, bad number) raise
+The command layer parses flags into a :class:`BenchmarkRunRequest` and calls
+:func:`validate_benchmark_run_options` on it before anything is read or written. The order of the
+checks is part of the contract: users and scripts see the *first* problem, with exactly the
+message loopx 0.4.8 printed (plus benchledger's own new rules, slotted where cli.md §5.3 puts
+them). Parser-level problems (bad choice, bad number) raise
 ``UsageError`` (exit 2); everything else raises ``InputError`` (exit 1).
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ledger.errors import InputError, UsageError
+from ledger.requests.benchmark_run import BenchmarkRunRequest, require_option_names
 from ledger.timeout_policy import MULTIPLIER_KEYS, TIMEOUT_PRESETS, validate_multipliers
 
 # --- benchmarks and modes -------------------------------------------------------------------
@@ -103,38 +104,38 @@ PREFLIGHT_GUARD_MODES: tuple[str, ...] = (
 
 # --- option groups used by several rules -----------------------------------------------------
 
-_BRIDGE_FLAGS = (
+_BRIDGE_FLAGS = require_option_names((
     "cli_bridge_contract",
     "worker_cli_bridge_fixture",
     "active_cli_bridge",
     "active_user_assisted_treatment",
     "active_user_observation_fixture",
-)
-_FIXTURE_OR_PREFLIGHT_FLAGS = (
+))
+_FIXTURE_OR_PREFLIGHT_FLAGS = require_option_names((
     "fake_worker",
     "preflight_guard",
     "require_task_material_ready",
     *_BRIDGE_FLAGS,
     "setup_timeout_repair_profile",
     "worker_materialization_probe_only",
-)
-_PREVIEW_TIMEOUT_VALUES = (
+))
+_PREVIEW_TIMEOUT_VALUES = require_option_names((
     *MULTIPLIER_KEYS,
     "timeout_preset",
     "codex_preflight_timeout_sec",
     "worker_codex_materialization_strategy",
-)
-_TERMINAL_BENCH_ONLY = (
+))
+_TERMINAL_BENCH_ONLY = require_option_names((
     "harbor_job_dir",
     *_FIXTURE_OR_PREFLIGHT_FLAGS,
     *_PREVIEW_TIMEOUT_VALUES,
     "codex_install_strategy",
-)
-_SKILLSBENCH_RESULT_FLAGS = (
+))
+_SKILLSBENCH_RESULT_FLAGS = require_option_names((
     "skillsbench_result_json",
     "skillsbench_result_root",
     "selection_policy",
-)
+))
 
 MSG_DRY_RUN_AND_EXECUTE = "benchmark run accepts either --dry-run or --execute, not both"
 MSG_SKILLSBENCH_TB_FLAGS = (
@@ -198,54 +199,47 @@ def _check_choice(flag: str, value: Any, choices: Iterable[str]) -> None:
         raise UsageError(f"argument {flag}: invalid choice: {value!r} (choose from {shown})")
 
 
-def check_parser_choices(opts: Mapping[str, Any]) -> None:
+def check_parser_choices(opts: BenchmarkRunRequest) -> None:
     """What the parser rejects before any rule runs (exit 2); the command layer may do it first."""
-    _check_choice("benchmark_name", opts.get("benchmark_name"), BENCHMARK_NAMES)
-    if opts.get("goal_id") is None:
+    _check_choice("benchmark_name", opts.benchmark_name, BENCHMARK_NAMES)
+    if opts.goal_id is None:
         raise UsageError("the following arguments are required: --goal-id")
-    _check_choice("--mode", opts.get("mode"), TERMINAL_BENCH_MODES)
-    _check_choice("--runner", opts.get("runner"), RUNNERS)
-    _check_choice("--skillsbench-route", opts.get("skillsbench_route"), skillsbench_routes())
+    _check_choice("--mode", opts.mode, TERMINAL_BENCH_MODES)
+    _check_choice("--runner", opts.runner, RUNNERS)
+    _check_choice("--skillsbench-route", opts.skillsbench_route, skillsbench_routes())
     _check_choice(
-        "--codex-install-strategy", opts.get("codex_install_strategy"), CODEX_INSTALL_STRATEGIES
+        "--codex-install-strategy", opts.codex_install_strategy, CODEX_INSTALL_STRATEGIES
     )
     _check_choice(
         "--worker-codex-materialization-strategy",
-        opts.get("worker_codex_materialization_strategy"),
+        opts.worker_codex_materialization_strategy,
         WORKER_CODEX_MATERIALIZATION_STRATEGIES,
     )
-    _check_choice("--selection-policy", opts.get("selection_policy"), SELECTION_POLICIES)
-    _check_choice("--timeout-preset", opts.get("timeout_preset"), TIMEOUT_PRESET_NAMES)
-    _check_choice("--arm-role", opts.get("arm_role"), ARM_ROLES)
+    _check_choice("--selection-policy", opts.selection_policy, SELECTION_POLICIES)
+    _check_choice("--timeout-preset", opts.timeout_preset, TIMEOUT_PRESET_NAMES)
+    _check_choice("--arm-role", opts.arm_role, ARM_ROLES)
 
 
 # --- the ordered rules -----------------------------------------------------------------------
 
 
-def _on(opts: Mapping[str, Any], *keys: str) -> bool:
+def _on(opts: BenchmarkRunRequest, *keys: str) -> bool:
     """True when any of the options is given (a true flag, or a value that is not None/empty)."""
-    for key in keys:
-        value = opts.get(key)
-        if value is None or value is False:
-            continue
-        if isinstance(value, list | tuple | str) and not value:
-            continue
-        return True
-    return False
+    return opts.given(*keys)
 
 
-def _mode(opts: Mapping[str, Any]) -> str:
-    return opts.get("mode") or DEFAULT_MODE
+def _mode(opts: BenchmarkRunRequest) -> str:
+    return opts.mode or DEFAULT_MODE
 
 
-def _effective_strategy(opts: Mapping[str, Any]) -> str | None:
-    return opts.get("worker_codex_materialization_strategy")
+def _effective_strategy(opts: BenchmarkRunRequest) -> str | None:
+    return opts.worker_codex_materialization_strategy
 
 
-def _common_prefix_rules(opts: Mapping[str, Any]) -> None:
+def _common_prefix_rules(opts: BenchmarkRunRequest) -> None:
     """Rules 1-7: write controls, then which flags belong to which benchmark or path."""
-    skillsbench = opts.get("benchmark_name") == "skillsbench"
-    if opts.get("dry_run") and opts.get("execute"):
+    skillsbench = opts.benchmark_name == "skillsbench"
+    if opts.dry_run and opts.execute:
         raise InputError(MSG_DRY_RUN_AND_EXECUTE)
     if skillsbench and _on(opts, *_TERMINAL_BENCH_ONLY):
         raise InputError(MSG_SKILLSBENCH_TB_FLAGS)
@@ -262,19 +256,19 @@ def _common_prefix_rules(opts: Mapping[str, Any]) -> None:
         raise InputError(MSG_HARBOR_TIMEOUT)
 
 
-def _value_rules(opts: Mapping[str, Any]) -> None:
+def _value_rules(opts: BenchmarkRunRequest) -> None:
     """Rules 8-10: arm flags, then numbers that parse but make no sense."""
     if _on(opts, "arm_id") and _on(opts, "arm_map"):
         raise InputError(MSG_ARM_ID_AND_MAP)
-    validate_multipliers(opts)
-    if _on(opts, "timeout_preset") and any(opts.get(key) is not None for key in MULTIPLIER_KEYS):
+    validate_multipliers(opts.multipliers())
+    if _on(opts, "timeout_preset") and any(v is not None for v in opts.multipliers().values()):
         raise InputError(MSG_PRESET_AND_MULTIPLIERS)
-    seconds = opts.get("codex_preflight_timeout_sec")
+    seconds = opts.codex_preflight_timeout_sec
     if seconds is not None and (isinstance(seconds, bool) or seconds <= 0):
         raise InputError(MSG_PREFLIGHT_TIMEOUT)
 
 
-def _fixture_rules(opts: Mapping[str, Any]) -> None:
+def _fixture_rules(opts: BenchmarkRunRequest) -> None:
     """Rules 11-18: which fixture and preflight flags fit which mode and each other."""
     mode = _mode(opts)
     fake = _on(opts, "fake_worker")
@@ -337,44 +331,44 @@ def _first_failing(flag: str, *conditions: tuple[bool, str]) -> None:
             raise InputError(f"{flag} {text}")
 
 
-def _repair_profile_rules(opts: Mapping[str, Any]) -> None:
+def _repair_profile_rules(opts: BenchmarkRunRequest) -> None:
     """Rule 19: explicit values that contradict the repair profile are refused, not overridden."""
     if not _on(opts, "setup_timeout_repair_profile"):
         return
-    preset = TIMEOUT_PRESETS.get(opts.get("timeout_preset") or "", {})
+    preset = TIMEOUT_PRESETS.get(opts.timeout_preset or "", {})
     for key in ("agent_timeout_multiplier", "agent_setup_timeout_multiplier"):
-        value = opts.get(key)
+        value = opts.multipliers()[key]
         if value is None:
             value = preset.get(key)
         if value is not None and float(value) != REPAIR_PROFILE_MULTIPLIER:
             raise InputError(f"setup_timeout_repair_profile requires {key}=8")
-    seconds = opts.get("codex_preflight_timeout_sec")
+    seconds = opts.codex_preflight_timeout_sec
     fail_fast = _effective_strategy(opts) != MATERIALIZATION_EXTENDED_SETUP
     if fail_fast and seconds is not None and seconds != REPAIR_PROFILE_PREFLIGHT_TIMEOUT_SEC:
         raise InputError("setup_timeout_repair_profile requires codex_preflight_timeout_sec=45")
 
 
-def _terminal_bench_rules(opts: Mapping[str, Any]) -> None:
+def _terminal_bench_rules(opts: BenchmarkRunRequest) -> None:
     _fixture_rules(opts)
     _repair_profile_rules(opts)
     if _mode(opts) == MODE_APP_SERVER_GOAL:
         raise InputError(MSG_APP_SERVER_GOAL)
 
 
-def validate_benchmark_run_options(opts: Mapping[str, Any]) -> None:
+def validate_benchmark_run_options(opts: BenchmarkRunRequest) -> None:
     """Run every ``benchmark run`` rule in cli.md §5.3 order (rules 21-22 belong to adapters)."""
     check_parser_choices(opts)
     _common_prefix_rules(opts)
     _value_rules(opts)
-    if opts.get("benchmark_name") != "skillsbench":
+    if opts.benchmark_name != "skillsbench":
         _terminal_bench_rules(opts)
 
 
-def validate_terminal_bench_options(opts: Mapping[str, Any]) -> None:
+def validate_terminal_bench_options(opts: BenchmarkRunRequest) -> None:
     """Validate ``benchmark run terminal-bench`` options (planned runs and Harbor ingest)."""
-    validate_benchmark_run_options({**opts, "benchmark_name": "terminal-bench"})
+    validate_benchmark_run_options(opts.with_benchmark("terminal-bench"))
 
 
-def validate_skillsbench_options(opts: Mapping[str, Any]) -> None:
+def validate_skillsbench_options(opts: BenchmarkRunRequest) -> None:
     """Validate ``benchmark run skillsbench`` options (planned skeleton and BenchFlow ingest)."""
-    validate_benchmark_run_options({**opts, "benchmark_name": "skillsbench"})
+    validate_benchmark_run_options(opts.with_benchmark("skillsbench"))

@@ -112,19 +112,24 @@ def build_timeout_policy(
     return policy
 
 
-def resolve_timeout_policy(opts: Mapping[str, Any], *, dataset: str | None) -> dict[str, Any]:
+def resolve_timeout_policy(
+    *,
+    preset: str | None,
+    repair_profile: bool,
+    multipliers: Mapping[str, float | None],
+    dataset: str | None,
+) -> dict[str, Any]:
     """Pick the one source of multipliers for a planned run and build its policy.
 
     Exactly one source applies (options validation rejects mixing a preset with explicit
     multipliers): ``--timeout-preset``, else the repair profile, else the flags as given.
     """
-    preset = opts.get("timeout_preset")
     if preset:
         return build_timeout_policy(
             TIMEOUT_PRESETS[preset], source=f"preset:{preset}", dataset=dataset
         )
-    given = given_multipliers(opts)
-    if opts.get("setup_timeout_repair_profile"):
+    given = given_multipliers(multipliers)
+    if repair_profile:
         merged = {**REPAIR_PROFILE_MULTIPLIERS, **given}
         return build_timeout_policy(
             merged, source=f"preset:{REPAIR_PROFILE_PRESET}", dataset=dataset

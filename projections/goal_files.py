@@ -16,16 +16,15 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger.faults import reach
+from ledger.goal_run_rules import index_path_rel, record_paths_rel
+from ledger.rollout_events import render_event_line
 from projections.files import atomic_write
 from projections.goal_runs import (
-    index_path_rel,
     index_row,
-    record_paths_rel,
     render_index_line,
     render_record_json,
     render_record_markdown,
 )
-from projections.rollout import render_event_line
 
 if TYPE_CHECKING:
     from ledger.connection import Connection

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 import orjson
 
+from ledger.case_decision import arm_role, latest_decision
 from ledger.jsonfmt import json_like_stdlib
 from ledger.markdown import code_span, has_markdown_syntax, table_code, table_text
 from ledger.rules.archive import is_archived
 from ledger.rules.ordering import row_sort_key
 from ledger.rules.values import compact_text
-from projections.case_decision import arm_role, latest_decision
 
 SCHEMA_VERSION = "benchmark_run_ledger_v0"
 UNKNOWN_BENCHMARK = "unknown-benchmark"
@@ -172,7 +172,8 @@ def _gc_paused() -> Iterator[None]:
 # latest_decision (§7)
 # --------------------------------------------------------------------------------------------
 
-# The decision itself lives in projections/case_decision.py; re-exported for its readers.
+# The decision itself lives in ledger/case_decision.py (the write side decides with it too);
+# re-exported for its readers.
 __all__ = ["arm_role", "latest_decision"]
 
 

@@ -8,9 +8,7 @@ from typing import Any
 import orjson
 
 from ledger.connection import scalars
-from ledger.rules.ordering import row_sort_key
 from projections.ledger_queries import LedgerQueries
-from projections.ledger_v0 import latest_decision
 
 _RECORDS = 'SELECT stem, record FROM rm_goal_runs WHERE goal_id = ?'
 
@@ -34,6 +32,22 @@ class StoreReads(LedgerQueries):
         rows = self.conn.execute(f"{_RECORDS} ORDER BY position, stem", (goal_id,))
         return [(stem, orjson.loads(text)) for stem, text in rows]
 
+    def run_ids(self, ledger_id: str) -> list[str]:
+        """Every run id the ledger holds (the maintenance handlers' id checks)."""
+        query = "SELECT run_id FROM rm_ledger_rows WHERE ledger_id = ?"
+        return scalars(self.conn.execute(query, (ledger_id,)))
+
+    def last_ledger_event(self, ledger_id: str) -> dict[str, Any] | None:
+        """The ledger stream's newest event, so a repeated maintenance command can say so."""
+        query = (
+            "SELECT event_type, payload FROM events WHERE stream = ?"
+            " ORDER BY stream_version DESC LIMIT 1"
+        )
+        found = self.conn.execute(query, (f"ledger/{ledger_id}",)).first()
+        if found is None:
+            return None
+        return {"event_type": found[0], "payload": orjson.loads(found[1])}
+
     def known_goal_ids(self) -> list[str]:
         query = "SELECT DISTINCT goal_id FROM rm_goal_runs ORDER BY goal_id"
         return scalars(self.conn.execute(query))
@@ -42,11 +56,3 @@ class StoreReads(LedgerQueries):
         query = "SELECT document FROM rm_global_registry WHERE registry_id = ?"
         text = self.conn.execute(query, (registry_id,)).scalar()
         return orjson.loads(text) if text is not None else None
-
-    @staticmethod
-    def decide_case(case_rows: list[dict[str, Any]]) -> dict[str, Any]:
-        """The case's ``latest_decision``: active rows decide, archived ones are only counted."""
-        active = [r for r in case_rows if r.get("archive_state") != "archived"]
-        return latest_decision(
-            sorted(active, key=row_sort_key), archived_run_count=len(case_rows) - len(active)
-        )

@@ -128,7 +128,7 @@ def render_stale_goal_files(opened: Any) -> list[dict[str, str]]:
     (``verify --files`` says ``stale``): ``benchledger render`` then repairs what a failed or
     killed render left behind, not only the ledgers. The runtime root of each goal is where
     its run index was last published."""
-    from projections.goal_runs import index_path_rel
+    from ledger.goal_run_rules import index_path_rel
 
     with opened.store.database.connect() as conn:
         last = conn.execute("SELECT event_type FROM events ORDER BY position DESC LIMIT 1")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ledger.errors import InputError
-from projections.global_registry import (
+from ledger.global_registry_sync import (
     backup_file_name,
     denied_payload,
     skipped_disabled_payload,

@@ -9,24 +9,25 @@ from pathlib import Path
 import pytest
 
 from ledger.errors import InputError
-from projections.goal_runs import (
+from ledger.goal_run_rules import (
     HEALTH_CHECK,
     allocate_stem,
     allocate_stems,
     build_run_record,
-    error_payload,
     format_generated_at,
-    index_row,
     normalize_delivery_batch_scale,
     normalize_delivery_outcome,
+    stem_base,
+    stems_on_disk,
+)
+from ledger.handlers.benchmark_run_payload import error_payload, success_payload
+from projections.goal_runs import (
+    index_row,
     read_index,
     render_append_markdown,
     render_index_line,
     render_record_json,
     render_record_markdown,
-    stem_base,
-    stems_on_disk,
-    success_payload,
 )
 
 # the spec's example record (history_registry_rollout.md §5.1)

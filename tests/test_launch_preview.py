@@ -9,6 +9,7 @@ import pytest
 
 from ledger.errors import InputError
 from ledger.launch_preview import build_launch_preview, default_job_name, is_local_dataset
+from ledger.requests.benchmark_run import BenchmarkRunRequest
 from ledger.sources.planned import build_planned_terminal_bench_record
 from ledger.timeout_policy import (
     build_timeout_policy,
@@ -16,6 +17,8 @@ from ledger.timeout_policy import (
     validate_multiplier,
     validate_multipliers,
 )
+
+R = BenchmarkRunRequest.from_options
 
 
 def preview(**kw):
@@ -110,7 +113,7 @@ def test_local_unicode_dataset_from_fixtures(fixtures_dir):
     """A dataset that exists locally is passed with --path; Unicode letters stay in the job name."""
     task = "données-nettoyage"
     record = build_planned_terminal_bench_record(
-        {"goal_id": "g", "dataset": "adhoc-local/tasks", "include_task_name": task},
+        R({"goal_id": "g", "dataset": "adhoc-local/tasks", "include_task_name": task}),
         env={},
         which=lambda _n: None,
         cwd=fixtures_dir / "harbor",
@@ -136,34 +139,34 @@ def test_default_job_name(dataset, task, label, expected):
 
 def test_job_name_flag_and_run_key_stability():
     opts = {"goal_id": "g", "job_name": "my-job", "n_attempts": 3, "n_concurrent": 2}
-    one = build_planned_terminal_bench_record(opts, env={}, which=lambda _n: None)
-    two = build_planned_terminal_bench_record(opts, env={}, which=lambda _n: None)
+    one = build_planned_terminal_bench_record(R(opts), env={}, which=lambda _n: None)
+    two = build_planned_terminal_bench_record(R(opts), env={}, which=lambda _n: None)
     argv = one["launch_preview"]["argv"]
     assert argv[argv.index("--job-name") + 1] == "my-job"
     assert argv[argv.index("--n-attempts") + 1] == "3"
     assert argv[argv.index("--n-concurrent") + 1] == "2"
     assert one["run_key"] == two["run_key"]
     other = build_planned_terminal_bench_record(
-        {**opts, "goal_id": "h"}, env={}, which=lambda _n: None
+        R({**opts, "goal_id": "h"}), env={}, which=lambda _n: None
     )
     assert other["run_key"] != one["run_key"]
 
 
 def test_runner_ref_flag():
     record = build_planned_terminal_bench_record(
-        {"goal_id": "g", "runner_ref": "harbor==0.26.0"}, env={}, which=lambda _n: None
+        R({"goal_id": "g", "runner_ref": "harbor==0.26.0"}), env={}, which=lambda _n: None
     )
     assert record["launch_preview"]["argv"][:3] == ["uvx", "--from", "harbor==0.26.0"]
 
 
 def test_user_agent_kwargs_and_bad_entry():
     record = build_planned_terminal_bench_record(
-        {"goal_id": "g", "agent_kwarg": ["reasoning=high"]}, env={}, which=lambda _n: None
+        R({"goal_id": "g", "agent_kwarg": ["reasoning=high"]}), env={}, which=lambda _n: None
     )
     assert record["launch_preview"]["agent_kwargs"]["reasoning"] == "high"
     with pytest.raises(InputError, match="^invalid --agent-kwarg entry: nokey$"):
         build_planned_terminal_bench_record(
-            {"goal_id": "g", "agent_kwarg": ["nokey"]}, env={}, which=lambda _n: None
+            R({"goal_id": "g", "agent_kwarg": ["nokey"]}), env={}, which=lambda _n: None
         )
 
 

@@ -13,7 +13,10 @@ from ledger.parity import (
     parity_check_payload,
     render_parity_markdown,
 )
+from ledger.requests.benchmark_run import BenchmarkRunRequest
 from ledger.sources.planned import build_planned_terminal_bench_record
+
+R = BenchmarkRunRequest.from_options
 
 FULL_CALLS = {
     "status": 1, "quota_should_run": 2, "todo_list": 1, "history": 1, "check": 1,
@@ -143,7 +146,9 @@ def test_goal_state_path_kinds():
 
 def test_planned_fixture_record_is_product_mode_without_evidence():
     record = build_planned_terminal_bench_record(
-        {"goal_id": "g", "mode": "codex-loopx", "fake_worker": True}, env={}, which=lambda _n: None
+        R({"goal_id": "g", "mode": "codex-loopx", "fake_worker": True}),
+        env={},
+        which=lambda _n: None,
     )
     check = parity_check(record)
     assert check["product_mode"] is True

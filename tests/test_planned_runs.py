@@ -7,6 +7,7 @@ import math
 import pytest
 
 from ledger.errors import InputError, UsageError
+from ledger.requests.benchmark_run import BenchmarkRunRequest
 from ledger.sources.planned import (
     build_benchmark_cli,
     build_planned_terminal_bench_record,
@@ -18,6 +19,8 @@ from ledger.terminal_bench_options import (
     validate_skillsbench_options,
     validate_terminal_bench_options,
 )
+
+R = BenchmarkRunRequest.from_options
 
 ALL_PRESENT = {"uvx", "docker", "codex", "harbor"}
 
@@ -33,7 +36,7 @@ def probe_ok(_argv) -> bool:
 def build(opts: dict, **kw) -> dict:
     env = kw.pop("env", {"HOME": "/nonexistent-home", "OPENAI_API_KEY": "x"})
     return build_planned_terminal_bench_record(
-        {"goal_id": "g1", **opts},
+        R({"goal_id": "g1", **opts}),
         env=env,
         which=kw.pop("which", which_all),
         run_probe=kw.pop("run_probe", probe_ok),
@@ -148,7 +151,7 @@ TB_INVALID = [
 @pytest.mark.parametrize(("opts", "message"), TB_INVALID)
 def test_terminal_bench_invalid_combinations_exit_1_with_exact_message(opts, message):
     with pytest.raises(InputError) as err:
-        validate_terminal_bench_options({"goal_id": "g1", **opts})
+        validate_terminal_bench_options(R({"goal_id": "g1", **opts}))
     assert err.value.message == message
     assert err.value.exit_code == 1
 
@@ -181,7 +184,7 @@ SKB_INVALID = [
 @pytest.mark.parametrize(("opts", "message"), SKB_INVALID)
 def test_skillsbench_invalid_combinations(opts, message):
     with pytest.raises(InputError) as err:
-        validate_skillsbench_options({"goal_id": "g1", **opts})
+        validate_skillsbench_options(R({"goal_id": "g1", **opts}))
     assert err.value.message == message
 
 
@@ -195,7 +198,7 @@ def test_skillsbench_invalid_combinations(opts, message):
     ],
 )
 def test_skillsbench_valid(opts):
-    validate_skillsbench_options({"goal_id": "g1", **opts})
+    validate_skillsbench_options(R({"goal_id": "g1", **opts}))
 
 
 @pytest.mark.parametrize(
@@ -212,14 +215,14 @@ def test_skillsbench_valid(opts):
 )
 def test_parser_level_errors_exit_2(opts, message):
     with pytest.raises(UsageError) as err:
-        validate_terminal_bench_options({"goal_id": "g1", **opts})
+        validate_terminal_bench_options(R({"goal_id": "g1", **opts}))
     assert err.value.exit_code == 2
     assert err.value.message.startswith(message)
 
 
 def test_missing_goal_id_is_a_usage_error():
     with pytest.raises(UsageError, match="--goal-id"):
-        validate_terminal_bench_options({})
+        validate_terminal_bench_options(R({}))
 
 
 def test_number_parsing_messages():
@@ -252,7 +255,7 @@ def test_number_parsing_messages():
     ],
 )  # fmt: skip
 def test_valid_terminal_bench_combinations(opts):
-    validate_terminal_bench_options({"goal_id": "g1", **opts})
+    validate_terminal_bench_options(R({"goal_id": "g1", **opts}))
 
 
 # --- records: every mode -----------------------------------------------------------------------
@@ -328,7 +331,7 @@ def test_identity_flags_reach_record_and_preview():
 
 def test_repeatable_task_gives_one_record_per_case():
     records = build_planned_terminal_bench_records(
-        {"goal_id": "g1", "include_task_name": ["a", "b", "a"]},
+        R({"goal_id": "g1", "include_task_name": ["a", "b", "a"]}),
         env={},
         which=which_all,
         path_exists=lambda _p: False,
@@ -550,9 +553,9 @@ def test_repair_profile_block():
 def test_benchmark_cli_block():
     opts = {"goal_id": "g1", "mode": "codex-loopx", "setup_timeout_repair_profile": True}
     records = build_planned_terminal_bench_records(
-        opts, env={}, which=which_all, path_exists=lambda _p: False
+        R(opts), env={}, which=which_all, path_exists=lambda _p: False
     )
-    block = build_benchmark_cli(opts, records)
+    block = build_benchmark_cli(R(opts), records)
     assert block["mode"] == "codex-loopx" and block["requested_mode"] == "codex-loopx"
     assert block["mode_source"] == "cli_arg" and block["skillsbench_route"] is None
     assert block["timeout_multiplier_preview_requested"] is True
@@ -562,15 +565,15 @@ def test_benchmark_cli_block():
         assert block[key] is False
     treat_opts = {**PF, "goal_id": "g1", "active_cli_bridge": True,
                   "active_user_assisted_treatment": True}  # fmt: skip
-    treat = build_benchmark_cli(treat_opts, [build(treat_opts)])
+    treat = build_benchmark_cli(R(treat_opts), [build(treat_opts)])
     assert treat["mode"] == "codex_loopx_active_user_assisted_treatment_preflight"
     assert treat["timeout_multiplier_preview_defaulted"] is False
-    skb = build_benchmark_cli({"benchmark_name": "skillsbench"}, [])
+    skb = build_benchmark_cli(R({"benchmark_name": "skillsbench"}), [])
     assert (skb["mode"], skb["mode_source"]) == ("codex-cli-goal-baseline", "skillsbench_route")
     ingest = build_benchmark_cli(
-        {"benchmark_name": "skillsbench", "skillsbench_result_root": "d"}, []
+        R({"benchmark_name": "skillsbench", "skillsbench_result_root": "d"}), []
     )
     assert ingest["mode"] == "benchflow_observed"
-    harbor = build_benchmark_cli({"harbor_job_dir": "j"}, [{"mode": "bare_codex_cli"}])
+    harbor = build_benchmark_cli(R({"harbor_job_dir": "j"}), [{"mode": "bare_codex_cli"}])
     assert (harbor["mode"], harbor["mode_source"]) == ("bare_codex_cli", "harbor_job_result")
-    assert build_benchmark_cli({}, [])["timeout_multiplier_preview_requested"] is False
+    assert build_benchmark_cli(R({}), [])["timeout_multiplier_preview_requested"] is False

@@ -15,7 +15,10 @@ from ledger.preflight import (
     summarize,
     task_material_status,
 )
+from ledger.requests.benchmark_run import BenchmarkRunRequest
 from ledger.sources.planned import build_planned_terminal_bench_record, codex_setup
+
+R = BenchmarkRunRequest.from_options
 
 ORDER = [
     "runner_cli",
@@ -45,7 +48,7 @@ def planned(opts, *, present=("uvx", "docker", "codex"), probes_ok=("uvx", "dock
             cwd=None):  # fmt: skip
     which, run_probe = machine(present, probes_ok)
     return build_planned_terminal_bench_record(
-        {"goal_id": "g", "preflight_guard": True, **opts},
+        R({"goal_id": "g", "preflight_guard": True, **opts}),
         env=env if env is not None else {"HOME": "/nonexistent", "CODEX_FORCE_AUTH_JSON": "1"},
         which=which,
         run_probe=run_probe,
@@ -184,7 +187,7 @@ LADDER = [
 
 @pytest.mark.parametrize(("opts", "token", "blocks"), LADDER)
 def test_setup_ladder(opts, token, blocks):
-    setup = codex_setup(opts)
+    setup = codex_setup(R(opts))
     assert (setup.blocker, setup.blocks_launch) == (token, blocks)
     record = planned(opts)
     check = record["preflight"]["checks"][-1]

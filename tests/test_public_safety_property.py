@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger.errors import InputError
+from ledger.goal_run_rules import build_run_record
 from ledger.handlers.import_loopx import document_rows_as_stored, load_ledger_document
 from ledger.rules.compaction import compact_run
 from ledger.rules.row import build_row
@@ -39,7 +40,6 @@ from ledger.safety import ctext, is_public_safe, ledger_text
 from ledger.sources.benchflow import read_benchflow_root
 from ledger.sources.harbor import read_harbor_job
 from projections.goal_runs import (
-    build_run_record,
     index_row,
     render_index_line,
     render_record_json,

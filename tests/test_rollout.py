@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ledger.errors import InputError
-from projections.rollout import (
+from ledger.rollout_events import (
     APPEND_ERROR_MESSAGE,
     BOUNDARY,
     benchmark_run_case_id,

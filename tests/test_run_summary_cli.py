@@ -36,7 +36,7 @@ def benchflow(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The working directory of one command line, with a fixed clock."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("commands.pipeline.utc_now_seconds", lambda: NOW)
+    monkeypatch.setattr("services.benchmark_run.utc_now_seconds", lambda: NOW)
     return tmp_path
 
 

@@ -1,6 +1,13 @@
 """Command handlers: decide what happened and which events say so.
 
-A handler reads what it needs through the ``reads`` object the composition root hands it (the
-read models), returns a plan (events plus the payload to print), and never writes a file: files
-are projections rendered after the events commit.
+A handler takes the command's typed request (``ledger/requests/``) and the ``reads`` object the
+service hands it (the read models), returns a plan (events plus the payload to print), and
+never writes a file: files are projections rendered after the events commit.
+
+One module per command family: ``benchmark_run`` (with ``benchmark_run_sources``, which turns
+the request into records, ``benchmark_run_payload``, its envelopes, and ``planned_link``),
+``global_sync``, ``ledger_upsert`` (shared by ``run-ledger-upsert`` and ``benchmark run
+--update-run-ledger``), ``ledger_archive``, ``ledger_merge``, ``ledger_aggregate``,
+``ledger_drift``, ``import_loopx`` and ``case_analysis_apply``; ``ledger_store`` and
+``ledger_source_files`` hold what the ledger maintenance handlers share.
 """

@@ -85,33 +85,18 @@ def plan_ledger_upsert(
     is_new_ledger = reads.ledger(target.ledger_id) is None
     cases: dict[tuple[str, str], list[dict]] = {}
     for record, opts in zip(records, options, strict=True):
-        row, warnings = build_row(
-            record,
-            now=now,
-            ref_root=ref_root,
-            runtime_root=runtime_root,
-            run_group_id=opts.run_group_id,
-            arm_id=opts.arm_id,
-            arm_role=opts.arm_role,
-            run_key=opts.run_key,
-            notes=opts.notes,
-            recorded_at=opts.recorded_at,
-            artifact_ref=opts.artifact_ref,
-            result_ref=opts.result_ref,
-            compact_artifact_ref=opts.compact_artifact_ref,
-            history_ref=opts.history_ref,
-        )
+        row, warnings = _row(record, opts, now=now, ref_root=ref_root, runtime_root=runtime_root)
         key = (row.get("benchmark_id") or "", row.get("case_id") or "")
         if key not in cases:
             cases[key] = reads.case_rows(target.ledger_id, *key)
         existing = cases[key]
         result = upsert_row(existing, row)
         outcome: dict[str, Any] = {"entry": result.row, "warnings": warnings}
+        plan.outcomes.append(outcome)
         if not result.updated:
             outcome.update(
                 updated=False, skipped=True, skip_reason=result.skip_reason, case_decision={}
             )
-            plan.outcomes.append(outcome)
             continue
         before = next((r for r in existing if r.get("run_id") == result.touched_run_id), None)
         unchanged = before is not None and _same_row(before, result.row)
@@ -123,23 +108,56 @@ def plan_ledger_upsert(
             benchmark_id=key[0],
             case_id=key[1],
         )
-        plan.outcomes.append(outcome)
         if unchanged:
             continue
-        payload = {
-            "ledger_id": target.ledger_id,
-            "ledger_path": target.display_path,
-            "row": result.row,
-            "merged_into": outcome["merged_into"],
-            "touched_run_id": result.touched_run_id,
-            "rules_version": RULES_VERSION,
-            "updated_at": now,
-        }
-        if is_new_ledger and not plan.events:
-            payload["update_policy"] = DEFAULT_UPDATE_POLICY
-        plan.events.append(NewEvent(target.stream, LEDGER_UPSERTED, payload))
+        first = is_new_ledger and not plan.events
+        plan.events.append(_upserted(target, result, outcome["merged_into"], now, first=first))
         plan.rows_by_run_id[result.row["run_id"]] = result.row
     return plan
+
+
+def _row(
+    record: dict[str, Any],
+    opts: RowOptions,
+    *,
+    now: str,
+    ref_root: str | None,
+    runtime_root: str | None,
+) -> tuple[dict[str, Any], list[str]]:
+    return build_row(
+        record,
+        now=now,
+        ref_root=ref_root,
+        runtime_root=runtime_root,
+        run_group_id=opts.run_group_id,
+        arm_id=opts.arm_id,
+        arm_role=opts.arm_role,
+        run_key=opts.run_key,
+        notes=opts.notes,
+        recorded_at=opts.recorded_at,
+        artifact_ref=opts.artifact_ref,
+        result_ref=opts.result_ref,
+        compact_artifact_ref=opts.compact_artifact_ref,
+        history_ref=opts.history_ref,
+    )
+
+
+def _upserted(
+    target: LedgerTarget, result: Any, merged_into: str, now: str, *, first: bool
+) -> NewEvent:
+    """One ``ledger_upserted``; the ledger's first event also carries its update policy."""
+    payload = {
+        "ledger_id": target.ledger_id,
+        "ledger_path": target.display_path,
+        "row": result.row,
+        "merged_into": merged_into,
+        "touched_run_id": result.touched_run_id,
+        "rules_version": RULES_VERSION,
+        "updated_at": now,
+    }
+    if first:
+        payload["update_policy"] = DEFAULT_UPDATE_POLICY
+    return NewEvent(target.stream, LEDGER_UPSERTED, payload)
 
 
 def _merged_into(action: str, before: dict | None) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from ledger.errors import InputError
 from ledger.launch_preview import build_launch_preview, default_job_name
 from ledger.preflight import build_preflight, make_run_probe, task_material_status
+from ledger.requests.benchmark_run import BenchmarkRunRequest, require_option_names
 from ledger.terminal_bench_options import (
     DEFAULT_AGENT,
     DEFAULT_AUTH_ENV_NAMES,
@@ -43,7 +44,7 @@ from ledger.terminal_bench_options import (
     TERMINAL_BENCH_DEFAULT_TASK,
     validate_terminal_bench_options,
 )
-from ledger.timeout_policy import MULTIPLIER_KEYS, resolve_timeout_policy
+from ledger.timeout_policy import resolve_timeout_policy
 
 SOURCE_RUNNER = "benchledger_planner"
 TRACE_PUBLICNESS = "public_cli_dry_run"
@@ -135,40 +136,39 @@ MODES: dict[str, ModeSpec] = {
 }  # fmt: skip
 
 
-# --- small readers of the options dict -------------------------------------------------------
+# --- small readers of the request ----------------------------------------------------------
 
 
-def _tasks(opts: Mapping[str, Any]) -> list[str]:
-    value = opts.get("include_task_name")
+def _tasks(opts: BenchmarkRunRequest) -> list[str]:
+    value = opts.include_task_name
     names = [value] if isinstance(value, str) else list(value or [])
     names = [name for name in names if name]
     return list(dict.fromkeys(names)) or [TERMINAL_BENCH_DEFAULT_TASK]
 
 
-def _list(opts: Mapping[str, Any], key: str) -> list[str]:
-    value = opts.get(key)
+def _list(value: Sequence[str] | str | None) -> list[str]:
     return [value] if isinstance(value, str) else [item for item in (value or []) if item]
 
 
-def _mode(opts: Mapping[str, Any]) -> str:
-    return opts.get("mode") or DEFAULT_MODE
+def _mode(opts: BenchmarkRunRequest) -> str:
+    return opts.mode or DEFAULT_MODE
 
 
-def _agent(opts: Mapping[str, Any]) -> str:
-    return opts.get("agent") or DEFAULT_AGENT
+def _agent(opts: BenchmarkRunRequest) -> str:
+    return opts.agent or DEFAULT_AGENT
 
 
-def _model(opts: Mapping[str, Any]) -> str:
-    return opts.get("model") or DEFAULT_MODEL
+def _model(opts: BenchmarkRunRequest) -> str:
+    return opts.model or DEFAULT_MODEL
 
 
-def _runner_ref(opts: Mapping[str, Any]) -> str | None:
+def _runner_ref(opts: BenchmarkRunRequest) -> str | None:
     """``--runner-ref ''`` means "use ``harbor`` from PATH"; unset means the pinned default."""
-    value = opts.get("runner_ref")
+    value = opts.runner_ref
     return DEFAULT_RUNNER_REF if value is None else (value or None)
 
 
-def uses_loopx_profile(opts: Mapping[str, Any]) -> bool:
+def uses_loopx_profile(opts: BenchmarkRunRequest) -> bool:
     """The loopx custom agent wraps Codex only, and passive mode has no launch at all."""
     return _agent(opts) == "codex" and _mode(opts) != MODE_PASSIVE
 
@@ -186,34 +186,34 @@ class EventShape:
     trace_publicness: str = TRACE_PUBLICNESS
 
 
-def event_shape(opts: Mapping[str, Any]) -> EventShape:
+def event_shape(opts: BenchmarkRunRequest) -> EventShape:
     """The most specific flag wins, in the order of history_registry_rollout.md §9."""
     spec = MODES[_mode(opts)]
-    if opts.get("active_user_observation_fixture"):
+    if opts.active_user_observation_fixture:
         return EventShape(
             "codex_loopx_active_user_assisted_observation_fixture",
             "fixture",
             "real_assisted_worker_observation_fixture_only_no_real_case",
         )
-    if opts.get("active_user_assisted_treatment"):
+    if opts.active_user_assisted_treatment:
         return EventShape("codex_loopx_active_user_assisted_treatment_preflight", "planned", None)
-    if opts.get("active_cli_bridge"):
+    if opts.active_cli_bridge:
         return EventShape("codex_loopx_active_cli_bridge_preflight", "planned", None)
-    if opts.get("worker_cli_bridge_fixture"):
+    if opts.worker_cli_bridge_fixture:
         return EventShape(
             "codex_loopx_worker_cli_bridge_fixture",
             "fixture",
             "worker_cli_bridge_fixture_only_no_real_case",
         )
-    if opts.get("cli_bridge_contract"):
+    if opts.cli_bridge_contract:
         return EventShape(
             "codex_loopx_cli_bridge_contract_fixture",
             "fixture",
             "cli_bridge_contract_fixture_only_no_real_case",
         )
-    if opts.get("preflight_guard"):
+    if opts.preflight_guard:
         return EventShape(spec.preflight_event_mode or spec.event_mode, "planned", None)
-    if opts.get("fake_worker"):
+    if opts.fake_worker:
         if _mode(opts) == MODE_CODEX_LOOPX:
             return EventShape(
                 "codex_loopx_fake_worker_wrapper",
@@ -244,11 +244,11 @@ class CodexSetup:
     blocks_launch: bool
 
 
-def codex_setup(opts: Mapping[str, Any]) -> CodexSetup:
-    explicit_install = opts.get("codex_install_strategy")
-    seconds = opts.get("codex_preflight_timeout_sec")
-    strategy = opts.get("worker_codex_materialization_strategy")
-    if opts.get("setup_timeout_repair_profile"):
+def codex_setup(opts: BenchmarkRunRequest) -> CodexSetup:
+    explicit_install = opts.codex_install_strategy
+    seconds = opts.codex_preflight_timeout_sec
+    strategy = opts.worker_codex_materialization_strategy
+    if opts.setup_timeout_repair_profile:
         return _repair_profile_setup(explicit_install, seconds, strategy)
     install = explicit_install or DEFAULT_CODEX_INSTALL_STRATEGY
     if strategy == MATERIALIZATION_EXTENDED_SETUP:
@@ -321,10 +321,10 @@ class AgentProfile:
     mounts: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _user_kwargs(opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _user_kwargs(opts: BenchmarkRunRequest) -> list[tuple[str, str]]:
     """``--agent-kwarg k=v`` (repeatable); the value is kept for the preview only."""
     pairs = []
-    for entry in _list(opts, "agent_kwarg"):
+    for entry in _list(opts.agent_kwarg):
         key, sep, value = entry.partition("=")
         if not sep or not key.strip():
             raise InputError(f"invalid --agent-kwarg entry: {entry}")
@@ -332,14 +332,14 @@ def _user_kwargs(opts: Mapping[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _auth_env_names(opts: Mapping[str, Any]) -> tuple[list[str], bool]:
-    explicit = _list(opts, "auth_env_name")
+def _auth_env_names(opts: BenchmarkRunRequest) -> tuple[list[str], bool]:
+    explicit = _list(opts.auth_env_name)
     if explicit:
         return list(dict.fromkeys(explicit)), True
     return list(DEFAULT_AUTH_ENV_NAMES.get(_agent(opts), ())), False
 
 
-def agent_profile(opts: Mapping[str, Any], setup: CodexSetup) -> AgentProfile:
+def agent_profile(opts: BenchmarkRunRequest, setup: CodexSetup) -> AgentProfile:
     """The loopx managed-Codex profile for loopx modes, else the agent as named.
 
     Auth variables are forwarded as ``NAME=${NAME}`` templates, never values. The loopx agent
@@ -369,13 +369,13 @@ def agent_profile(opts: Mapping[str, Any], setup: CodexSetup) -> AgentProfile:
 
 
 def _loopx_kwargs(
-    opts: Mapping[str, Any], spec: ModeSpec, setup: CodexSetup
+    opts: BenchmarkRunRequest, spec: ModeSpec, setup: CodexSetup
 ) -> list[tuple[str, str]]:
     kwargs = [
         ("loopx_policy_version", LOOPX_POLICY_VERSION),
         ("loopx_behavior_spec_id", f"terminal_bench_{spec.loopx_mode}_v0"),
         ("loopx_mode", spec.loopx_mode),
-        ("loopx_goal_id", str(opts.get("goal_id") or "<goal-id>")),
+        ("loopx_goal_id", str(opts.goal_id or "<goal-id>")),
         ("loopx_ablation_mode", spec.ablation_mode),
         ("loopx_codex_install_strategy", setup.install_strategy),
     ]
@@ -385,24 +385,24 @@ def _loopx_kwargs(
         kwargs.append(
             ("loopx_worker_codex_materialization_strategy", setup.materialization_strategy)
         )
-    if opts.get("worker_materialization_probe_only"):
+    if opts.worker_materialization_probe_only:
         kwargs.append(("loopx_worker_materialization_probe_only", "true"))
-    if opts.get("worker_cli_bridge_fixture") or opts.get("active_cli_bridge"):
+    if opts.worker_cli_bridge_fixture or opts.active_cli_bridge:
         kwargs.append(("loopx_cli_bridge_enabled", "true"))
-    if opts.get("active_user_assisted_treatment"):
+    if opts.active_user_assisted_treatment:
         kwargs.append(("loopx_active_user_assisted_treatment", "true"))
     return kwargs
 
 
-def _loopx_mounts(opts: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _loopx_mounts(opts: BenchmarkRunRequest) -> list[dict[str, Any]]:
     """[loopx-specific] mounts the custom agent sets up; Harbor 0.25 has no mount flag."""
     mounts: list[dict[str, Any]] = []
-    if opts.get("worker_cli_bridge_fixture"):
+    if opts.worker_cli_bridge_fixture:
         mounts += [
             {"source": "<project-root>", "target": "/loopx/project", "read_only": True},
             {"source": "<runtime-root>", "target": "/loopx/runtime", "read_only": True},
         ]
-    if opts.get("active_user_assisted_treatment"):
+    if opts.active_user_assisted_treatment:
         mounts.append(
             {"source": "<active-user-dir>", "target": "/loopx/active-user", "read_only": False}
         )
@@ -412,10 +412,10 @@ def _loopx_mounts(opts: Mapping[str, Any]) -> list[dict[str, Any]]:
 # --- arm ---------------------------------------------------------------------------------------
 
 
-def _explicit_arm(opts: Mapping[str, Any]) -> str | None:
-    if opts.get("arm_id"):
-        return str(opts["arm_id"])
-    for entry in _list(opts, "arm_map"):
+def _explicit_arm(opts: BenchmarkRunRequest) -> str | None:
+    if opts.arm_id:
+        return str(opts.arm_id)
+    for entry in _list(opts.arm_map):
         target, sep, arm = entry.partition("=")
         agent, _colon, model = target.partition(":")
         if not sep or not agent or not arm:
@@ -425,10 +425,10 @@ def _explicit_arm(opts: Mapping[str, Any]) -> str | None:
     return None
 
 
-def arm_identity(opts: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
+def arm_identity(opts: BenchmarkRunRequest) -> tuple[str, str | None, str | None]:
     """(arm_id, arm_role, explicit arm): an explicit arm wins; else the mode's own arm."""
     explicit = _explicit_arm(opts)
-    role = opts.get("arm_role")
+    role = opts.arm_role
     if explicit:
         return explicit, role, explicit
     spec = MODES[_mode(opts)]
@@ -448,28 +448,28 @@ def _calls_counters(calls: Sequence[str], reads: int, writes: int) -> dict[str, 
     }
 
 
-def fixture_fields(opts: Mapping[str, Any], shape: EventShape) -> dict[str, Any]:
+def fixture_fields(opts: BenchmarkRunRequest, shape: EventShape) -> dict[str, Any]:
     """The loopx counters and claim flags, reproduced only for fixture and bridge modes."""
     fields: dict[str, Any] = {}
-    if opts.get("fake_worker"):
+    if opts.fake_worker:
         fields["interaction_counters"] = _calls_counters(FAKE_CLI_CALLS, 4, 1)
         fields["worker_loopx_cli_call_total"] = len(FAKE_CLI_CALLS)
-    if opts.get("cli_bridge_contract"):
+    if opts.cli_bridge_contract:
         fields["loopx_cli_bridge_trace_observed"] = False
         fields["runner_warning_labels"] = ["cli_bridge_contract_not_executed"]
-    if opts.get("worker_cli_bridge_fixture"):
+    if opts.worker_cli_bridge_fixture:
         fields["interaction_counters"] = _calls_counters(FAKE_CLI_CALLS, 5, 1)
         fields["worker_loopx_cli_call_total"] = len(FAKE_CLI_CALLS)
         fields["loopx_worker_cli_bridge_available"] = True
         fields["loopx_worker_cli_bridge_trace_observed"] = False
-    if opts.get("active_cli_bridge"):
+    if opts.active_cli_bridge:
         fields["planned_worker_loopx_cli_call_total"] = 2
         fields["required_worker_loopx_cli_call_total_min"] = 1
         fields["claim_gate"] = {"uplift_claim_allowed": False, "leaderboard_claim_allowed": False}
-    if opts.get("active_user_assisted_treatment"):
+    if opts.active_user_assisted_treatment:
         fields["assisted_collaboration_claim_allowed"] = True
         fields["official_score_claim_allowed"] = False
-    if opts.get("active_user_observation_fixture"):
+    if opts.active_user_observation_fixture:
         counters = _calls_counters(("active_user_observe",), 1, 0)
         fields["interaction_counters"] = {**counters, "active_user_observe": 1}
         fields["worker_loopx_cli_call_total"] = 1
@@ -478,7 +478,7 @@ def fixture_fields(opts: Mapping[str, Any], shape: EventShape) -> dict[str, Any]
             "observation_source": "canned_fixture",
             "model_backed": False,
         }
-    if opts.get("preflight_guard") and _mode(opts) == MODE_GOAL:
+    if opts.preflight_guard and _mode(opts) == MODE_GOAL:
         fields["claim_gate"] = {
             "native_goal_mode_claim_allowed": False,
             "blocked_by": "missing_codex_app_server_goal_proof",
@@ -513,9 +513,9 @@ def _path_exists(probes: Probes) -> Callable[[str], bool]:
     return lambda text: (base / text).exists()
 
 
-def _base_record(opts: Mapping[str, Any], shape: EventShape, task: str) -> dict[str, Any]:
+def _base_record(opts: BenchmarkRunRequest, shape: EventShape, task: str) -> dict[str, Any]:
     spec = MODES[_mode(opts)]
-    dataset = opts.get("dataset") or TERMINAL_BENCH_DEFAULT_DATASET
+    dataset = opts.dataset or TERMINAL_BENCH_DEFAULT_DATASET
     record: dict[str, Any] = {
         "schema_version": "benchmark_run_v0",
         "source_runner": SOURCE_RUNNER,
@@ -551,14 +551,19 @@ def _read_boundary(preflight: bool) -> dict[str, bool]:
 
 
 def _build_one(
-    opts: Mapping[str, Any], task: str, probes: Probes, shape: EventShape
+    opts: BenchmarkRunRequest, task: str, probes: Probes, shape: EventShape
 ) -> dict[str, Any]:
-    dataset = opts.get("dataset") or TERMINAL_BENCH_DEFAULT_DATASET
+    dataset = opts.dataset or TERMINAL_BENCH_DEFAULT_DATASET
     setup = codex_setup(opts)
     profile = agent_profile(opts, setup)
     arm_id, arm_role, explicit_arm = arm_identity(opts)
-    timeout_policy = resolve_timeout_policy(opts, dataset=dataset)
-    job_name = opts.get("job_name") or default_job_name(dataset, task, explicit_arm or _agent(opts))
+    timeout_policy = resolve_timeout_policy(
+        preset=opts.timeout_preset,
+        repair_profile=opts.setup_timeout_repair_profile,
+        multipliers=opts.multipliers(),
+        dataset=dataset,
+    )
+    job_name = opts.job_name or default_job_name(dataset, task, explicit_arm or _agent(opts))
     record = _base_record(opts, shape, task)
     record.update(job_name=job_name, arm_id=arm_id, timeout_policy=timeout_policy)
     if arm_role:
@@ -578,8 +583,8 @@ def _build_one(
             model=_model(opts),
             job_name=job_name,
             runner_ref=_runner_ref(opts),
-            n_attempts=int(opts.get("n_attempts") or DEFAULT_N_ATTEMPTS),
-            n_concurrent=int(opts.get("n_concurrent") or DEFAULT_N_CONCURRENT),
+            n_attempts=int(opts.n_attempts or DEFAULT_N_ATTEMPTS),
+            n_concurrent=int(opts.n_concurrent or DEFAULT_N_CONCURRENT),
             multipliers=timeout_policy["multipliers"],
             agent_kwargs=profile.kwargs,
             agent_env=profile.env,
@@ -594,23 +599,23 @@ def _build_one(
         if preview
         else [dataset, task, shape.event_mode, _agent(opts), _model(opts)]
     )
-    if opts.get("worker_materialization_probe_only"):
+    if opts.worker_materialization_probe_only:
         record["worker_materialization_probe_only"] = True
-    if opts.get("setup_timeout_repair_profile"):
+    if opts.setup_timeout_repair_profile:
         record["setup_timeout_repair_profile"] = repair_profile_block(setup)
     record.update(fixture_fields(opts, shape))
     first_blocker = shape.fixed_blocker
-    if opts.get("preflight_guard"):
+    if opts.preflight_guard:
         preflight = _preflight(opts, probes, dataset, task, preview, timeout_policy, setup)
         record["preflight"] = preflight
         first_blocker = first_blocker or preflight["first_blocker"]
     record["first_blocker"] = first_blocker or MODES[_mode(opts)].first_blocker
-    record["read_boundary"] = _read_boundary(bool(opts.get("preflight_guard")))
+    record["read_boundary"] = _read_boundary(bool(opts.preflight_guard))
     return record
 
 
 def _preflight(
-    opts: Mapping[str, Any],
+    opts: BenchmarkRunRequest,
     probes: Probes,
     dataset: str,
     task: str,
@@ -628,17 +633,17 @@ def _preflight(
         launch_preview=preview,
         timeout_policy=timeout_policy,
         task_material=[(task, status)],
-        require_task_material_ready=bool(opts.get("require_task_material_ready")),
+        require_task_material_ready=bool(opts.require_task_material_ready),
         agent_setup=(setup.blocker, setup.blocks_launch) if uses_loopx_profile(opts) else None,
         env=probes.env,
         which=probes.which,
         run_probe=probes.run_probe or make_run_probe(probes.env),
-        assisted_observation_required=bool(opts.get("active_user_assisted_treatment")),
+        assisted_observation_required=bool(opts.active_user_assisted_treatment),
     )
 
 
 def build_planned_terminal_bench_records(
-    opts: Mapping[str, Any],
+    opts: BenchmarkRunRequest,
     *,
     env: Mapping[str, str],
     which: Callable[[str], str | None],
@@ -648,7 +653,7 @@ def build_planned_terminal_bench_records(
 ) -> list[dict[str, Any]]:
     """One planned (or fixture) record per ``--include-task-name``, after full validation."""
     validate_terminal_bench_options(opts)
-    if opts.get("harbor_job_dir"):
+    if opts.harbor_job_dir:
         raise InputError("--harbor-job-dir is an ingest, not a planned run")
     probes = Probes(env=env, which=which, run_probe=run_probe, path_exists=path_exists, cwd=cwd)
     shape = event_shape(opts)
@@ -656,7 +661,7 @@ def build_planned_terminal_bench_records(
 
 
 def build_planned_terminal_bench_record(
-    opts: Mapping[str, Any],
+    opts: BenchmarkRunRequest,
     *,
     env: Mapping[str, str],
     which: Callable[[str], str | None],
@@ -673,7 +678,7 @@ def build_planned_terminal_bench_record(
 
 # --- the benchmark_cli block (cli.md §5.5) -------------------------------------------------------
 
-_ECHOED_FLAGS = (
+_ECHOED_FLAGS = require_option_names((
     "fake_worker",
     "preflight_guard",
     "require_task_material_ready",
@@ -684,43 +689,43 @@ _ECHOED_FLAGS = (
     "active_user_observation_fixture",
     "setup_timeout_repair_profile",
     "worker_materialization_probe_only",
-)
+))
 
 
-def _preview_requested(opts: Mapping[str, Any]) -> bool:
+def _preview_requested(opts: BenchmarkRunRequest) -> bool:
     """Any option that shapes timeouts or Codex setup in the preview, including named presets."""
     values = (
-        *(opts.get(key) for key in MULTIPLIER_KEYS),
-        opts.get("codex_preflight_timeout_sec"),
-        opts.get("worker_codex_materialization_strategy"),
-        opts.get("timeout_preset"),
+        *opts.multipliers().values(),
+        opts.codex_preflight_timeout_sec,
+        opts.worker_codex_materialization_strategy,
+        opts.timeout_preset,
     )
-    install = opts.get("codex_install_strategy")
+    install = opts.codex_install_strategy
     return (
         any(value is not None for value in values)
-        or bool(opts.get("setup_timeout_repair_profile"))
+        or bool(opts.setup_timeout_repair_profile)
         or (install is not None and install != DEFAULT_CODEX_INSTALL_STRATEGY)
     )
 
 
 def build_benchmark_cli(
-    opts: Mapping[str, Any],
+    opts: BenchmarkRunRequest,
     records: Sequence[Mapping[str, Any]],
     *,
     skillsbench_result_ingested: bool = False,
 ) -> dict[str, Any]:
     """The envelope's echo of what the invocation asked for and what it did not do."""
-    benchmark = opts.get("benchmark_name") or "terminal-bench"
+    benchmark = opts.benchmark_name or "terminal-bench"
     requested = _mode(opts)
     first_mode = str(records[0].get("mode") or requested) if records else requested
-    route = opts.get("skillsbench_route")
+    route = opts.skillsbench_route
     if benchmark == "skillsbench":
-        ingest = bool(opts.get("skillsbench_result_json") or opts.get("skillsbench_result_root"))
+        ingest = bool(opts.skillsbench_result_json or opts.skillsbench_result_root)
         route = route or (None if ingest else SKILLSBENCH_DEFAULT_ROUTE)
         mode, source = route or "benchflow_observed", "skillsbench_route"
-    elif opts.get("harbor_job_dir"):
+    elif opts.harbor_job_dir:
         mode, source = first_mode, "harbor_job_result"
-    elif opts.get("active_user_assisted_treatment"):
+    elif opts.active_user_assisted_treatment:
         mode, source = first_mode, "cli_arg"
     else:
         mode, source = requested, "cli_arg"
@@ -730,10 +735,10 @@ def build_benchmark_cli(
         "requested_mode": requested,
         "skillsbench_route": route if benchmark == "skillsbench" else None,
         "mode_source": source,
-        **{flag: bool(opts.get(flag)) for flag in _ECHOED_FLAGS},
-        "harbor_job_result_ingested": bool(opts.get("harbor_job_dir")),
+        **{flag: opts.given(flag) for flag in _ECHOED_FLAGS},
+        "harbor_job_result_ingested": bool(opts.harbor_job_dir),
         "skillsbench_result_ingested": skillsbench_result_ingested,
-        "skillsbench_result_root_ingested": bool(opts.get("skillsbench_result_root")),
+        "skillsbench_result_root_ingested": bool(opts.skillsbench_result_root),
         "timeout_multiplier_preview_requested": _preview_requested(opts),
         # benchledger never fills in multipliers behind the user's back (cli.md §6.3).
         "timeout_multiplier_preview_defaulted": False,

@@ -16,6 +16,7 @@ from typing import Any
 
 from ledger.chain import canonical_json
 from ledger.errors import InputError
+from ledger.requests.benchmark_run import BenchmarkRunRequest
 from ledger.sources.base import RecordProvenance, SourceIngest
 
 Progress = Callable[[int, int], None]
@@ -55,33 +56,33 @@ def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return records
 
 
-def _classification(opts: Mapping[str, Any]) -> str:
+def _classification(request: BenchmarkRunRequest) -> str:
     from ledger.classification import ClassificationInput, classification_label
 
     return classification_label(
         ClassificationInput(
-            benchmark=opts["benchmark_name"],
-            mode=opts.get("mode") or "loopx-managed-codex",
-            classification=opts.get("classification"),
-            skillsbench_route=opts.get("skillsbench_route"),
+            benchmark=request.benchmark_name,
+            mode=request.mode or "loopx-managed-codex",
+            classification=request.classification,
+            skillsbench_route=request.skillsbench_route,
             skillsbench_result=bool(
-                opts.get("skillsbench_result_json") or opts.get("skillsbench_result_root")
+                request.skillsbench_result_json or request.skillsbench_result_root
             ),
-            harbor_job_dir=bool(opts.get("harbor_job_dir")),
-            active_user_observation_fixture=bool(opts.get("active_user_observation_fixture")),
-            active_user_assisted_treatment=bool(opts.get("active_user_assisted_treatment")),
-            active_cli_bridge=bool(opts.get("active_cli_bridge")),
-            worker_cli_bridge_fixture=bool(opts.get("worker_cli_bridge_fixture")),
-            cli_bridge_contract=bool(opts.get("cli_bridge_contract")),
-            preflight_guard=bool(opts.get("preflight_guard")),
-            fake_worker=bool(opts.get("fake_worker")),
+            harbor_job_dir=bool(request.harbor_job_dir),
+            active_user_observation_fixture=bool(request.active_user_observation_fixture),
+            active_user_assisted_treatment=bool(request.active_user_assisted_treatment),
+            active_cli_bridge=bool(request.active_cli_bridge),
+            worker_cli_bridge_fixture=bool(request.worker_cli_bridge_fixture),
+            cli_bridge_contract=bool(request.cli_bridge_contract),
+            preflight_guard=bool(request.preflight_guard),
+            fake_worker=bool(request.fake_worker),
         )
     )
 
 
 def _built(
     ingest: SourceIngest,
-    opts: Mapping[str, Any],
+    request: BenchmarkRunRequest,
     *,
     semantic: dict[str, Any],
     skillsbench_result_ingested: bool = False,
@@ -95,9 +96,9 @@ def _built(
         records=records,
         provenance=ingest.provenance,
         content_digest=ingest.content_digest,
-        classification=_classification(opts),
+        classification=_classification(request),
         benchmark_cli=build_benchmark_cli(
-            opts, records, skillsbench_result_ingested=skillsbench_result_ingested
+            request, records, skillsbench_result_ingested=skillsbench_result_ingested
         ),
         warnings=list(ingest.warnings),
         discovery=discovery,
@@ -107,28 +108,28 @@ def _built(
     )
 
 
-def build_harbor(opts: Mapping[str, Any], progress: Progress | None = None) -> BuiltSource:
+def build_harbor(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
     from ledger.sources.harbor import read_harbor_job
 
-    job_dir = Path(opts["harbor_job_dir"])
+    job_dir = Path(request.harbor_job_dir)
     ingest = read_harbor_job(
         job_dir,
         progress=progress,
-        benchmark_id=opts.get("dataset"),
-        arm_id=opts.get("arm_id"),
-        arm_map=opts.get("arm_map") or (),
-        arm_role=opts.get("arm_role"),
-        run_group_id=opts.get("run_group_id"),
+        benchmark_id=request.dataset,
+        arm_id=request.arm_id,
+        arm_map=request.arm_map or (),
+        arm_role=request.arm_role,
+        run_group_id=request.run_group_id,
     )
     semantic = {
         "source": "harbor",
-        "dataset": opts.get("dataset"),
-        "arm_map": list(opts.get("arm_map") or ()),
-        "arm_role": opts.get("arm_role"),
-        "include_task_name": list(opts.get("include_task_name") or ()),
+        "dataset": request.dataset,
+        "arm_map": list(request.arm_map or ()),
+        "arm_role": request.arm_role,
+        "include_task_name": list(request.include_task_name or ()),
     }
-    ingest = _filter_tasks(ingest, opts.get("include_task_name"))
-    return _built(ingest, opts, semantic=semantic)
+    ingest = _filter_tasks(ingest, request.include_task_name)
+    return _built(ingest, request, semantic=semantic)
 
 
 def _filter_tasks(ingest: SourceIngest, tasks: Any) -> SourceIngest:
@@ -141,33 +142,33 @@ def _filter_tasks(ingest: SourceIngest, tasks: Any) -> SourceIngest:
     return SourceIngest(kept, ingest.provenance, ingest.warnings, ingest.record_dirs)
 
 
-def build_benchflow(opts: Mapping[str, Any], progress: Progress | None = None) -> BuiltSource:
+def build_benchflow(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
     """Every `--include-task-name` goes to the adapter, so its spec messages name them all."""
     from ledger.sources import benchflow
 
-    policy = _benchflow_policy(opts.get("selection_policy"))
-    tasks = list(opts.get("include_task_name") or ())
+    policy = _benchflow_policy(request.selection_policy)
+    tasks = list(request.include_task_name or ())
     common = {
         "task": tasks or None,
         "policy": policy,
-        "benchmark_id": opts.get("dataset"),
-        "route": opts.get("skillsbench_route"),
-        "arm_id": opts.get("arm_id"),
-        "run_group_id": opts.get("run_group_id"),
-        "strict": not opts.get("keep_corrupt"),
+        "benchmark_id": request.dataset,
+        "route": request.skillsbench_route,
+        "arm_id": request.arm_id,
+        "run_group_id": request.run_group_id,
+        "strict": not request.keep_corrupt,
     }
-    if opts.get("skillsbench_result_json"):
-        ingest = benchflow.read_benchflow_result(Path(opts["skillsbench_result_json"]), **common)
+    if request.skillsbench_result_json:
+        ingest = benchflow.read_benchflow_result(Path(request.skillsbench_result_json), **common)
     else:
-        ingest = benchflow.read_benchflow_root(Path(opts["skillsbench_result_root"]), **common)
+        ingest = benchflow.read_benchflow_root(Path(request.skillsbench_result_root), **common)
     selection = _benchflow_selection(ingest)
     semantic = {
         "source": "benchflow",
         "policy": policy,
         "tasks": tasks,
-        "dataset": opts.get("dataset"),
-        "route": opts.get("skillsbench_route"),
-        "model": opts.get("model"),
+        "dataset": request.dataset,
+        "route": request.skillsbench_route,
+        "model": request.model,
         "strict": common["strict"],
         # The pick also depends on file mtimes, which the content digest does not cover: the
         # same bytes touched into another order must not be mistaken for the recorded input.
@@ -175,7 +176,7 @@ def build_benchflow(opts: Mapping[str, Any], progress: Progress | None = None) -
     }
     return _built(
         ingest,
-        opts,
+        request,
         semantic=semantic,
         skillsbench_result_ingested=True,
         discovery=_benchflow_discovery(ingest),
@@ -221,37 +222,54 @@ def _benchflow_policy(value: str | None) -> str:
 
 
 def build_planned_terminal_bench(
-    opts: Mapping[str, Any], *, env: Mapping[str, str], which: Callable[[str], str | None]
+    request: BenchmarkRunRequest, *, env: Mapping[str, str], which: Callable[[str], str | None]
 ) -> BuiltSource:
     from ledger.sources.planned import build_planned_terminal_bench_records
 
-    raw = build_planned_terminal_bench_records(opts, env=env, which=which)
-    return _planned(raw, opts, kind="terminal_bench_planned")
+    raw = build_planned_terminal_bench_records(request, env=env, which=which)
+    return _planned(raw, request, kind="terminal_bench_planned")
 
 
-def build_skillsbench_skeleton(opts: Mapping[str, Any]) -> BuiltSource:
+def build_skillsbench_skeleton(request: BenchmarkRunRequest) -> BuiltSource:
     from ledger.sources.skillsbench_routes import build_planned_skillsbench_records
 
-    tasks = list(opts.get("include_task_name") or ()) or None
+    tasks = list(request.include_task_name or ()) or None
     raw = build_planned_skillsbench_records(
-        dataset=opts.get("dataset"),
+        dataset=request.dataset,
         tasks=tasks,
-        route=opts.get("skillsbench_route"),
-        model=opts.get("model"),
-        agent=opts.get("agent"),
+        route=request.skillsbench_route,
+        model=request.model,
+        agent=request.agent,
     )
-    return _planned(raw, opts, kind="skillsbench_skeleton")
+    return _planned(raw, request, kind="skillsbench_skeleton")
 
 
-def _planned(raw: list[dict[str, Any]], opts: Mapping[str, Any], *, kind: str) -> BuiltSource:
+def _planned(raw: list[dict[str, Any]], request: BenchmarkRunRequest, *, kind: str) -> BuiltSource:
     """Planned records are decided by the options alone, so the options are the content."""
     semantic = {
         k: (list(v) if isinstance(v, tuple) else v)
-        for k, v in sorted(opts.items())
+        for k, v in sorted(request.option_items())
         if k not in {"execute", "dry_run", "format"} and v not in (None, False, (), [])
     }
     digest = hashlib.sha256(canonical_json({"kind": kind, "records": raw}).encode()).hexdigest()
     ingest = SourceIngest(raw, {"kind": kind, "options": semantic, "files": {}}, [])
-    built = _built(ingest, opts, semantic=semantic)
+    built = _built(ingest, request, semantic=semantic)
     built.content_digest = digest
     return built
+
+
+def build_source(
+    request: BenchmarkRunRequest,
+    *,
+    env: Mapping[str, str],
+    which: Callable[[str], str | None],
+    progress: Progress | None = None,
+) -> BuiltSource:
+    """Pick the source the flags name: a result tree, a Harbor job, or a planned run."""
+    if request.benchmark_name == "skillsbench":
+        if request.ingests_skillsbench_result:
+            return build_benchflow(request)
+        return build_skillsbench_skeleton(request)
+    if request.harbor_job_dir:
+        return build_harbor(request, progress=progress)
+    return build_planned_terminal_bench(request, env=env, which=which)

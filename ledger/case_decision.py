@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ledger.product_mode_pair import is_product_treatment, product_roles, review_pair
+from ledger.rules.ordering import row_sort_key
 from ledger.rules.repair import loopx_repair_fields
 from ledger.rules.values import compact_text
-from projections.product_mode_pair import is_product_treatment, product_roles, review_pair
 
 _SUFFIX_BY_REPAIR_CLASS = {
     "runner_setup_timeout": "setup_timeout_repair_required",
@@ -82,6 +83,14 @@ def arm_role(row: dict) -> str:
     """One role for display and filters: baseline, treatment or other."""
     roles = arm_roles(row)
     return "baseline" if "baseline" in roles else "treatment" if roles else "other"
+
+
+def decide_case(case_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The case's ``latest_decision``: active rows decide, archived ones are only counted."""
+    active = [r for r in case_rows if r.get("archive_state") != "archived"]
+    return latest_decision(
+        sorted(active, key=row_sort_key), archived_run_count=len(case_rows) - len(active)
+    )
 
 
 def latest_decision(active_rows_sorted: list[dict], *, archived_run_count: int = 0) -> dict:

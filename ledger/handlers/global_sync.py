@@ -1,0 +1,98 @@
+"""Deciding a global registry sync: the ``global_synced`` event and the payload (history §7).
+
+Shared by ``sync-global`` and every ``benchmark run`` that does not say ``--no-global-sync``.
+The current global document comes from the store's read model, never from the rendered file;
+a global registry file the store has never recorded (one loopx or another tool wrote) is an
+input, read only then, and adopted into the store by the sync's own event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ledger.events import GLOBAL_SYNCED, NewEvent
+from ledger.global_registry_sync import skipped_disabled_payload, sync_global
+from ledger.registry import CommandContext
+
+
+class GlobalSyncReads(Protocol):
+    def known_goal_ids(self) -> list[str]: ...
+    def global_registry(self) -> dict[str, Any] | None: ...
+
+
+@dataclass(frozen=True)
+class GlobalSyncPlan:
+    """The sync's payload, its event (None when nothing is written) and any backup to render."""
+
+    payload: dict[str, Any]
+    event: NewEvent | None
+    backup: dict[str, Any] | None
+
+
+def skipped_sync(*, execute: bool) -> GlobalSyncPlan:
+    """``--no-global-sync``: nothing decided, the payload says why."""
+    return GlobalSyncPlan(skipped_disabled_payload(not execute), None, None)
+
+
+def plan_global_sync(
+    reads: GlobalSyncReads,
+    context: CommandContext,
+    goal_id: str | None,
+    *,
+    replace_state: bool,
+    execute: bool,
+    now: str,
+    unrecorded_file: Callable[[], dict[str, Any] | None] = lambda: None,
+) -> GlobalSyncPlan:
+    """Merge the project's goals into the global registry the store holds.
+
+    With no project registry file the goals known to the store are the source, so a fresh
+    directory works without a hand-written registry (history_registry_rollout §7.1).
+    """
+    known = set(reads.known_goal_ids()) | ({goal_id} if goal_id else set())
+    source = (
+        context.registry
+        if context.registry_exists
+        else {"schema_version": "0.1", "goals": [{"id": g} for g in sorted(known)]}
+    )
+    global_path = context.global_registry_path
+    current = reads.global_registry()
+    if current is None:
+        current = unrecorded_file()
+    result = sync_global(
+        current,
+        source,
+        goal_id=goal_id,
+        replace_state=replace_state,
+        now=now,
+        source_registry=str(
+            context.registry_path.resolve() if context.registry_path else global_path.parent
+        ),
+        runtime_root=str(context.runtime_root),
+        registry_label=context.registry_label,
+        dry_run=not execute,
+        path_exists=lambda p: Path(p).exists(),
+    )
+    if result.document is None:
+        return GlobalSyncPlan(result.payload, None, None)
+    backup = (
+        {"name": result.backup_name, "document": result.backup_document}
+        if result.backup_name
+        else None
+    )
+    synced = result.payload.get("synced_goal_ids") or ([goal_id] if goal_id else [])
+    event = NewEvent(
+        "registry/global",
+        GLOBAL_SYNCED,
+        {
+            "registry_id": "global",
+            "document": result.document,
+            "goal_ids": list(synced),
+            "actions": result.payload.get("actions"),
+            "backup": backup,
+        },
+    )
+    return GlobalSyncPlan(result.payload, event, backup)

@@ -1,0 +1,115 @@
+"""Typed requests of the ledger commands: ``benchmark run-ledger-*``, ``render``, ``import``.
+
+Each is the command's flags, frozen, named as click names them. The services check the write
+controls inside the command's error envelope, so the envelope reports the first problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ledger.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class WriteControls:
+    """``--dry-run`` / ``--execute``: a dry run unless --execute, never both."""
+
+    dry_run: bool = False
+    execute: bool = False
+
+    def check(self, command: str) -> None:
+        if self.dry_run and self.execute:
+            raise InputError(f"{command} accepts either --dry-run or --execute, not both")
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerUpsertRequest(WriteControls):
+    benchmark_run_json: str | None = None
+    post_launch_json: str | None = None
+    run_ledger_path: str | None = None
+    ledger_id: str | None = None
+    run_group_id: str | None = None
+    arm_id: str | None = None
+    arm_role: str | None = None
+    run_key: str | None = None
+    recorded_at: str | None = None
+    compact_artifact_ref: str | None = None
+    run_ledger_note: str | None = None
+    no_render: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerArchiveCommand(WriteControls):
+    """``run-ledger-archive`` (or ``--restore``) and ``run-ledger-restore``."""
+
+    benchmark_id: str = ""
+    reason: str = ""
+    run_ledger_path: str | None = None
+    ledger_id: str | None = None
+    archive_batch_id: str | None = None
+    run_group_contains: tuple[str, ...] = ()
+    keep_run_group_contains: tuple[str, ...] = ()
+    case_id: tuple[str, ...] = ()
+    arm_id: tuple[str, ...] = ()
+    archive_all_matching_benchmark: bool = False
+    restore: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerMergeRequest(WriteControls):
+    run_ledger_path: str | None = None
+    ledger_id: str | None = None
+    source_run_ledger_path: tuple[str, ...] = ()
+    source_run_ledger_glob: tuple[str, ...] = ()
+    benchmark_id: tuple[str, ...] = ()
+    run_group_contains: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerAggregateCommand(WriteControls):
+    benchmark_id: str = ""
+    run_ledger_path: str | None = None
+    ledger_id: str | None = None
+    source_run_ledger_path: tuple[str, ...] = ()
+    source_run_ledger_glob: tuple[str, ...] = ()
+    canonical_case_id: tuple[str, ...] = ()
+    canonical_case_ids_file: str | None = None
+    canonical_case_root: str | None = None
+    active_case_id: tuple[str, ...] = ()
+    active_case_ids_file: str | None = None
+    include_noncanonical_sanity_sources: bool = False
+    target_lane_id: str | None = None
+    target_run_group_contains: tuple[str, ...] = ()
+    target_current_run_group_contains: tuple[str, ...] = ()
+    target_backfill_run_group_contains: tuple[str, ...] = ()
+    selection_policy: str = "best"
+    output_json: str | None = None
+    as_of: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerCheckRequest:
+    goal_id: str
+    run_ledger_path: str | None = None
+    ledger_id: str | None = None
+    history_limit: int = 500
+    limit: int = 20
+    fail_on_drift: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RenderRequest:
+    run_ledger_path: str | None = None
+    ledger_id: str | None = None
+    all_ledgers: bool = False
+    as_of: str | None = None
+    output_json: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportLoopxRequest(WriteControls):
+    path: str = ""
+    run_ledger_path: str | None = None
+    ledger_id: str | None = None
+    in_place: bool = False

@@ -1,0 +1,172 @@
+"""``benchmark run``: read the source, decide, append in one transaction, render after commit.
+
+The store is opened only once the source was read, so a rejected input never creates or
+migrates a database. A dry run computes the same payload and the same run ids, lists the events
+it would append, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ledger.clock import utc_now_seconds
+from ledger.errors import BenchledgerError
+from ledger.faults import reach
+from ledger.handlers.benchmark_run import (
+    BenchmarkRunPlan,
+    RunInputs,
+    already_recorded_payload,
+    check_writable,
+    decide,
+    idempotency_key,
+)
+from ledger.handlers.benchmark_run_payload import error_payload
+from ledger.handlers.benchmark_run_sources import BuiltSource, Progress, build_source
+from ledger.ledger_target import LedgerTarget, resolve_ledger_target
+from ledger.registry import (
+    CommandContext,
+    build_command_context,
+    require_registry_file,
+    validate_goal_id,
+)
+from ledger.requests.benchmark_run import BenchmarkRunRequest
+from services.files_seen import stems_taken_on_disk, unrecorded_global_registry
+
+
+def run_benchmark(
+    request: BenchmarkRunRequest,
+    *,
+    db: str | None,
+    registry: str | None,
+    runtime_root: str | None,
+    metadata: dict[str, Any],
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Validate, build, decide, append in one transaction, render; return the payload."""
+    from ledger.preflight import make_which
+    from services.store_session import open_store
+
+    context = build_command_context(
+        registry_flag=registry, runtime_root_flag=runtime_root, cwd=Path.cwd(), env=os.environ
+    )
+    goal_id = validate_goal_id(request.goal_id)
+    try:
+        if not request.no_global_sync:
+            require_registry_file(context)
+        built = build_source(
+            request, env=os.environ, which=make_which(os.environ), progress=progress
+        )
+        opened = open_store(db)
+    except BenchledgerError as err:
+        _attach_payload(err, request, context, goal_id, request.classification or "")
+        raise
+    try:
+        return _run(opened, request, context, goal_id, built, metadata)
+    except BenchledgerError as err:
+        _attach_payload(err, request, context, goal_id, built.classification)
+        raise
+    finally:
+        opened.close()
+
+
+def _attach_payload(
+    err: BenchledgerError,
+    request: BenchmarkRunRequest,
+    context: CommandContext,
+    goal_id: str,
+    classification: str,
+) -> None:
+    """Give the error the command's own envelope (§6.2) so ``--format json`` prints it."""
+    err.details.setdefault(
+        "payload",
+        error_payload(
+            dry_run=not request.execute,
+            registry=context.registry_label,
+            runtime_root=str(context.runtime_root),
+            goal_id=goal_id,
+            classification=classification,
+            error=err.message,
+        ),
+    )
+
+
+def _run(
+    opened: Any,
+    request: BenchmarkRunRequest,
+    context: CommandContext,
+    goal_id: str,
+    built: BuiltSource,
+    metadata: dict[str, Any],
+) -> dict[str, Any]:
+    from projections.queries import StoreReads
+
+    target = _ledger_target(request) if request.update_run_ledger else None
+    inputs = RunInputs(
+        context=context,
+        goal_id=goal_id,
+        now=utc_now_seconds(),
+        built=built,
+        target=target,
+        stems_taken_on_disk=stems_taken_on_disk(context.runtime_root, goal_id),
+        unrecorded_global_registry=lambda: unrecorded_global_registry(context),
+    )
+    key = idempotency_key(goal_id, built, request, target.ledger_id if target else None)
+    if request.execute:
+        check_writable(context, target)
+    reach("before_transaction")
+    plan: BenchmarkRunPlan | None = None
+    with opened.store.transaction(metadata) as uow:
+        existing = opened.store.events_for_key(uow.conn, key)
+        if not existing:
+            plan = decide(StoreReads(uow.conn), request, inputs)
+            if request.execute:
+                uow.append(plan.events, idempotency_key=key)
+                reach("after_append")
+    reach("after_commit")
+    if plan is None:
+        positions = (existing[0].position, existing[-1].position)
+        payload = already_recorded_payload(request, inputs, positions)
+        if request.execute and not request.no_render:
+            _render(opened, context, goal_id, None, target, payload)
+        return payload
+    payload = plan.payload(dry_run=not request.execute)
+    if request.execute and not request.no_render:
+        opened.store.database.checkpoint_soon()  # overlaps the file writes that follow
+        payload.update(_render(opened, context, goal_id, plan, target, payload))
+    return payload
+
+
+def _ledger_target(request: BenchmarkRunRequest) -> LedgerTarget:
+    return resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
+
+
+def _render(
+    opened: Any,
+    context: CommandContext,
+    goal_id: str,
+    plan: BenchmarkRunPlan | None,
+    target: LedgerTarget | None,
+    payload: dict[str, Any],
+) -> dict[str, Any]:
+    """Render every file the events changed; a failure is an error (stderr, exit 1) that
+    still reports what was committed. A retried input re-renders everything of the goal."""
+    from projections.render import RenderError, render_for_goal
+
+    try:
+        exports = render_for_goal(
+            opened,
+            context.runtime_root,
+            goal_id,
+            stems=plan.stems if plan else None,
+            ledger_target=target,
+            global_registry=plan.synced if plan else True,
+            backup=plan.backup if plan else None,
+        )
+    except RenderError as err:
+        if plan is None:
+            raise
+        err.details["payload"] = {**payload, "ok": False, "appended": True, "error": err.message}
+        raise
+    return {"rendered_files": len(exports)}

@@ -1,0 +1,79 @@
+"""``benchledger compare`` and ``benchledger diff``: read-only views over one stored ledger."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ledger.errors import InputError
+from ledger.ledger_target import resolve_ledger_target
+from services.as_of_reads import Progress
+
+
+def run_compare(
+    request: Any,
+    *,
+    run_ledger_path: str | None,
+    ledger_id: str | None,
+    as_of: str | None,
+    db: str | None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """The compare document of the ledger's rows (as they stand, or stood at ``as_of``)."""
+    from ledger.handlers.ledger_store import require_store_ledger
+    from projections.compare import build_compare
+    from projections.compare_rows import read_compare_rows
+    from projections.queries import StoreReads
+    from services.as_of_reads import read_database
+    from services.store_session import open_store
+
+    target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
+    opened = open_store(db)
+    try:
+        with read_database(opened, as_of, progress) as (database, moment):
+            with database.connect() as conn:
+                reads = StoreReads(conn)
+                if moment is not None and reads.ledger(target.ledger_id) is None:
+                    raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
+                require_store_ledger(reads, target)
+                rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
+    finally:
+        opened.close()
+    as_of_block = {"as_of": moment} if moment is not None else {}
+    return {"ok": True, **as_of_block, "compare": build_compare(rows, request)}
+
+
+def default_metric(per_case: str, metric: str | None) -> str:
+    """pass@k summaries compare pass rates; everything else compares scores."""
+    return metric or ("pass" if per_case.startswith("pass@k") else "score")
+
+
+def run_diff(
+    *,
+    from_value: str,
+    to_value: str | None,
+    benchmark_id: str | None,
+    run_ledger_path: str | None,
+    ledger_id: str | None,
+    db: str | None,
+) -> dict[str, Any]:
+    """Per case, what changed between two moments (replayed in a scratch store)."""
+    from projections.diff import build_diff
+    from projections.snapshots import default_snapshot_dir
+    from services.store_session import open_store
+
+    target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
+    opened = open_store(db)
+    try:
+        later = to_value if to_value is not None else str(opened.store.head_position())
+        document = build_diff(
+            opened.store,
+            opened.projections,
+            target.ledger_id,
+            from_value,
+            later,
+            benchmark_id=benchmark_id,
+            snapshot_dir=default_snapshot_dir(opened.location),
+        )
+    finally:
+        opened.close()
+    return {"ok": True, "diff": document}

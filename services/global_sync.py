@@ -1,0 +1,55 @@
+"""``sync-global``: decide the sync in one transaction, append it, render the global registry."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ledger.clock import utc_now_seconds
+from ledger.handlers.global_sync import plan_global_sync
+from ledger.registry import build_command_context, require_registry_file, validate_goal_id
+from ledger.requests.global_sync import GlobalSyncRequest
+from services.files_seen import unrecorded_global_registry
+
+
+def run_global_sync(
+    request: GlobalSyncRequest,
+    *,
+    db: str | None,
+    registry: str | None,
+    runtime_root: str | None,
+    metadata: dict[str, Any],
+) -> dict[str, Any]:
+    """Append the ``global_synced`` event (with --execute) and render the files it changed."""
+    from projections.goal_files import render_global_registry
+    from projections.queries import StoreReads
+    from projections.render import record_exports
+    from services.store_session import open_store
+
+    context = build_command_context(
+        registry_flag=registry, runtime_root_flag=runtime_root, cwd=Path.cwd(), env=os.environ
+    )
+    require_registry_file(context)
+    goal = validate_goal_id(request.goal_id) if request.goal_id is not None else None
+    opened = open_store(db)
+    try:
+        with opened.store.transaction(metadata) as uow:
+            plan = plan_global_sync(
+                StoreReads(uow.conn),
+                context,
+                goal,
+                replace_state=request.replace_state,
+                execute=request.execute,
+                now=utc_now_seconds(),
+                unrecorded_file=lambda: unrecorded_global_registry(context),
+            )
+            if request.execute and plan.event is not None:
+                uow.append([plan.event])
+        if request.execute and plan.event is not None:
+            with opened.store.database.connect() as conn:
+                exports = render_global_registry(conn, context.runtime_root, plan.backup)
+                record_exports(opened, exports)
+    finally:
+        opened.close()
+    return plan.payload

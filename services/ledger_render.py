@@ -1,0 +1,126 @@
+"""``render`` (ledger files from the store, or a past ledger) and ``import loopx-ledger``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ledger.errors import InputError
+from ledger.ledger_target import LedgerTarget, resolve_ledger_target
+from ledger.requests.ledger import ImportLoopxRequest, RenderRequest
+from services.as_of_reads import Progress
+from services.inputs import read_input
+
+
+def run_render(request: RenderRequest, *, db: str | None) -> dict[str, Any]:
+    """Re-render the stale goal files and the named ledger (or every ledger)."""
+    from projections.queries import StoreReads
+    from projections.render import render_ledger, render_stale_goal_files
+    from services.store_session import open_store
+
+    opened = open_store(db)
+    try:
+        with opened.store.database.connect() as conn:
+            targets = _render_targets(StoreReads(conn), request)
+        written = render_stale_goal_files(opened)
+        for target in targets:
+            written += render_ledger(opened, target)
+    finally:
+        opened.close()
+    rendered = [{"kind": f["kind"], "sha256": f["sha256"], "path": f["path"]} for f in written]
+    return {"ok": True, "rendered": rendered}
+
+
+def _render_targets(reads: Any, request: RenderRequest) -> list[LedgerTarget]:
+    """The named ledger; every ledger with ``--all``, or when the default one is not stored
+    (plain `benchledger render`, what a failed render says to run, repairs them all)."""
+    named = request.run_ledger_path is not None or request.ledger_id is not None
+    target = resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
+    if request.all_ledgers or (not named and reads.ledger(target.ledger_id) is None):
+        return [
+            resolve_ledger_target(reads.ledger(i)["ledger_path"], ledger_id=i)
+            for i in reads.ledger_ids()
+        ]
+    if reads.ledger(target.ledger_id) is None:
+        raise InputError(f"no ledger {target.ledger_id} in the store")
+    return [target]
+
+
+def run_render_as_of(
+    request: RenderRequest, *, db: str | None, progress: Progress | None = None
+) -> dict[str, Any]:
+    """``render --as-of``: the past ledger (its ``markdown`` for printing), or written to an
+    explicit path; the published files are never overwritten."""
+    from projections.past_render import render_past_ledger
+    from services.as_of_reads import read_database
+    from services.store_session import open_store
+
+    if request.as_of is None:
+        raise InputError(
+            "--output-json goes with --as-of (a live render writes the ledger's own files)"
+        )
+    if request.all_ledgers:
+        raise InputError(
+            "render --as-of renders one ledger: drop --all and name it with --ledger-id"
+        )
+    target = resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
+    given = request.output_json
+    output = Path(os.path.abspath(Path(given).expanduser())) if given else None
+    opened = open_store(db)
+    try:
+        with read_database(opened, request.as_of, progress) as (database, moment):
+            result = render_past_ledger(opened.store, database, target, output)
+    finally:
+        opened.close()
+    if "rendered" in result:
+        result["rendered"] = [
+            {"kind": f["kind"], "sha256": f["sha256"], "path": f["path"]}
+            for f in result["rendered"]
+        ]
+    return {"ok": True, "as_of": moment, **result}
+
+
+def run_import_loopx(
+    request: ImportLoopxRequest, *, db: str | None, metadata: dict[str, Any]
+) -> dict[str, Any]:
+    """Import a loopx ledger as events; PATH is only re-rendered with --in-place."""
+    from ledger.handlers.import_loopx import import_idempotency_key, plan_import
+    from ledger.input_files import LEDGER_JSON_LIMIT
+    from projections.render import render_ledger
+    from services.store_session import open_store
+
+    request.check("import loopx-ledger")
+    path = request.path
+    data, _ = read_input(path, LEDGER_JSON_LIMIT)
+    target = resolve_ledger_target(request.run_ledger_path or path, ledger_id=request.ledger_id)
+    events, summary = plan_import(data, name=Path(path).name, target=target)
+    already = False
+    render = request.execute and (request.in_place or request.run_ledger_path is not None)
+    if request.execute:
+        opened = open_store(db)
+        try:
+            result = opened.store.append(
+                events, metadata=metadata, idempotency_key=import_idempotency_key(target, data)
+            )
+            already = result.already_recorded
+            if render:
+                render_ledger(opened, target)
+        finally:
+            opened.close()
+    return {
+        "ok": True,
+        "dry_run": not request.execute,
+        "imported": request.execute and not already,
+        "already_recorded": already,
+        "ledger_id": target.ledger_id,
+        "ledger_path": target.display_path,
+        "markdown_path": target.display_markdown_path,
+        "rendered": render,
+        "source_rewritten": render and _same_file(target.json_path, path),
+        **summary,
+    }
+
+
+def _same_file(rendered: Path, given: str) -> bool:
+    return given != "-" and Path(rendered).resolve() == Path(given).expanduser().resolve()

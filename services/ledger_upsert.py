@@ -1,0 +1,118 @@
+"""``benchmark run-ledger-upsert``: read the compact input, decide the upserts, append, render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ledger.errors import BenchledgerError, InputError
+from ledger.handlers.ledger_upsert import READ_BOUNDARY
+from ledger.ledger_target import LedgerTarget, resolve_ledger_target
+from ledger.requests.ledger import LedgerUpsertRequest
+from services.inputs import read_input
+
+
+def run_ledger_upsert(
+    request: LedgerUpsertRequest, *, db: str | None, metadata: dict[str, Any]
+) -> dict[str, Any]:
+    """The upsert's payload; a user error carries the command's envelope (cli.md §3)."""
+    target_display = request.run_ledger_path or "benchmark-run-ledger.json"
+    try:
+        request.check("benchmark run-ledger-upsert")
+        if bool(request.benchmark_run_json) == bool(request.post_launch_json):
+            raise InputError("provide exactly one of --benchmark-run-json or --post-launch-json")
+        target = resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
+        target_display = target.display_path
+        records, input_kind, source_path = _resolve_records(request)
+        return _apply_upsert(request, db, metadata, target, records, input_kind, source_path)
+    except BenchledgerError as err:
+        err.details.setdefault(
+            "payload",
+            {
+                "ok": False,
+                "dry_run": not request.execute,
+                "benchmark_run_ledger": {"updated": False, "ledger_path": target_display},
+                "read_boundary": READ_BOUNDARY,
+            },
+        )
+        raise
+
+
+def _resolve_records(request: LedgerUpsertRequest) -> tuple[list[dict], str, str | None]:
+    from ledger.input_files import COMPACT_JSON_LIMIT
+    from ledger.json_input import parse_json
+    from ledger.rules.compact_input import NOT_AN_OBJECT, resolve_compact_input
+
+    post_launch = bool(request.post_launch_json)
+    given = request.post_launch_json or request.benchmark_run_json or ""
+    raw, source_path = read_input(given, COMPACT_JSON_LIMIT)
+    shown = "standard input" if source_path is None else Path(given).name
+    data = parse_json(raw, what=f"{NOT_AN_OBJECT}; {shown}", unique_keys=True)
+    if not isinstance(data, dict):
+        raise InputError("ledger input JSON must contain an object")
+    if post_launch:
+        schema = "terminal_bench_post_launch_materialization_v0"
+        if data.get("schema_version") != schema:
+            raise InputError(f"--post-launch-json did not contain a compactable {schema} object")
+        return [data], schema, source_path
+    records, input_kind = resolve_compact_input(data, context="upsert")
+    return records, input_kind, source_path
+
+
+def _apply_upsert(
+    request: LedgerUpsertRequest,
+    db: str | None,
+    metadata: dict[str, Any],
+    target: LedgerTarget,
+    records: list[dict],
+    input_kind: str,
+    source_path: str | None,
+) -> dict[str, Any]:
+    from ledger.case_decision import decide_case
+    from ledger.clock import utc_now_seconds
+    from ledger.handlers.ledger_store import require_store_ledger
+    from ledger.handlers.ledger_upsert import RowOptions, ledger_result, plan_ledger_upsert
+    from projections.queries import StoreReads
+    from projections.render import render_ledger
+    from services.store_session import open_store
+
+    row_options = RowOptions(
+        run_group_id=request.run_group_id,
+        arm_id=request.arm_id,
+        arm_role=request.arm_role,
+        run_key=request.run_key,
+        notes=request.run_ledger_note,
+        recorded_at=request.recorded_at,
+        compact_artifact_ref=request.compact_artifact_ref or source_path,
+    )
+    now = utc_now_seconds()
+    opened = open_store(db)
+    try:
+        with opened.store.transaction(metadata) as uow:
+            reads = StoreReads(uow.conn)
+            require_store_ledger(reads, target)
+            plan = plan_ledger_upsert(
+                records,
+                target=target,
+                options=[row_options] * len(records),
+                reads=reads,
+                decide_case=decide_case,
+                now=now,
+                ref_root=str(Path.cwd()),
+            )
+            if request.execute and plan.events:
+                uow.append(plan.events)
+        result = ledger_result(plan, target=target, dry_run=not request.execute)
+        stale = plan.changed or not target.json_path.exists()
+        if request.execute and not request.no_render and stale:
+            render_ledger(opened, target)
+            result["rendered"] = True
+    finally:
+        opened.close()
+    return {
+        "ok": True,
+        "dry_run": not request.execute,
+        "input_kind": input_kind,
+        "benchmark_run_ledger": result,
+        "read_boundary": READ_BOUNDARY,
+    }

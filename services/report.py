@@ -1,0 +1,69 @@
+"""``benchledger report``: the static HTML report of one stored ledger, live or as of a moment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ledger.errors import InputError
+from ledger.ledger_target import resolve_ledger_target
+from services.as_of_reads import Progress
+
+
+def run_report(
+    *,
+    out_dir: str,
+    benchmark_ids: tuple[str, ...],
+    run_ledger_path: str | None,
+    ledger_id: str | None,
+    as_of: str | None,
+    db: str | None,
+    version: str,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Write the report files; the payload names the index page and counts the files."""
+    from projections.report.site import ReportRequest, require_report_extra
+    from services.store_session import open_store
+
+    require_report_extra()
+    target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
+    out = Path(out_dir).expanduser()
+    opened = open_store(db)
+    moment = None
+    try:
+        wanted = tuple(dict.fromkeys(benchmark_ids))
+        request = ReportRequest(target.ledger_id, out.absolute(), wanted)
+        if as_of is None:
+            exports = _live_report(opened, request, version)
+        else:
+            exports, moment = _past_report(opened, request, as_of, version, progress)
+    finally:
+        opened.close()
+    as_of_block = {"as_of": moment} if moment is not None else {}
+    return {"ok": True, **as_of_block, "report": str(out / "index.html"), "files": len(exports)}
+
+
+def _live_report(opened: Any, request: Any, version: str) -> list:
+    from projections.queries import StoreReads
+    from projections.report.site import write_report
+
+    with opened.store.database.connect() as conn:
+        if StoreReads(conn).ledger(request.ledger_id) is None:
+            raise InputError(f"no ledger {request.ledger_id} in the store")
+    return write_report(opened, request, version)
+
+
+def _past_report(
+    opened: Any, request: Any, as_of: str, version: str, progress: Progress | None
+) -> tuple[list, Any]:
+    from projections.past_report import write_past_report
+    from projections.queries import StoreReads
+    from services.as_of_reads import read_database
+
+    with read_database(opened, as_of, progress) as (database, moment):
+        with database.connect() as conn:
+            if StoreReads(conn).ledger(request.ledger_id) is None:
+                raise InputError(f"no ledger {request.ledger_id} in the store at that moment")
+        position = moment["position"] if moment is not None else opened.store.head_position()
+        exports = write_past_report(opened.store, database, position, request, version)
+    return exports, moment

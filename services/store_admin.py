@@ -1,0 +1,176 @@
+"""The store's own commands: the audit log, chain verification, rebuild, SQL, migrations.
+
+Each opens the store, asks the store (or the projection engine) one question and returns the
+payload; the click layer only prints it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ledger.errors import InputError
+from services.as_of_reads import Progress
+from services.store_session import open_store
+
+
+def list_events(
+    db: str | None,
+    *,
+    from_position: int,
+    to_position: int | None,
+    stream: str | None,
+    event_types: tuple[str, ...],
+    limit: int,
+    payload: bool,
+    as_of: str | None,
+) -> dict[str, Any]:
+    """Events in position order; with ``as_of`` only those up to that moment."""
+    opened = open_store(db)
+    moment = None
+    try:
+        if as_of is not None:
+            from projections.as_of import resolve_moment
+
+            with opened.store.database.connect() as conn:
+                moment = resolve_moment(conn, as_of)
+            to_position = min(to_position or moment.position, moment.position)
+        events = list(
+            opened.store.read(
+                from_position=from_position,
+                to_position=to_position,
+                stream=stream,
+                event_types=event_types or None,
+                limit=limit,
+            )
+        )
+    finally:
+        opened.close()
+    items = []
+    for e in events:
+        item = e.as_dict()
+        if not payload:
+            item.pop("payload")
+            item.pop("metadata")
+        items.append(item)
+    if moment is not None and as_of is not None:
+        as_of_block = {"requested": as_of.strip(), **moment.as_dict()}
+        return {"ok": True, "as_of": as_of_block, "count": len(items), "events": items}
+    return {"ok": True, "count": len(items), "events": items}
+
+
+def show_event(db: str | None, key: str) -> dict[str, Any]:
+    """One event by position or event id."""
+    opened = open_store(db)
+    try:
+        event = opened.store.get(key)
+    finally:
+        opened.close()
+    if event is None:
+        raise InputError(f"no event at {key}")
+    return {"ok": True, "event": event.as_dict()}
+
+
+def verify_store(
+    db: str | None, *, files: bool, expect_head: str | None, schemas: bool = False
+) -> dict[str, Any]:
+    """The chain walk, plus the published files and the payload contracts when asked."""
+    from ledger.head_witness import parse_expected_head, read_marker
+
+    expected = parse_expected_head(expect_head) if expect_head else None
+    opened = open_store(db)
+    try:
+        marker = read_marker(opened.store.head_marker)
+        witnesses = [w for w in (marker, expected) if w is not None]
+        report = opened.store.verify(witnesses=witnesses).as_dict()
+        if files:
+            from projections.files import verify_exports
+
+            checked = verify_exports(opened.store)
+            report["files"] = checked.files
+            report["exports"] = checked.summary
+            report["ok"] = report["ok"] and checked.ok
+        if schemas:
+            from ledger.contracts.conformance import check_store
+
+            report["schemas"] = check_store(opened.store).as_dict()
+            report["ok"] = report["ok"] and report["schemas"]["ok"]
+    finally:
+        opened.close()
+    return {"ok": report["ok"], "verify": report}
+
+
+def rebuild(db: str | None, projection_names: tuple[str, ...], *, verify_only: bool) -> dict:
+    """Replay every event into the read models (or into a scratch copy, to compare)."""
+    opened = open_store(db)
+    try:
+        if verify_only:
+            checked = opened.projections.verify_rebuild(opened.store, projection_names)
+            return {"ok": checked.ok, "rebuild_verify": checked.as_dict()}
+        rebuilt = opened.projections.rebuild(opened.store, projection_names)
+        return {"ok": True, "rebuild": rebuilt.as_dict()}
+    finally:
+        opened.close()
+
+
+def run_sql(
+    db: str | None,
+    statement: str,
+    *,
+    limit: int,
+    timeout: float,
+    as_of: str | None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """One read-only query, live or on scratch read models replayed to ``as_of``."""
+    from ledger.sql_query import run_read_only_query
+
+    if as_of is None:
+        return {"ok": True, **run_read_only_query(db, statement, limit=limit, timeout=timeout)}
+    from projections.as_of_sql import query_as_of
+
+    opened = open_store(db)
+    try:
+        result = query_as_of(
+            opened, as_of, statement, limit=limit, timeout=timeout, progress=progress
+        )
+    finally:
+        opened.close()
+    return {"ok": True, **result}
+
+
+def db_upgrade(db: str | None) -> dict[str, Any]:
+    """Upgrade the schema to this version's head."""
+    from ledger.database import SCHEMA_HEAD, current_revision, run_upgrade
+
+    opened = open_store(db, check_schema=False)
+    try:
+        before = current_revision(opened.store.database)
+        run_upgrade(opened.store.database)
+        after = current_revision(opened.store.database)
+    finally:
+        opened.close()
+    return {
+        "ok": True,
+        "from_revision": before,
+        "to_revision": after,
+        "head": SCHEMA_HEAD,
+        "database": opened.location.display(),
+    }
+
+
+def db_current(db: str | None) -> dict[str, Any]:
+    """The schema revision and whether it is current."""
+    from ledger.database import SCHEMA_HEAD, current_revision
+
+    opened = open_store(db, check_schema=False)
+    try:
+        revision = current_revision(opened.store.database)
+    finally:
+        opened.close()
+    return {
+        "ok": True,
+        "revision": revision,
+        "head": SCHEMA_HEAD,
+        "up_to_date": revision == SCHEMA_HEAD,
+        "database": opened.location.display(),
+    }

@@ -1,0 +1,46 @@
+"""The composition root: opens the store with the projection engine as its listener.
+
+Services call ``open_store`` and hand read models to handlers; handlers never open databases or
+pick projections themselves, so ``ledger/`` stays free of any import of ``projections/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ledger.database import StoreLocation
+    from ledger.store import EventStore
+    from projections.engine import ProjectionEngine
+
+
+@dataclass
+class OpenStore:
+    location: StoreLocation
+    store: EventStore
+    projections: ProjectionEngine
+
+    def close(self) -> None:
+        self.store.database.dispose()
+
+
+def open_store(
+    db: str | None, *, auto_upgrade: bool = True, check_schema: bool = True
+) -> OpenStore:
+    """Resolve, connect, make sure the schema is current, and wire projections in."""
+    from ledger.database import ensure_schema, open_database, resolve_location
+    from ledger.store import EventStore
+    from projections.engine import ProjectionEngine
+    from projections.read_models import all_projections
+
+    location = resolve_location(db)
+    database = open_database(location)
+    try:
+        if check_schema:
+            ensure_schema(database, location, auto_upgrade=auto_upgrade)
+    except Exception:
+        database.dispose()
+        raise
+    projections = ProjectionEngine(all_projections())
+    return OpenStore(location, EventStore(database, listener=projections), projections)
