@@ -233,9 +233,9 @@ def seed_history(db: str, goal_id: str, records: list[dict[str, Any]]) -> None:
     record, oldest first, built by the same functions): what ``run-ledger-check`` reads."""
     from commands.runtime import command_metadata, open_store
     from ledger.events import RUN_APPENDED, NewEvent
+    from ledger.goal_run_rules import build_run_record
+    from ledger.rollout_events import benchmark_run_event
     from ledger.rules.row import build_row
-    from projections.goal_runs import build_run_record
-    from projections.rollout import benchmark_run_event
 
     events = []
     for index, record in enumerate(records):
