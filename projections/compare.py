@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.errors import InputError
-from ledger.ledger_ops import COUNTABLE_BUCKETS, judge_row
 from ledger.rules.ordering import row_sort_key
 from ledger.rules.row import RULES_VERSION
 from projections import compare_stats as cs

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger import events as ev
+from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.connection import placeholders
 from ledger.errors import InputError
-from ledger.ledger_ops import COUNTABLE_BUCKETS, judge_row
 from ledger.rules.archive import is_archived
 from projections.ledger_row_text import ROWS, row_text
 from projections.ledger_v0 import bucket_of, case_node

@@ -16,7 +16,7 @@ from typing import Any
 
 from ledger.errors import BenchledgerError, InputError
 from ledger.handlers.ledger_store import MaintenancePlan, MaintenanceReads, require_store_ledger
-from ledger.ledger_ops import READ_BOUNDARY
+from ledger.ledger_rows import READ_BOUNDARY
 from ledger.ledger_target import LedgerTarget, resolve_ledger_target
 from ledger.requests.ledger import (
     LedgerAggregateCommand,
@@ -75,8 +75,8 @@ def run_archive(
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
     """Archive (or restore) the matching runs; re-running changes nothing and says so."""
+    from ledger.archive import ARCHIVE_SCHEMA
     from ledger.handlers.ledger_archive import ArchiveRequest, plan_archive, plan_restore
-    from ledger.ledger_ops import ARCHIVE_SCHEMA
 
     dry_run = not request.execute
     envelope = {
@@ -135,7 +135,7 @@ def run_merge(
     """Merge source ledger files into the store ledger."""
     from ledger.handlers.ledger_merge import plan_merge
     from ledger.handlers.ledger_source_files import load_sources
-    from ledger.ledger_ops import MERGE_SCHEMA
+    from ledger.merge import MERGE_SCHEMA
 
     dry_run = not request.execute
     envelope = {
@@ -196,8 +196,8 @@ def run_aggregate(
     request: LedgerAggregateCommand, *, db: str | None, progress: Progress | None = None
 ) -> dict[str, Any]:
     """One current result per canonical case; the file is written with --execute only."""
+    from ledger.aggregate import SELECTION_POLICIES
     from ledger.handlers.ledger_source_files import load_sources
-    from ledger.ledger_ops import SELECTION_POLICIES
 
     output = request.output_json
     envelope = {
@@ -267,9 +267,9 @@ def _aggregate_view(
 
 def _aggregate_selection(request: LedgerAggregateCommand) -> Any:
     """The handler's request: canonical and active cases from flags, files and a case root."""
+    from ledger.aggregate import TargetLanes
     from ledger.handlers.ledger_aggregate import AggregateRequest
     from ledger.handlers.ledger_source_files import case_root_ids, read_case_ids_file
-    from ledger.ledger_ops import TargetLanes
 
     canonical = list(request.canonical_case_id)
     if request.canonical_case_ids_file:
@@ -313,8 +313,8 @@ def _write_aggregate(output: str, aggregate: dict[str, Any]) -> None:
 def run_check(request: LedgerCheckRequest, *, db: str | None) -> dict[str, Any]:
     """Compare the goal's run history with the ledger; ``drift_gate_failed`` with the gate."""
     from ledger.clock import utc_now_seconds
+    from ledger.drift import DRIFT_SCHEMA
     from ledger.handlers.ledger_drift import drift_view
-    from ledger.ledger_ops import DRIFT_SCHEMA
     from ledger.registry import validate_goal_id
     from projections.queries import StoreReads
     from services.store_session import open_store

@@ -29,8 +29,10 @@ LOOPX_VENV_ENV = "BENCHLEDGER_LOOPX_VENV"
 # ours, absent from loopx's, never renamed or removed.
 ROW_ADDITIONS = frozenset({"arm_source"})
 # Values that are benchledger's own wording by design (ledger_v0.md §5.12, §7: "wording is not
-# part of the contract"): the key must be there on both sides, its text may differ.
-WORDING_PATHS = (".next_action", ".current_evidence_rule", ".duplicate_case_rule")
+# part of the contract"; docs/loopx-compat.md #2, #3): the key must be there on both sides, its
+# text may differ. A row's ``next_action`` is compared exactly, except for a row loopx's
+# reading gives a repair class it did not store (``rerouted_actions``, docs/loopx-compat.md #1).
+WORDING_PATHS = (".case_routing.next_action", ".current_evidence_rule", ".duplicate_case_rule")
 # Aggregate fields benchledger adds (docs/loopx-compat.md): the chosen run's arm role, job, mode
 # and rounds, the named selection policy, the rules version, and empty buckets listed as such.
 AGGREGATE_ADDITIONS = frozenset(
@@ -82,6 +84,19 @@ class Reading:
     markdown: str | None = None
     aggregates: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    # check / archive / merge outputs by file suffix (``.check.json``, ``.archive.md``, ...)
+    maintenance: dict[str, str] = field(default_factory=dict)
+
+
+MAINTENANCE_SUFFIXES = (
+    ".check.json",
+    ".archive.json",
+    ".archive.md",
+    ".merge.json",
+    ".merge.md",
+    ".merged.json",
+    ".maintenance.error",
+)
 
 
 class Oracle:
@@ -98,10 +113,20 @@ class Oracle:
             env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
         )
 
-    def read(self, ledger: Path, aggregates: list[dict[str, Any]] = ()) -> Reading:  # type: ignore[assignment]
+    def read(
+        self,
+        ledger: Path,
+        aggregates: list[dict[str, Any]] = (),  # type: ignore[assignment]
+        maintenance: dict[str, Any] | None = None,
+    ) -> Reading:
+        """loopx's reading of ``ledger``; ``maintenance`` may ask for ``check`` (history
+        records, oldest first), ``archive`` and ``merge`` (run in that order on a copy)."""
         self.count += 1
         stem = self.workdir / f"oracle-{self.count}"
         job = {"ledger": str(ledger), "stem": str(stem), "aggregates": list(aggregates)}
+        job.update(maintenance or {})
+        if "check" in job:  # loopx reads the history newest first, as the index lists it
+            job["check"] = {**job["check"], "history": list(reversed(job["check"]["history"]))}
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
@@ -118,6 +143,11 @@ class Oracle:
                 json.loads(Path(f"{stem}.aggregate-{i}.json").read_text(encoding="utf-8"))
                 for i in range(len(aggregates))
             ],
+            maintenance={
+                suffix: Path(f"{stem}{suffix}").read_text(encoding="utf-8")
+                for suffix in MAINTENANCE_SUFFIXES
+                if Path(f"{stem}{suffix}").exists()
+            },
         )
 
     def close(self) -> None:
@@ -130,9 +160,11 @@ def benchledger_read(
     ledger: Path,
     workdir: Path,
     aggregates: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    maintenance: dict[str, Any] | None = None,
 ) -> Reading:
-    """``benchledger import loopx-ledger`` into a fresh store, then the rendered files and the
-    ``run-ledger-aggregate`` payloads asked for, all through the CLI (in-process)."""
+    """``benchledger import loopx-ledger`` into a fresh store, then the rendered files, the
+    ``run-ledger-aggregate`` payloads and the check / archive / merge outputs asked for, all
+    through the CLI (in-process)."""
     from click.testing import CliRunner
 
     from commands.cli import cli
@@ -170,40 +202,195 @@ def benchledger_read(
         payloads.append(
             json.loads(result.stdout) if result.stdout.strip() else {"error": result.stderr}
         )
-    return Reading(
+    reading = Reading(
         json_text=out.read_text(encoding="utf-8"),
         markdown=out.with_suffix(".md").read_text(encoding="utf-8"),
         aggregates=payloads,
     )
+    try:
+        reading.maintenance = _benchledger_maintenance(runner, db, out, maintenance or {})
+    except _CommandFailed as failed:
+        reading.maintenance = {".maintenance.error": str(failed)}
+    return reading
 
 
-def _without_next_action(line: str) -> str:
-    """A Repair Backlog line minus its last cell, the next action (benchledger's wording when
-    loopx's reading gives a row a route it did not store, docs/loopx-compat.md)."""
+class _CommandFailed(Exception):
+    """A maintenance command exited non-zero (its last stderr line is the message)."""
+
+
+def _json_command(runner: Any, argv: list[str]) -> dict[str, Any]:
+    from commands.cli import cli
+
+    result = runner.invoke(cli, argv)
+    if result.exit_code != 0:
+        lines = (result.stderr or result.output).strip().splitlines()
+        raise _CommandFailed(lines[-1] if lines else f"exit {result.exit_code}")
+    return json.loads(result.stdout)
+
+
+def seed_history(db: str, goal_id: str, records: list[dict[str, Any]]) -> None:
+    """The goal's run history as ``benchmark run`` appends it (one ``run_appended`` event per
+    record, oldest first, built by the same functions): what ``run-ledger-check`` reads."""
+    from commands.runtime import command_metadata, open_store
+    from ledger.events import RUN_APPENDED, NewEvent
+    from ledger.goal_run_rules import build_run_record
+    from ledger.rollout_events import benchmark_run_event
+    from ledger.rules.row import build_row
+
+    events = []
+    for index, record in enumerate(records):
+        run, when, stem = record["benchmark_run"], record["generated_at"], f"run-{index:04d}"
+        run_id = build_row(run, now=when)[0]["run_id"]
+        payload = {
+            "goal_id": goal_id,
+            "stem": stem,
+            "run_key": None,
+            "run_id": run_id,
+            "generated_at": when,
+            "record": build_run_record(run, goal_id=goal_id, generated_at=when),
+            "rollout_event": benchmark_run_event(
+                run,
+                goal_id=goal_id,
+                run_id=run_id,
+                action="record compact benchmark run",
+                recorded_at=when,
+                history_stem=stem,
+            ),
+        }
+        events.append(NewEvent(f"goal/{goal_id}", RUN_APPENDED, payload))
+    opened = open_store(db)
+    try:
+        opened.store.append(events, metadata=command_metadata("differential-suite"))
+    finally:
+        opened.close()
+
+
+def _benchledger_maintenance(
+    runner: Any, db: str, out: Path, asked: dict[str, Any]
+) -> dict[str, str]:
+    """check, then archive and merge with ``--execute``, as the oracle runs them."""
+    found: dict[str, str] = {}
+    base = ["--db", db, "--format", "json", "benchmark"]
+    ledger = ["--run-ledger-path", str(out)]
+    if "check" in asked:
+        seed_history(db, HISTORY_GOAL, asked["check"]["history"])
+        limit = str(asked["check"].get("limit", 20))
+        payload = _json_command(
+            runner,
+            [*base, "run-ledger-check", *ledger, "--goal-id", HISTORY_GOAL, "--limit", limit],
+        )
+        found[".check.json"] = _dump(payload["benchmark_run_ledger_drift"])
+    if "archive" in asked:
+        options = asked["archive"]
+        argv = [*base, "run-ledger-archive", *ledger, "--benchmark-id", options["benchmark_id"]]
+        argv += ["--reason", options["reason"], "--execute"]
+        if options.get("archive_batch_id"):
+            argv += ["--archive-batch-id", options["archive_batch_id"]]
+        for flag, key in (
+            ("--run-group-contains", "run_group_contains"),
+            ("--keep-run-group-contains", "keep_run_group_contains"),
+            ("--case-id", "case_ids"),
+            ("--arm-id", "arm_ids"),
+        ):
+            for value in options.get(key) or []:
+                argv += [flag, value]
+        if options.get("all"):
+            argv.append("--archive-all-matching-benchmark")
+        found[".archive.json"] = _dump(_json_command(runner, argv)["archive"])
+        found[".archive.md"] = out.with_suffix(".md").read_text(encoding="utf-8")
+    if "merge" in asked:
+        options = asked["merge"]
+        argv = [*base, "run-ledger-merge", *ledger, "--execute"]
+        for source in options["sources"]:
+            argv += ["--source-run-ledger-path", str(source)]
+        for value in options.get("benchmark_ids") or []:
+            argv += ["--benchmark-id", value]
+        for value in options.get("run_group_contains") or []:
+            argv += ["--run-group-contains", value]
+        found[".merge.json"] = _dump(_json_command(runner, argv)["merge"])
+        found[".merge.md"] = out.with_suffix(".md").read_text(encoding="utf-8")
+        found[".merged.json"] = out.read_text(encoding="utf-8")
+    return found
+
+
+HISTORY_GOAL = "differential"
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def rerouted_actions(source: Any, loopx_reading: Any) -> frozenset[str]:
+    """loopx's ``next_action`` sentences for rows its reading gives a repair class they did
+    not store: there benchledger writes its own sentence (docs/loopx-compat.md #1)."""
+    stored = {run.get("run_id"): run for run in _runs_of(source)}
+    out = set()
+    for run in _runs_of(loopx_reading):
+        before = stored.get(run.get("run_id")) or {}
+        action = run.get("next_action")
+        if isinstance(action, str) and (
+            before.get("repair_class") != run.get("repair_class") or not before.get("next_action")
+        ):
+            out.add(action)
+    return frozenset(out)
+
+
+def _runs_of(document: Any) -> list[dict[str, Any]]:
+    benchmarks = document.get("benchmarks") if isinstance(document, dict) else None
+    return [
+        run
+        for node in (benchmarks or {}).values()
+        for case in (node.get("cases") or {}).values()
+        for run in case.get("runs") or []
+        if isinstance(run, dict)
+    ]
+
+
+def _backlog_action(line: str) -> tuple[str, str | None]:
+    """A Repair Backlog line split into everything but its last cell, and that cell (the
+    next action); other lines come back whole."""
     cells = line.split(" | ")
-    return " | ".join(cells[:-1]) if line.startswith("| `P") and len(cells) == 8 else line
+    if line.startswith("| `P") and len(cells) == 8:
+        return " | ".join(cells[:-1]), cells[-1].removesuffix(" |").strip()
+    return line, None
 
 
-def first_line_difference(ours: str, theirs: str) -> str | None:
-    """``None`` when byte-identical (Repair Backlog next actions aside), else the first
+def _same_line(mine: str, loopx: str, rerouted: frozenset[str]) -> bool:
+    if mine == loopx:
+        return True
+    (my_rest, _), (their_rest, their_action) = _backlog_action(mine), _backlog_action(loopx)
+    return my_rest == their_rest and their_action is not None and _rerouted(their_action, rerouted)
+
+
+def _rerouted(text: str, rerouted: frozenset[str]) -> bool:
+    """``text`` is one of the rerouted sentences, or one cut short with ``...``."""
+    if text.endswith("..."):
+        return any(action.startswith(text[:-3]) for action in rerouted)
+    return text in rerouted
+
+
+def first_line_difference(
+    ours: str, theirs: str, rerouted: frozenset[str] = frozenset()
+) -> str | None:
+    """``None`` when byte-identical (next actions of rerouted rows aside), else the first
     differing line of each side."""
     if ours == theirs:
         return None
     our_lines, their_lines = ours.splitlines(), theirs.splitlines()
-    if len(our_lines) == len(their_lines) and ours.endswith("\n") == theirs.endswith("\n"):
-        if all(
-            _without_next_action(a) == _without_next_action(b)
-            for a, b in zip(our_lines, their_lines, strict=True)
-        ):
-            return None
     for number, (mine, loopx) in enumerate(zip(our_lines, their_lines, strict=False), start=1):
-        if _without_next_action(mine) != _without_next_action(loopx):
+        if not _same_line(mine, loopx, rerouted):
             return f"line {number}:\n  benchledger: {mine}\n  loopx:       {loopx}"
+    if len(our_lines) == len(their_lines) and ours.endswith("\n") == theirs.endswith("\n"):
+        return None
     return f"line counts differ ({len(our_lines)} vs {len(their_lines)}) or trailing bytes differ"
 
 
 def first_key_difference(
-    ours: Any, theirs: Any, path: str = "$", additions: frozenset[str] = ROW_ADDITIONS
+    ours: Any,
+    theirs: Any,
+    path: str = "$",
+    additions: frozenset[str] = ROW_ADDITIONS,
+    rerouted: frozenset[str] = frozenset(),
 ) -> str | None:
     """``None`` when equal key for key (keys in ``additions`` may exist only in ours)."""
     if isinstance(ours, dict) and isinstance(theirs, dict):
@@ -214,7 +401,9 @@ def first_key_difference(
                 return f"{path}.{key}: only in benchledger ({_short(ours[key])})"
             if key not in ours:
                 return f"{path}.{key}: missing in benchledger (loopx: {_short(theirs[key])})"
-            found = first_key_difference(ours[key], theirs[key], f"{path}.{key}", additions)
+            found = first_key_difference(
+                ours[key], theirs[key], f"{path}.{key}", additions, rerouted
+            )
             if found:
                 return found
         return None
@@ -222,12 +411,15 @@ def first_key_difference(
         if len(ours) != len(theirs):
             return f"{path}: {len(ours)} items in benchledger, {len(theirs)} in loopx"
         for index, (mine, loopx) in enumerate(zip(ours, theirs, strict=True)):
-            found = first_key_difference(mine, loopx, f"{path}[{index}]", additions)
+            found = first_key_difference(mine, loopx, f"{path}[{index}]", additions, rerouted)
             if found:
                 return found
         return None
-    if path.endswith(WORDING_PATHS) and isinstance(ours, str) and isinstance(theirs, str):
-        return None
+    if isinstance(ours, str) and isinstance(theirs, str):
+        if path.endswith(WORDING_PATHS):
+            return None
+        if path.endswith(".next_action") and _rerouted(theirs, rerouted):
+            return None
     if type(ours) is not type(theirs) or ours != theirs:
         return f"{path}: benchledger {_short(ours)} != loopx {_short(theirs)}"
     return None
@@ -247,3 +439,102 @@ def aggregate_difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str | 
 def _short(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+# Values set from the clock when the command runs (``archived_at``, ``updated_at``) and the
+# deliberate differences of the drift check (docs/loopx-compat.md): benchledger's run ids come
+# from content, not from the history file's path, and its catch-up template names benchledger.
+CLOCK_KEYS = (".archived_at", ".updated_at")
+CHECK_DELIBERATE = (".run_id", ".catch_up_command_template")
+# A merge summary names the working copy's path; benchledger adds ``self_source_skipped`` and
+# ``changed_run_count``.
+MERGE_PATH_KEYS = frozenset({"ledger_path", "markdown_path"})
+MERGE_ADDITIONS = frozenset({"self_source_skipped", "changed_run_count"})
+# The command adds ``ok`` to its ``archive`` block (loopx has it only in its error block).
+ARCHIVE_ADDITIONS = frozenset({"ok"})
+MERGED_ROW_ADDITIONS = ROW_ADDITIONS | {"last_upserted_at"}
+
+
+def _without(value: Any, drop: tuple[str, ...], path: str = "$") -> Any:
+    """``value`` with the keys whose path ends in one of ``drop`` replaced by a marker."""
+    if isinstance(value, dict):
+        return {
+            key: "<deliberate>"
+            if f"{path}.{key}".endswith(drop)
+            else _without(item, drop, f"{path}.{key}")
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_without(item, drop, f"{path}[]") for item in value]
+    return value
+
+
+def maintenance_difference(
+    ours: Reading,
+    theirs: Reading,
+    rerouted: frozenset[str] = frozenset(),
+    skip: tuple[str, ...] = (),
+) -> str | None:
+    """check, archive and merge outputs: JSON key for key, Markdown byte for byte; a loopx
+    crash must be a one-line error in benchledger. ``skip``: suffixes left out."""
+    loopx_error = theirs.maintenance.get(".maintenance.error")
+    our_error = ours.maintenance.get(".maintenance.error")
+    if loopx_error is not None:
+        if our_error is None:
+            return f"loopx failed ({loopx_error.strip()}); benchledger did not"
+        if "\n" in our_error.strip() or "Traceback" in our_error:
+            return f"benchledger's error is not one line: {our_error!r}"
+        return None
+    if our_error is not None:
+        return f"benchledger failed: {our_error}"
+    for suffix in MAINTENANCE_SUFFIXES[:-1]:
+        if suffix in skip:
+            continue
+        if (suffix in ours.maintenance) != (suffix in theirs.maintenance):
+            return f"{suffix}: produced by one side only"
+        if suffix not in theirs.maintenance:
+            continue
+        mine, loopx = ours.maintenance[suffix], theirs.maintenance[suffix]
+        if suffix.endswith(".md"):
+            found = first_line_difference(_clock_line_out(mine), _clock_line_out(loopx), rerouted)
+        else:
+            found = _json_suffix_difference(suffix, json.loads(mine), json.loads(loopx), rerouted)
+        if found:
+            return f"{suffix}: {found}"
+    return None
+
+
+def _clock_line_out(markdown: str) -> str:
+    """The Markdown's ``updated_at`` line is the command's clock (benchledger writes UTC):
+    the line must be there on both sides, its time may differ."""
+    return "\n".join(
+        "- updated_at: <clock>" if line.startswith("- updated_at: ") else line
+        for line in markdown.split("\n")
+    )
+
+
+def _json_suffix_difference(
+    suffix: str, mine: Any, loopx: Any, rerouted: frozenset[str]
+) -> str | None:
+    if suffix == ".check.json":
+        return first_key_difference(
+            _without(mine, CHECK_DELIBERATE), _without(loopx, CHECK_DELIBERATE)
+        )
+    if suffix == ".merge.json":
+        if mine.get("changed_run_count") == 0:
+            # benchledger writes nothing when nothing changed and says so (``updated`` false;
+            # loopx rewrites the file on every --execute): docs/loopx-compat.md.
+            if mine.get("updated") is not False:
+                return "$.updated: true although no run changed"
+            mine = {**mine, "updated": loopx.get("updated")}
+        mine = {k: v for k, v in mine.items() if k not in MERGE_PATH_KEYS}
+        loopx = {k: v for k, v in loopx.items() if k not in MERGE_PATH_KEYS}
+        return first_key_difference(mine, loopx, additions=MERGE_ADDITIONS)
+    if suffix == ".merged.json":
+        return first_key_difference(
+            _without(mine, CLOCK_KEYS),
+            _without(loopx, CLOCK_KEYS),
+            additions=MERGED_ROW_ADDITIONS,
+            rerouted=rerouted,
+        )
+    return first_key_difference(mine, loopx, additions=ARCHIVE_ADDITIONS)

@@ -221,7 +221,9 @@ def _mutations() -> dict[str, st.SearchStrategy]:
         "loopx_prompt_driven_lifecycle_observed": bools,
         "worker_loopx_cli_call_total": _maybe(st.sampled_from([0, 2])),
         "max_rounds_budget": _maybe(st.sampled_from([3, 5, 6])),
-        "round_rewards": _maybe(st.just([{"round": 1, "reward": 0.0, "passed": False}])),
+        "round_rewards": _maybe(
+            st.just([{"agent_round": 1, "passed": False, "reward": 0.0, "reward_present": True}])
+        ),
         "best_round_reward": _maybe(st.sampled_from([0.0, 1.0])),
         "first_success_round": _maybe(st.sampled_from([1, 2])),
         "codex_acp_runtime_preflight_passed": bools,
@@ -302,3 +304,109 @@ def sized_ledger(row_count: int, seed: int = 14) -> dict[str, Any]:
             rows.append(row)
         cases.append((benchmark_id, case_id, rows))
     return ledger_document(cases)
+
+
+def document_runs(document: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        run
+        for benchmark in document["benchmarks"].values()
+        for case in benchmark["cases"].values()
+        for run in case["runs"]
+    ]
+
+
+def _compact_run_of(row: dict[str, Any], flip: bool) -> dict[str, Any]:
+    """The compact ``benchmark_run_v0`` a row could have been made from (``flip``: the same
+    run with the other outcome, which no ledger row describes)."""
+    score = row.get("official_score")
+    run: dict[str, Any] = {
+        "schema_version": "benchmark_run_v0",
+        "source_runner": "harbor",
+        "benchmark_id": row.get("benchmark_id"),
+        "case_id": row.get("case_id"),
+        "job_name": row.get("job_name") or "job",
+        "mode": row.get("mode") or "",
+        "official_score_status": "completed",
+        "runner_return_status": "completed",
+        "agent": {"name": "codex", "model": "gpt-5.5"},
+        "progress": {"n_total_trials": 1, "n_completed_trials": 1, "n_running_trials": 0},
+    }
+    if isinstance(score, int | float) and not isinstance(score, bool):
+        value = (1.0 - float(score)) if flip else score
+        run["official_task_score"] = {
+            "kind": "verifier_reward",
+            "value": value,
+            "passed": value >= 1,
+        }
+    elif flip:
+        run["official_task_score"] = {"kind": "verifier_reward", "value": 1.0, "passed": True}
+    if row.get("failure_class") not in (None, "", "none"):
+        run["score_failure_attribution"] = row["failure_class"]
+    return run
+
+
+def history_for(document: dict[str, Any], limit: int = 60) -> list[dict[str, Any]]:
+    """A goal history (oldest first) for ``run-ledger-check``: compact runs of some of the
+    ledger's rows, every third one changed so that no row describes it."""
+    records = []
+    for index, row in enumerate(document_runs(document)[:limit]):
+        records.append(
+            {
+                "generated_at": f"2026-06-05T{index // 60:02d}:{index % 60:02d}:00+08:00",
+                "goal_id": "differential",
+                "classification": "benchmark_run_v0",
+                "benchmark_run": _compact_run_of(row, flip=index % 3 == 2),
+            }
+        )
+    return records
+
+
+def merge_source(target: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """``other`` as a merge source for ``target``: a row whose run id the target has in the
+    same case keeps the target's ``recorded_at`` and archive fields (benchledger keeps the
+    earlier stamp and an archived target row archived: deliberate differences), so the rest is
+    compared."""
+    stored = {run.get("run_id"): run for run in document_runs(target)}
+    source = copy.deepcopy(other)
+    for run in document_runs(source):
+        mine = stored.get(run.get("run_id"))
+        if mine is None:
+            continue
+        if (mine.get("benchmark_id"), mine.get("case_id")) != (
+            run.get("benchmark_id"),
+            run.get("case_id"),
+        ):
+            # One run id names one run in benchledger's ledger, not one run per case as in
+            # loopx's (docs/loopx-compat.md #6): a run id of another case is a new run here.
+            run["run_id"] = f"{run['run_id']}-elsewhere"
+            continue
+        for key in (
+            "recorded_at",
+            "archive_state",
+            "archive_reason",
+            "archive_batch_id",
+            "archived_at",
+        ):
+            if key in mine:
+                run[key] = mine[key]
+            else:
+                run.pop(key, None)
+    return source
+
+
+def maintenance_options(document: dict[str, Any], source: Path) -> dict[str, Any]:
+    """check against a derived history, archive two cases of the first benchmark, then merge
+    ``source`` in: the same requests for both sides."""
+    benchmark_id, node = sorted(document["benchmarks"].items())[0]
+    cases = sorted(node["cases"])
+    return {
+        "check": {"history": history_for(document), "limit": 20},
+        "archive": {
+            "benchmark_id": benchmark_id,
+            "reason": "superseded by a rerun",
+            "case_ids": cases[:2],
+            "keep_run_group_contains": ["keep-me"],
+            "archive_batch_id": "differential-batch",
+        },
+        "merge": {"sources": [str(source)]},
+    }

@@ -1,9 +1,11 @@
 """Differential suite: an imported loopx ledger reads exactly as loopx 0.4.8 reads it.
 
 Each input goes through loopx 0.4.8 (``support_loopx_diff.Oracle``) and through
-``benchledger import loopx-ledger``; the Markdown must be byte-identical and the rendered JSON
-equal key for key, except for the additions listed in docs/loopx-compat.md. Inputs: the shipped
-real ledger, generated ledgers of several sizes, and hypothesis mutations of real rows.
+``benchledger import loopx-ledger``; the Markdown must be byte-identical and the rendered JSON,
+every ``run-ledger-aggregate`` payload and the ``run-ledger-check``, ``-archive`` and ``-merge``
+outputs equal key for key, except for the additions and deliberate differences listed in
+docs/loopx-compat.md. Inputs: the shipped real ledger, generated ledgers of several sizes, and
+hypothesis mutations of real rows.
 """
 
 from __future__ import annotations
@@ -23,16 +25,22 @@ from tests.support_loopx_diff import (
     first_key_difference,
     first_line_difference,
     loopx_python,
+    maintenance_difference,
+    rerouted_actions,
 )
 from tests.support_loopx_ledgers import (
     case_rows,
     ledger_document,
+    maintenance_options,
+    merge_source,
     real_ledger_path,
     sized_ledger,
 )
 
 CASES_PER_LEDGER = 20
 GENERATED_LEDGERS = 100  # x CASES_PER_LEDGER = 2,000 generated cases
+MERGE_SOURCE_CASES = 5  # a mutated merge source reuses the first cases' run ids
+MERGED_LEDGER = (".merge.md", ".merged.json")
 SIZES = (10, 100, 1000)
 
 
@@ -44,23 +52,39 @@ def oracle(tmp_path_factory: pytest.TempPathFactory):
     served.close()
 
 
-def assert_same_reading(ours: Reading, loopx: Reading, what: str) -> None:
-    """Markdown byte for byte, JSON key for key; a loopx crash must be a clear error here."""
+def assert_same_reading(
+    ours: Reading,
+    loopx: Reading,
+    what: str,
+    sources: tuple[dict, ...] = (),
+    skip: tuple[str, ...] = (),
+) -> None:
+    """Markdown byte for byte, JSON key for key; a loopx crash must be a clear error here.
+
+    ``sources``: the input ledger documents (the ledger, a merge source): a row loopx's reading
+    gives a repair class it did not store may carry benchledger's next action sentence."""
     if loopx.error is not None:
         assert ours.error is not None, f"{what}: loopx crashed ({loopx.error}); benchledger did not"
         assert "\n" not in ours.error and "Traceback" not in ours.error, ours.error
         return
     assert ours.error is None, f"{what}: benchledger failed: {ours.error}"
     assert ours.markdown is not None and loopx.markdown is not None
-    difference = first_line_difference(ours.markdown, loopx.markdown)
-    assert difference is None, f"{what}: Markdown differs at {difference}"
     assert ours.json_text is not None and loopx.json_text is not None
-    difference = first_key_difference(json.loads(ours.json_text), json.loads(loopx.json_text))
+    theirs = json.loads(loopx.json_text)
+    merged = json.loads(loopx.maintenance.get(".merged.json", "{}"))
+    rerouted = frozenset().union(
+        *(rerouted_actions(source, reading) for source in sources for reading in (theirs, merged))
+    )
+    difference = first_line_difference(ours.markdown, loopx.markdown, rerouted)
+    assert difference is None, f"{what}: Markdown differs at {difference}"
+    difference = first_key_difference(json.loads(ours.json_text), theirs, rerouted=rerouted)
     assert difference is None, f"{what}: JSON differs at {difference}"
     assert len(ours.aggregates) == len(loopx.aggregates)
     for index, (mine, theirs) in enumerate(zip(ours.aggregates, loopx.aggregates, strict=True)):
         difference = aggregate_difference(mine, theirs)
         assert difference is None, f"{what}: aggregate {index} differs at {difference}"
+    difference = maintenance_difference(ours, loopx, rerouted, skip)
+    assert difference is None, f"{what}: check/archive/merge differ at {difference}"
 
 
 def aggregate_options(ledger: Path) -> list[dict]:
@@ -93,10 +117,25 @@ def aggregate_options(ledger: Path) -> list[dict]:
 
 
 def _both(
-    oracle: Oracle, ledger: Path, workdir: Path, *, aggregates: bool = True
-) -> tuple[Reading, Reading]:
-    options = aggregate_options(ledger) if aggregates else []
-    return benchledger_read(ledger, workdir, options), oracle.read(ledger, options)
+    oracle: Oracle, ledger: Path, workdir: Path, merge_from: dict | None = None
+) -> tuple[Reading, Reading, tuple[dict, ...]]:
+    """Both readings of ``ledger``: its aggregates, then check, archive and (with
+    ``merge_from``, a ledger document) merge, the same requests on each side."""
+    options = aggregate_options(ledger)
+    maintenance = None
+    document = json.loads(ledger.read_text(encoding="utf-8"))
+    sources: tuple[dict, ...] = (document,)
+    if merge_from is not None:
+        source = ledger.with_name(f"{ledger.stem}.merge-source.json")
+        source_document = merge_source(document, merge_from)
+        source.write_text(json.dumps(source_document, indent=2), "utf-8")
+        maintenance = maintenance_options(document, source)
+        sources += (source_document,)
+    return (
+        benchledger_read(ledger, workdir, options, maintenance),
+        oracle.read(ledger, options, maintenance),
+        sources,
+    )
 
 
 def test_shipped_ledger_reads_as_loopx_normalised_it(tmp_path: Path) -> None:
@@ -113,14 +152,18 @@ def test_shipped_ledger_reads_as_loopx_normalised_it(tmp_path: Path) -> None:
 
 
 def test_shipped_ledger_matches_the_oracle(oracle: Oracle, tmp_path: Path) -> None:
-    assert_same_reading(*_both(oracle, real_ledger_path(), tmp_path / "ours"), "shipped ledger")
+    ledger = tmp_path / "benchmark-run-ledger.json"
+    ledger.write_bytes(real_ledger_path().read_bytes())
+    ours, loopx, sources = _both(oracle, ledger, tmp_path / "ours", sized_ledger(10, seed=3))
+    assert_same_reading(ours, loopx, "shipped ledger", sources)
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_generated_ledger_of_each_size(oracle: Oracle, tmp_path: Path, size: int) -> None:
     ledger = tmp_path / f"ledger-{size}.json"
     ledger.write_text(json.dumps(sized_ledger(size), indent=2), encoding="utf-8")
-    assert_same_reading(*_both(oracle, ledger, tmp_path / "ours"), f"{size}-row ledger")
+    ours, loopx, sources = _both(oracle, ledger, tmp_path / "ours", sized_ledger(size, seed=5))
+    assert_same_reading(ours, loopx, f"{size}-row ledger", sources)
 
 
 @settings(
@@ -128,16 +171,21 @@ def test_generated_ledger_of_each_size(oracle: Oracle, tmp_path: Path, size: int
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(cases=st.tuples(*(case_rows(index) for index in range(CASES_PER_LEDGER))))
-def test_mutated_real_rows(oracle: Oracle, tmp_path_factory: pytest.TempPathFactory, cases) -> None:
+@given(
+    cases=st.tuples(*(case_rows(index) for index in range(CASES_PER_LEDGER))),
+    source=st.tuples(*(case_rows(index) for index in range(MERGE_SOURCE_CASES))),
+)
+def test_mutated_real_rows(
+    oracle: Oracle, tmp_path_factory: pytest.TempPathFactory, cases, source
+) -> None:
     workdir = tmp_path_factory.mktemp("mutated")
     ledger = workdir / "ledger.json"
     ledger.write_text(json.dumps(ledger_document(list(cases)), indent=2), encoding="utf-8")
-    # Aggregates are compared on the real and the sized ledgers; on mutated rows the aggregate's
-    # bucket rules still differ from loopx's in corner cases (see docs/loopx-compat.md, "Open").
-    assert_same_reading(
-        *_both(oracle, ledger, workdir / "ours", aggregates=False), "mutated ledger"
-    )
+    ours, loopx, sources = _both(oracle, ledger, workdir / "ours", ledger_document(list(source)))
+    # The ledger a merge of mutated rows writes still differs from loopx's in corner cases
+    # (docs/loopx-compat.md, "Open"): its ``merge`` block is compared, its rows and Markdown
+    # are compared on the real and generated ledgers.
+    assert_same_reading(ours, loopx, "mutated ledger", sources, skip=MERGED_LEDGER)
 
 
 def test_where_loopx_refuses_benchledger_answers_one_line(oracle: Oracle, tmp_path: Path) -> None:
@@ -161,4 +209,37 @@ def test_project_generator_ledger_of_each_size(oracle: Oracle, tmp_path: Path, s
     rows = [make_ledger.ledger_row(i, templates, 0) for i in range(size)]
     ledger = tmp_path / f"generated-{size}.json"
     ledger.write_text(json.dumps(make_ledger.ledger_document(rows), indent=2), encoding="utf-8")
-    assert_same_reading(*_both(oracle, ledger, tmp_path / "ours"), f"generated {size}-row ledger")
+    other = make_ledger.ledger_document(
+        [make_ledger.ledger_row(i, templates, 1) for i in range(size)]
+    )
+    ours, loopx, sources = _both(oracle, ledger, tmp_path / "ours", merge_from=other)
+    assert_same_reading(ours, loopx, f"generated {size}-row ledger", sources)
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("archive", "provide a run/case/arm filter, or pass --archive-all-matching-benchmark"),
+        ("merge", "schema_version=benchmark_run_ledger_v0"),
+    ],
+)
+def test_where_loopx_crashes_on_a_command_benchledger_answers_one_line(
+    oracle: Oracle, tmp_path: Path, command: str, message: str
+) -> None:
+    """An archive without a filter, a merge of a foreign-schema source: loopx raises (its CLI
+    prints the exception); benchledger exits non-zero with one line saying the same."""
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text(json.dumps(sized_ledger(10), indent=2), encoding="utf-8")
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps({"schema_version": "other", "benchmarks": {}}), "utf-8")
+    request = {
+        "archive": {"archive": {"benchmark_id": "skillsbench@1.1", "reason": "r"}},
+        "merge": {"merge": {"sources": [str(foreign)]}},
+    }[command]
+    ours = benchledger_read(ledger, tmp_path / "ours", [], request)
+    loopx = oracle.read(ledger, [], request)
+    loopx_error = loopx.maintenance.get(".maintenance.error")
+    assert loopx_error is not None and message in loopx_error, loopx.maintenance
+    our_error = ours.maintenance.get(".maintenance.error")
+    assert our_error is not None and message in our_error, ours.maintenance
+    assert maintenance_difference(ours, loopx) is None

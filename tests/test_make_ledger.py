@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from commands.cli import cli
-from ledger.ledger_ops import document_rows, drift_check
+from ledger.drift import drift_check
+from ledger.ledger_rows import document_rows
 from ledger.rules.row import normalize_row
 
 GENERATOR = Path(__file__).resolve().parents[1] / "bench" / "make_ledger.py"

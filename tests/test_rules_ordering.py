@@ -12,10 +12,10 @@ import math
 import pytest
 
 from ledger.errors import InputError
-from ledger.ledger_ops import upsert_row
 from ledger.rules.archive import is_archived
 from ledger.rules.ordering import row_sort_key, sort_rows
 from ledger.rules.timestamps import earlier_timestamp, instant, utc_timestamp
+from ledger.upsert import upsert_row
 from projections.ledger_v0 import build_document
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger.aggregate import TargetLanes, aggregate, aggregate_merge_preview
 from ledger.errors import InputError
 from ledger.handlers.ledger_source_files import (
     LedgerSources,
@@ -13,14 +14,8 @@ from ledger.handlers.ledger_store import (
     MaintenanceReads,
     display_path_text,
 )
-from ledger.ledger_ops import (
-    MergeResult,
-    TargetLanes,
-    aggregate,
-    aggregate_merge_preview,
-    merge_ledgers,
-)
 from ledger.ledger_target import LedgerTarget
+from ledger.merge import MergeResult, merge_ledgers
 
 
 @dataclass(frozen=True)

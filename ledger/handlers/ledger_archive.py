@@ -9,15 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.archive import archive_rows, restore_rows
 from ledger.events import LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED
 from ledger.handlers.ledger_store import (
     MaintenancePlan,
     MaintenanceReads,
     _row_events,
-)
-from ledger.ledger_ops import (
-    archive_rows,
-    restore_rows,
 )
 from ledger.ledger_target import LedgerTarget
 from ledger.rules.ordering import row_sort_key

@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ledger.drift import drift_check, history_rows
 from ledger.handlers.ledger_store import (
     MaintenanceReads,
-)
-from ledger.ledger_ops import (
-    drift_check,
-    history_rows,
 )
 from ledger.ledger_target import LedgerTarget
 
@@ -46,7 +43,6 @@ def drift_view(
         now=now,
         rows=rows,
     )
-    result.pop("read_boundary", None)
     return result
 
 

@@ -17,10 +17,8 @@ from ledger.handlers.ledger_store import (
     MaintenanceReads,
     _row_events,
 )
-from ledger.ledger_ops import (
-    merge_ledgers,
-)
 from ledger.ledger_target import LedgerTarget
+from ledger.merge import merge_ledgers
 
 
 def plan_merge(

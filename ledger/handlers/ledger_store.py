@@ -2,8 +2,8 @@
 the guard against a ledger file the store does not know, and chunked row events.
 
 Handlers read the store ledger through ``reads`` (handed over by the service), call the pure
-operations of ``ledger/ledger_ops.py`` and return the events to append plus the block the
-command prints. The store is never touched directly.
+operations (``ledger/archive.py``, ``merge.py``, ``aggregate.py``, ``drift.py``) and return the
+events to append plus the block the command prints. The store is never touched directly.
 """
 
 from __future__ import annotations

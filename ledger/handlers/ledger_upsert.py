@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ledger.events import LEDGER_UPSERTED, NewEvent
-from ledger.ledger_ops import upsert_row
 from ledger.ledger_target import LedgerTarget
 from ledger.rules.row import RULES_VERSION, build_row
+from ledger.upsert import upsert_row
 
 READ_BOUNDARY = {
     "compact_only": True,

@@ -1,5 +1,5 @@
 """The case × arm grid: one cell per case and arm, bucketed exactly as ``run-ledger-aggregate``
-buckets a case (``ledger_ops.aggregate``, best-of-N selection), so the grid and the aggregate
+buckets a case (``ledger.aggregate.aggregate``, best-of-N selection), so the grid and the aggregate
 can never disagree about a case.
 
 Each cell points at the run the aggregate selected and carries that run's compact facts
@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.ledger_ops import BUCKET_PRECEDENCE, aggregate
+from ledger.aggregate import aggregate
+from ledger.aggregate_buckets import BUCKET_PRECEDENCE
 from ledger.rules.archive import is_archived
 from projections.report.packing import StringTable, public_text
 

@@ -1,0 +1,401 @@
+"""``run-ledger-aggregate``: one current result per canonical case (ledger_v0.md §11).
+
+Chooses a run per case (best-of-N, latest countable, or target lanes) from the buckets
+``ledger.aggregate_buckets`` gives each run, and builds the payload the command prints.
+Nothing is written back to any ledger.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ledger.aggregate_buckets import (
+    BLOCKED_BUCKETS,
+    BUCKET_PRECEDENCE,
+    COUNTABLE_BUCKETS,
+    Judged,
+    judge_row,
+)
+from ledger.errors import InputError
+from ledger.merge import MergeResult
+from ledger.rules.archive import is_archived
+from ledger.rules.copies import NATIVE_GOAL_FIELDS
+from ledger.rules.ordering import row_sort_key
+from ledger.rules.row import RULES_VERSION
+from ledger.rules.values import compact_text
+
+AGGREGATE_SCHEMA = "benchmark_run_ledger_current_aggregate_v0"
+STANDARD_CASE_SET_POLICY = (
+    "accepted_numeric_official_scores_blocked_uncountable_infra_missing_elsewhere"
+)
+SELECTION_POLICIES = {
+    "best": "best",
+    "best-of-n": "best",
+    "best_of_n": "best",
+    "latest_countable": "latest_countable",
+    "latest-countable": "latest_countable",
+}
+_PRIVACY_FLAGS = {
+    "raw_logs_recorded": False,
+    "raw_task_text_recorded": False,
+    "absolute_paths_recorded": False,
+}
+# loopx 0.4.8's case summary fields, then benchledger's additions (arm role, job, mode, rounds,
+# next action).
+_CASE_BEST_FIELDS = (
+    "run_id",
+    "recorded_at",
+    "benchmark_id",
+    "case_id",
+    "run_group_id",
+    "arm_id",
+    "route",
+    "artifact_refs",
+    "status",
+    "score_status",
+    "official_score",
+    "official_passed",
+    "round_reward_count",
+    "round_success_observed",
+    "max_rounds_budget",
+    "app_server_goal_round_semantics",
+    *NATIVE_GOAL_FIELDS,
+    "official_feedback_blinded",
+    "reward_feedback_forwarded",
+    "failure_class",
+    "failure_scope",
+    "failure_labels",
+    "score_failure_attribution",
+    "failure_attribution_labels",
+    "attempt_lifecycle_phase",
+    "attempt_failure_label",
+    "attempt_failure_class",
+    "runner_return_status",
+    "runner_score_recovered_from_verifier_artifact",
+    "verifier_reward_artifact_recovery_status",
+    "verifier_reward_artifact_recovered",
+    "official_result_json_materialized",
+    "solution_quality_signals",
+    "task_setup_preflight",
+    "task_staging",
+    "repair_class",
+    "repair_priority",
+    # benchledger additions
+    "arm_role",
+    "job_name",
+    "mode",
+    "official_score_bool_fallback_used",
+    "first_success_round",
+    "final_round_reward",
+    "best_round_reward",
+    "next_action",
+)
+_LANE_SOURCES = (
+    "current_countable",
+    "backfill_countable",
+    "current_noncountable",
+    "backfill_noncountable",
+    "missing",
+)
+CURRENT_EVIDENCE_RULE = (
+    "a target-lane run is current evidence unless it matches a backfill pattern, or, when "
+    "current patterns are given, unless it matches none of them"
+)
+DUPLICATE_CASE_RULE = (
+    "a countable current official score wins; a countable backfill score is used only when "
+    "no countable current evidence exists"
+)
+
+
+def _pick(candidates: list[Judged], policy: str) -> Judged | None:
+    if not candidates:
+        return None
+    if policy == "latest_countable":
+        countable = [j for j in candidates if j.bucket in COUNTABLE_BUCKETS]
+        if countable:
+            return max(countable, key=lambda j: row_sort_key(j.row))
+    return max(candidates, key=Judged.best_key)
+
+
+def _dedupe(values: Iterable[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for value in values:
+        text = str(value).strip()
+        if text:
+            seen.setdefault(text, None)
+    return list(seen)
+
+
+def _noncanonical_source(row: Mapping[str, Any]) -> bool:
+    """[loopx-specific] best effort: the row's task-setup preflight says the canonical task
+    was not present, or the class excludes the task source from formal scoring."""
+    preflight = row.get("task_setup_preflight")
+    if isinstance(preflight, Mapping) and preflight.get("canonical_task_present") is False:
+        return True
+    return row.get("failure_class") == "skillsbench_task_source_excluded"
+
+
+@dataclass(frozen=True)
+class TargetLanes:
+    """Current/backfill lanes of a target (§11); patterns match case-insensitively."""
+
+    lane_id: str | None = None
+    target: tuple[str, ...] = ()
+    current: tuple[str, ...] = ()
+    backfill: tuple[str, ...] = ()
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.target or self.current or self.backfill)
+
+    def lane_of(self, row: Mapping[str, Any]) -> str | None:
+        text = " ".join(
+            str(row.get(key) or "") for key in ("run_group_id", "run_id", "job_name")
+        ).lower()
+        in_target = any(p.lower() in text for p in self.target)
+        in_current = any(p.lower() in text for p in self.current)
+        in_backfill = any(p.lower() in text for p in self.backfill)
+        if in_current or (in_target and not in_backfill):
+            return "current"
+        if in_backfill:
+            return "backfill"
+        return None
+
+
+def _pick_lane(judged: list[Judged], lanes: TargetLanes, policy: str) -> tuple[Judged | None, str]:
+    by_lane: dict[str, list[Judged]] = {"current": [], "backfill": []}
+    for item in judged:
+        lane = lanes.lane_of(item.row)
+        if lane:
+            by_lane[lane].append(item)
+    for lane, countable_only, label in (
+        ("current", True, "current_countable"),
+        ("backfill", True, "backfill_countable"),
+        ("current", False, "current_noncountable"),
+        ("backfill", False, "backfill_noncountable"),
+    ):
+        pool = [j for j in by_lane[lane] if not countable_only or j.bucket in COUNTABLE_BUCKETS]
+        chosen = _pick(pool, policy)
+        if chosen is not None:
+            return chosen, label
+    return None, "missing"
+
+
+def _case_summary(judged: Judged | None, lane_source: str | None) -> dict[str, Any]:
+    if judged is None:
+        summary: dict[str, Any] = {"bucket": "missing"}
+    else:
+        summary = {key: judged.row[key] for key in _CASE_BEST_FIELDS if key in judged.row}
+        summary.update(
+            {
+                "bucket": judged.bucket,
+                "official_score_countable": judged.countable,
+                "official_score_countability_reason": judged.reason,
+            }
+        )
+        if judged.effective_class:
+            summary["effective_failure_class"] = judged.effective_class
+        if judged.bucket in COUNTABLE_BUCKETS:
+            summary["countable_score"] = judged.score
+    if lane_source is not None:
+        summary["target_lane_source"] = lane_source
+    return summary
+
+
+def aggregate(
+    rows: Sequence[dict],
+    *,
+    benchmark_id: str,
+    selection: str = "best",
+    canonical_case_ids: Iterable[str] | None = None,
+    active_case_ids: Iterable[str] | None = None,
+    include_noncanonical_sanity_sources: bool = False,
+    lanes: TargetLanes | None = None,
+    source_ledger_files: Sequence[str] = (),
+) -> dict:
+    """One current result per canonical case (§11); nothing is written back anywhere."""
+    policy = SELECTION_POLICIES.get(selection)
+    if policy is None:
+        raise InputError("--selection-policy must be best or latest_countable")
+    lanes = lanes or TargetLanes()
+    by_case, run_ids = _active_rows_by_case(rows, benchmark_id)
+    canonical = _dedupe(canonical_case_ids or ())
+    if not canonical:
+        canonical = sorted(
+            case
+            for case, case_rows in by_case.items()
+            if include_noncanonical_sanity_sources
+            or not all(_noncanonical_source(row) for row in case_rows)
+        )
+    active = _dedupe(active_case_ids or ())
+    case_best: dict[str, dict] = {}
+    buckets: dict[str, str] = {}
+    lane_counts: dict[str, int] = {}
+    for case in canonical:
+        judged = [judge_row(row) for row in by_case.get(case, [])]
+        lane_source = None
+        if lanes.enabled:
+            chosen, lane_source = _pick_lane(judged, lanes, policy)
+            lane_counts[lane_source] = lane_counts.get(lane_source, 0) + 1
+        else:
+            chosen = _pick(judged, policy)
+        buckets[case] = chosen.bucket if chosen else "missing"
+        case_best[case] = _case_summary(chosen, lane_source)
+    return _aggregate_payload(
+        benchmark_id, canonical, active, buckets, case_best, run_ids, policy, lanes,
+        lane_counts, source_ledger_files,
+    )  # fmt: skip
+
+
+def _active_rows_by_case(
+    rows: Sequence[dict], benchmark_id: str
+) -> tuple[dict[str, list[dict]], set[str]]:
+    by_case: dict[str, list[dict]] = {}
+    run_ids: set[str] = set()
+    for row in rows:
+        if row.get("benchmark_id") != benchmark_id or is_archived(row):
+            continue
+        by_case.setdefault(str(row.get("case_id") or ""), []).append(row)
+        if row.get("run_id"):
+            run_ids.add(str(row["run_id"]))
+    return by_case, run_ids
+
+
+def _aggregate_payload(
+    benchmark_id: str,
+    canonical: list[str],
+    active: list[str],
+    buckets: dict[str, str],
+    case_best: dict[str, dict],
+    run_ids: set[str],
+    policy: str,
+    lanes: TargetLanes,
+    lane_counts: dict[str, int],
+    source_ledger_files: Sequence[str],
+) -> dict:
+    cases_by_bucket = {
+        name: [c for c in canonical if buckets[c] == name] for name in BUCKET_PRECEDENCE
+    }
+    accepted = [c for c in canonical if buckets[c] in COUNTABLE_BUCKETS]
+    missing = cases_by_bucket["missing"]
+    blocked = [c for c in canonical if buckets[c] in BLOCKED_BUCKETS]
+    active_set = set(active)
+    runnable_missing = [c for c in missing if c not in active_set]
+    runnable_blocked = [c for c in blocked if c not in active_set]
+    runnable = [c for c in canonical if c in set(runnable_missing) | set(runnable_blocked)]
+    return {
+        "schema_version": AGGREGATE_SCHEMA,
+        "benchmark_id": benchmark_id,
+        "canonical_total": len(canonical),
+        "canonical_covered": len(canonical) - len(missing),
+        "countable_score_summary": _score_summary(accepted, cases_by_bucket, case_best),
+        "distribution": {name: len(cases_by_bucket[name]) for name in BUCKET_PRECEDENCE},
+        "cases_by_bucket": cases_by_bucket,
+        "standard_case_sets": {
+            "schema_version": "benchmark_run_ledger_standard_case_sets_v0",
+            "policy": STANDARD_CASE_SET_POLICY,
+            "accepted_case_ids": accepted,
+            "missing_case_ids": missing,
+            "blocked_uncountable_case_ids": blocked,
+            "active_case_ids": active,
+            "runnable_missing_case_ids": runnable_missing,
+            "runnable_blocked_uncountable_case_ids": runnable_blocked,
+            "runnable_case_ids": runnable,
+            **_PRIVACY_FLAGS,
+            "source_paths_recorded": False,
+        },
+        "accepted_case_ids": accepted,
+        "missing_case_ids": missing,
+        "blocked_uncountable_case_ids": blocked,
+        "active_case_ids": active,
+        "runnable_missing_case_ids": runnable_missing,
+        "runnable_blocked_uncountable_case_ids": runnable_blocked,
+        "runnable_case_ids": runnable,
+        "case_best": case_best,
+        "deduped_run_count": len(run_ids),
+        "source_ledger_files": len(source_ledger_files),
+        "selection_policy": _selection_policy(policy, lanes, lane_counts),
+        "rules_version": RULES_VERSION,
+    }
+
+
+def _score_summary(
+    accepted: list[str], cases_by_bucket: dict[str, list[str]], case_best: dict[str, dict]
+) -> dict:
+    scores = [float(case_best[c]["countable_score"]) for c in accepted]
+    uncountable = cases_by_bucket["uncountable_official_score"]
+    return {
+        "schema_version": "benchmark_run_ledger_countable_score_summary_v0",
+        "countable_case_count": len(accepted),
+        "countable_score_sum": round(sum(scores), 6),
+        "countable_score_mean": round(sum(scores) / len(scores), 6) if scores else None,
+        "pass_count": len(cases_by_bucket["pass"]),
+        "partial_count": len(cases_by_bucket["partial"]),
+        "official_zero_count": len(cases_by_bucket["official_zero"]),
+        "uncountable_numeric_case_count": len(uncountable),
+        "countable_case_ids": accepted,
+        "uncountable_numeric_case_ids": uncountable,
+    }
+
+
+_POLICY_RULES = {
+    "best": "prefer_countable_official_result_over_missing_or_infra_rows",
+    "latest_countable": "latest_countable_official_result",
+}
+_POLICY_DESCRIPTIONS = {
+    "best": (
+        "best-of-N: per case the run in the highest bucket wins, then the higher score, then the "
+        "later recorded_at; a pass always beats a later failure"
+    ),
+    "latest_countable": (
+        "latest countable: per case the latest run in a countable bucket (pass, partial, "
+        "official_zero) wins; cases without one fall back to best-of-N"
+    ),
+}
+
+
+def _selection_policy(policy: str, lanes: TargetLanes, lane_counts: dict[str, int]) -> dict:
+    rule = _POLICY_RULES[policy]
+    if lanes.enabled:
+        rule = "target_lane_current_countable_wins_backfill_fills_missing"
+    counts = {name: 0 for name in _LANE_SOURCES}
+    counts.update(lane_counts)
+    return {
+        "schema_version": "benchmark_run_ledger_current_selection_policy_v0",
+        "selection": policy,
+        "rule": rule,
+        "description": _POLICY_DESCRIPTIONS[policy],
+        "bucket_precedence": list(BUCKET_PRECEDENCE),
+        **_PRIVACY_FLAGS,
+        "source_paths_recorded": False,
+        "target_lane": {
+            "enabled": lanes.enabled,
+            "lane_id": compact_text(lanes.lane_id, 120),
+            "target_run_group_contains": _lane_patterns(lanes.target),
+            "current_run_group_contains": _lane_patterns(lanes.current),
+            "backfill_run_group_contains": _lane_patterns(lanes.backfill),
+            "case_source_counts": counts,
+            "current_evidence_rule": CURRENT_EVIDENCE_RULE,
+            "duplicate_case_rule": DUPLICATE_CASE_RULE,
+        },
+    }
+
+
+def _lane_patterns(patterns: Iterable[str]) -> list[str]:
+    return [text for text in (compact_text(p, 120) for p in patterns) if text]
+
+
+def aggregate_merge_preview(
+    merge: MergeResult, unique_source_path_count: int, primary: tuple[int, int] | None = None
+) -> dict:
+    """The CLI's ``merge_preview`` block. As in loopx, the primary ledger counts as the first
+    source: ``primary`` is its (row count, rows of the benchmark), ``None`` when it has none."""
+    ledgers, runs, considered = (1, *primary) if primary is not None else (0, 0, 0)
+    return {
+        "schema_version": "benchmark_run_ledger_aggregate_source_merge_v0",
+        "source_ledger_count": ledgers + merge.payload.get("source_ledger_count", 0),
+        "source_run_count": runs + merge.payload.get("source_run_count", 0),
+        "considered_run_count": considered + merge.payload.get("considered_run_count", 0),
+        "source_paths_recorded": False,
+        "unique_source_path_count": ledgers + unique_source_path_count,
+    }
