@@ -91,10 +91,11 @@ def merge_ledgers(
             if reason:
                 skipped[reason] = skipped.get(reason, 0) + 1
                 continue
-            stats["considered"] += 1
             if not is_terminal(row):
                 skipped["non_terminal"] = skipped.get("non_terminal", 0) + 1
                 continue
+            # Considered = passed every skip, the non-terminal one included (as loopx counts).
+            stats["considered"] += 1
             outcomes.append(index.upsert(row))
     rows = index.rows()
     # New = in the ledger after the merge and not before (a backfilled row adds no run id).

@@ -53,6 +53,7 @@ def test_merge_upserts_sources_in_order_with_skip_reasons() -> None:
     payload = result.payload
     assert payload["source_run_count"] == 5
     assert payload["merged_run_count"] == 2
+    assert payload["considered_run_count"] == 2  # a skipped non-terminal row is not considered
     assert payload["skipped_by_reason"] == {
         "benchmark_filter": 1,
         "non_terminal": 1,
