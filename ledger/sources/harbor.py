@@ -22,6 +22,7 @@ from typing import Any
 
 from ledger.errors import SourceError
 from ledger.json_input import json_type
+from ledger.rules.record_fields import PROGRESS_KEYS
 from ledger.sources.base import SourceIngest
 from ledger.sources.harbor_reading import (
     _METRIC_KEYS,
@@ -101,14 +102,9 @@ def _job_stats_provenance(job_result: _Json) -> dict[str, Any]:
     stats = _dict(res.get("stats"))
     legacy = {"n_completed_trials": "n_trials", "n_errored_trials": "n_errors"}
     counters = {}
-    for key in (
-        "n_completed_trials",
-        "n_errored_trials",
-        "n_running_trials",
-        "n_pending_trials",
-        "n_cancelled_trials",
-        "n_retries",
-    ):
+    for key in PROGRESS_KEYS:
+        if key == "n_total_trials":  # the job-wide total sits beside the counters, not in them
+            continue
         value = stats.get(key, stats.get(legacy.get(key, ""), None))
         if _number(value) is not None:
             counters[key] = value
