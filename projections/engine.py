@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from ledger.errors import InputError
+from ledger.event_rows import REPLAY_COLUMNS
 from ledger.events import CURRENT_SCHEMA_VERSION, upcast
-from ledger.store import REPLAY_COLUMNS
 from ledger.tables import PROJECTION_CHECKPOINTS
 from projections.read_model_diff import check_caches, compare_tables, compared_tables
 from projections.scratch import scratch_database
