@@ -140,7 +140,8 @@ def events_query(
     size: int,
     columns: Sequence[str] = EVENT_COLUMNS,
 ) -> Query:
-    where, params = ["position > ?"], [after]
+    where: list[str] = ["position > ?"]
+    params: list[Any] = [after]
     if upto is not None:
         where.append("position <= ?")
         params.append(upto)
@@ -170,7 +171,8 @@ def sparse_query(after: int, upto: int, dense: list[str], kept: list[int]) -> Qu
     bounds what the type index returns, which an open range did not (see ``_row_batches``).
     """
     columns = ", ".join(REPLAY_COLUMNS)
-    parts, params = [], []
+    parts: list[str] = []
+    params: list[Any] = []
     if dense:
         parts.append(
             f"SELECT {columns} FROM events WHERE event_type IN ({placeholders(len(dense))})"

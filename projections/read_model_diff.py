@@ -8,7 +8,7 @@ the columns a replay reproduces and checks its cache itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ledger.tables import PROJECTION_CHECKPOINTS
@@ -81,7 +81,10 @@ def _byte_order(keys: Sequence[str], conn: Connection) -> str:
     return ", ".join(f'{key} COLLATE "C"' for key in keys)
 
 
-def _diff_sorted(live_rows, scratch_rows, table: TableSpec):  # noqa: ANN001, ANN202
+def _diff_sorted(
+    live_rows: Iterable[Sequence[Any]], scratch_rows: Iterable[Sequence[Any]], table: TableSpec
+) -> Iterator[dict[str, Any]]:
+    """Merge two key-ordered walks: rows on one side only, and rows whose columns differ."""
     columns = table.columns
     at = [columns.index(k) for k in table.primary_key]
     live_iter, scratch_iter = iter(live_rows), iter(scratch_rows)
@@ -89,14 +92,14 @@ def _diff_sorted(live_rows, scratch_rows, table: TableSpec):  # noqa: ANN001, AN
     while a is not None or b is not None:
         ka = tuple(a[i] for i in at) if a is not None else None
         kb = tuple(b[i] for i in at) if b is not None else None
-        if ka == kb:
+        if a is not None and b is not None and ka == kb:
             if tuple(a) != tuple(b):
                 changed = [c for c, x, y in zip(columns, a, b, strict=True) if x != y]
-                yield {"key": list(ka), "problem": "row differs", "columns": changed}
+                yield {"key": list(kb or ()), "problem": "row differs", "columns": changed}
             a, b = next(live_iter, None), next(scratch_iter, None)
-        elif kb is None or (ka is not None and ka < kb):
+        elif ka is not None and (kb is None or ka < kb):
             yield {"key": list(ka), "problem": "only in the live read model"}
             a = next(live_iter, None)
         else:
-            yield {"key": list(kb), "problem": "missing from the live read model"}
+            yield {"key": list(kb or ()), "problem": "missing from the live read model"}
             b = next(scratch_iter, None)
