@@ -15,15 +15,6 @@ from ledger.rules.row import normalize_row
 from ledger.safety import join_public, public_json
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
-READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_logs_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
 
 
 def clean_values(values: Iterable[str] | None) -> list[str]:

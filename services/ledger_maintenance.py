@@ -16,8 +16,8 @@ from typing import Any
 
 from ledger.errors import BenchledgerError, InputError
 from ledger.handlers.ledger_store import MaintenancePlan, MaintenanceReads, require_store_ledger
-from ledger.ledger_rows import READ_BOUNDARY
 from ledger.ledger_target import LedgerTarget, resolve_ledger_target
+from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
 from ledger.requests.ledger import (
     LedgerAggregateCommand,
     LedgerArchiveCommand,

@@ -17,15 +17,6 @@ from ledger.ledger_target import LedgerTarget
 from ledger.rules.row import RULES_VERSION, build_row
 from ledger.upsert import upsert_row
 
-READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_logs_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 DEFAULT_UPDATE_POLICY = {
     "source_of_truth": "benchmark_run_v0 compact run events",

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.read_boundary import INGEST_READ_BOUNDARY as _READ_BOUNDARY
 from ledger.safety import join_public
 from ledger.sources.base import sha256_bytes
 from ledger.sources.benchflow_reading import (
@@ -159,17 +160,6 @@ def _build_record(key: GroupKey, members: list[Candidate], ctx: _Context) -> dic
     return record
 
 
-_READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_artifacts_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "controller_trace_read": False,
-    "local_paths_recorded": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
 
 
 def _kept_attempts(members: list[Candidate], policy: str) -> list[Candidate]:

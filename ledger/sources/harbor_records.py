@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ledger.read_boundary import INGEST_READ_BOUNDARY as _READ_BOUNDARY
 from ledger.safety import join_public
 from ledger.sources.common import pass_at_k, slug
 from ledger.sources.harbor_reading import (
@@ -410,18 +411,6 @@ def _run_key(key: tuple, job: _Job) -> str:
     return join_public(":", *parts)
 
 
-# What an ingest reads and does: compact facts only, never artifacts, task text or a model.
-_READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_artifacts_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "controller_trace_read": False,
-    "local_paths_recorded": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
 
 
 def _agent_version(attempts: list[_Attempt]) -> str | None:
