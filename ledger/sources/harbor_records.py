@@ -12,6 +12,13 @@ from typing import Any
 
 from ledger.read_boundary import INGEST_READ_BOUNDARY as _READ_BOUNDARY
 from ledger.safety import join_public
+from ledger.sources.attempt_accounting import (
+    accounting_block,
+    countable_layers,
+    failure_class,
+    failure_label,
+    lifecycle_reached,
+)
 from ledger.sources.common import pass_at_k, slug
 from ledger.sources.harbor_reading import (
     _AGENT_TIMEOUT_OVERRIDES,
@@ -30,15 +37,6 @@ ADAPTER_VERSION = "harbor_job_adapter_v1"
 SCHEMA_VERSION = "benchmark_run_v0"
 SCORE_SOURCE = "harbor_attempt_mean"
 
-_LIFECYCLE = (
-    "process_started",
-    "runner_accepted_args",
-    "job_root_materialized",
-    "trial_started",
-    "worker_started",
-    "result_written",
-    "verifier_scored",
-)
 
 
 # --------------------------------------------------------------------------- records
@@ -254,20 +252,8 @@ def _accounting(
         "result_written": any(a.result.ok for a in attempts),
         "verifier_scored": any(s.primary is not None for s in scores),
     }
-    phase = "not_started"
-    for name in _LIFECYCLE:  # cumulative: a phase counts only if every earlier one does
-        if not reached[name]:
-            break
-        phase = name
-    hit = _LIFECYCLE.index(phase) + 1 if phase != "not_started" else 0
-    counted = {name: i < hit for i, name in enumerate(_LIFECYCLE)}
-    countable = {
-        "launcher": counted["process_started"],
-        "case": counted["trial_started"],
-        "solver": counted["worker_started"],
-        "verifier": counted["verifier_scored"],
-        "official_score": counted["verifier_scored"] and run_status == "completed",
-    }
+    phase, counted = lifecycle_reached(reached)
+    countable = countable_layers(counted, run_status)
     attempted = {
         "launcher": True,
         "case": counted["job_root_materialized"],
@@ -278,31 +264,14 @@ def _accounting(
     scored = [s.primary for s in scores if s.primary is not None]
     score = sum(scored) / len(scored) if scored else None
     reasons = Counter(s.reason for s in scores if s.primary is None)
-    if not counted["worker_started"]:
-        failure_class = "job_materialization_failed"
-    elif score is None:
-        top = reasons.most_common(1)[0][0] if reasons else None
-        failure_class = "verifier_failed" if top == "verifier_failed" else "official_score_failed"
-    elif score == 0:
-        failure_class = "solver_failed"
-    else:
-        failure_class = "none"
-    if attribution != "none":
-        label = attribution
-    elif score is None:
-        label = "official_score_missing"
-    elif score == 0:
-        label = "official_score_zero"
-    else:
-        label = "none"
-    return {
-        "schema_version": "benchmark_attempt_accounting_v0",
-        "lifecycle_phase": phase,
-        "failure_label": label,
-        "failure_class": failure_class,
-        **{f"{k}_attempt_countable": v for k, v in countable.items()},
-        "attempts": {k: {"attempted": attempted[k], "countable": countable[k]} for k in countable},
-    }
+    top = reasons.most_common(1)[0][0] if reasons else None
+    return accounting_block(
+        phase,
+        failure_label(score, attribution),
+        failure_class(counted["worker_started"], score, top == "verifier_failed"),
+        countable,
+        attempted,
+    )
 
 
 def _evals_key(attempts: list[_Attempt]) -> str:
