@@ -77,20 +77,17 @@ def sync_global(
         )
 
     goals = select_goals(project_registry, goal_id)
-    incoming = [
-        sanitize_goal(goal, source_registry=source_registry, synced_at=now, path_exists=path_exists)
-        for goal in goals
-    ]
-    incoming_projects = referenced_projects(project_registry, goals)
-    current = copy.deepcopy(global_doc) if isinstance(global_doc, dict) else {}
-    merged_goals, actions, synced_ids, collisions = merge_goals(
-        _list(current.get("goals")), incoming, replace_state=replace_state
+    merged = _merge(
+        global_doc,
+        project_registry,
+        goals,
+        replace_state=replace_state,
+        now=now,
+        source_registry=source_registry,
+        runtime_root=runtime_root,
+        path_exists=path_exists,
     )
-    merged_projects = merge_projects(_global_projects(current), incoming_projects)
-    document = _document(
-        current, project_registry, merged_goals, merged_projects, runtime_root=runtime_root, now=now
-    )
-
+    document, collisions = merged.document, merged.collisions
     changed = document != (global_doc or {})
     needs_backup = bool(collisions) and replace_state and global_doc is not None and changed
     backup_name = backup_file_name(now) if needs_backup else None
@@ -102,9 +99,9 @@ def sync_global(
         "global_registry": global_path,
         "runtime_root": runtime_root,
         "source_goal_count": len(goals),
-        "global_goal_count": len(merged_goals),
-        "synced_goal_ids": synced_ids,
-        "actions": actions,
+        "global_goal_count": len(merged.goals),
+        "synced_goal_ids": merged.synced_ids,
+        "actions": merged.actions,
         "route_collisions": collisions,
         "route_replacement_allowed": replace_state,
         "backup_path": os.path.join(runtime_root, backup_name) if backup_name else None,
@@ -120,6 +117,46 @@ def sync_global(
         backup_document=copy.deepcopy(global_doc) if needs_backup else None,
         route_collisions=collisions,
     )
+
+
+@dataclass(frozen=True)
+class _Merged:
+    """The global document after the merge, and what the merge did."""
+
+    document: dict[str, Any]
+    goals: list[dict[str, Any]]
+    actions: list[Any]
+    synced_ids: list[str]
+    collisions: list[Any]
+
+
+def _merge(
+    global_doc: dict[str, Any] | None,
+    project_registry: Mapping[str, Any],
+    goals: Sequence[Mapping[str, Any]],
+    *,
+    replace_state: bool,
+    now: str,
+    source_registry: str,
+    runtime_root: str,
+    path_exists: Callable[[str], bool] | None,
+) -> _Merged:
+    """§7.2 steps 4-7: sanitize the selected goals, merge them and their projects into a copy
+    of the global document."""
+    incoming = [
+        sanitize_goal(goal, source_registry=source_registry, synced_at=now, path_exists=path_exists)
+        for goal in goals
+    ]
+    incoming_projects = referenced_projects(project_registry, goals)
+    current = copy.deepcopy(global_doc) if isinstance(global_doc, dict) else {}
+    merged_goals, actions, synced_ids, collisions = merge_goals(
+        _list(current.get("goals")), incoming, replace_state=replace_state
+    )
+    merged_projects = merge_projects(_global_projects(current), incoming_projects)
+    document = _document(
+        current, project_registry, merged_goals, merged_projects, runtime_root=runtime_root, now=now
+    )
+    return _Merged(document, merged_goals, actions, synced_ids, collisions)
 
 
 # --- step 3: selection -------------------------------------------------------------------------
