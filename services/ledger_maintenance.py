@@ -262,21 +262,10 @@ def _aggregate_view(
 ) -> tuple[dict[str, Any], Any, Any]:
     """The aggregate over the store ledger as it stands (or stood at ``as_of``)."""
     from ledger.handlers.ledger_aggregate import aggregate_view
-    from projections.queries import StoreReads
-    from services.as_of_reads import read_database
-    from services.store_session import open_store
+    from services.as_of_reads import ledger_reads_at
 
-    opened = open_store(db)
-    try:
-        with read_database(opened, as_of, progress) as (database, moment):
-            with database.connect() as conn:
-                reads = StoreReads(conn)
-                if moment is not None and reads.ledger(target.ledger_id) is None:
-                    raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
-                require_store_ledger(reads, target)
-                aggregate, preview = aggregate_view(reads, target, sources, selection)
-    finally:
-        opened.close()
+    with ledger_reads_at(db, target, as_of, progress) as (_conn, reads, moment):
+        aggregate, preview = aggregate_view(reads, target, sources, selection)
     return aggregate, preview, moment
 
 
