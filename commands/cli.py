@@ -6,52 +6,45 @@ so ``benchledger --help`` stays cheap.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import click
 
 from commands.output import FORMATS, fail
 
 
-@contextmanager
-def _command_guard(ctx: click.Context) -> Iterator[None]:
-    """Runs the command inside its metadata and correlation id, and turns every failure into
-    one line and an exit code instead of a traceback.
+class RootGroup(click.Group):
+    """Turns every failure into one line and an exit code instead of a traceback."""
 
-    Entered by the root's callback through ``ctx.with_resource``; click unwinds it when the
-    root context closes, with the exception the subcommand's parsing or run raised, if any.
-    """
-    from commands.runtime import command_metadata
-    from ledger.command_context import running_command
-    from ledger.errors import BenchledgerError
+    def invoke(self, ctx: click.Context):  # noqa: ANN201
+        from commands.runtime import command_metadata
+        from ledger.command_context import running_command
+        from ledger.errors import BenchledgerError
 
-    try:
-        with running_command(command_metadata):
-            yield
-    except BenchledgerError as err:
-        fail(
-            err.message,
-            _format_of(ctx),
-            code=err.code,
-            exit_code=err.exit_code,
-            payload=err.details.get("payload"),
-        )
-    except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
-        raise
-    except KeyboardInterrupt:
-        fail(
-            "interrupted; nothing was committed after the last completed command",
-            _format_of(ctx),
-            code="interrupted",
-            exit_code=130,
-        )
-    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
-        fail(
-            f"internal error ({type(exc).__name__}): {exc}",
-            _format_of(ctx),
-            code="internal_error",
-        )
+        try:
+            with running_command(command_metadata):
+                return super().invoke(ctx)
+        except BenchledgerError as err:
+            fail(
+                err.message,
+                _format_of(ctx),
+                code=err.code,
+                exit_code=err.exit_code,
+                payload=err.details.get("payload"),
+            )
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except KeyboardInterrupt:
+            fail(
+                "interrupted; nothing was committed after the last completed command",
+                _format_of(ctx),
+                code="interrupted",
+                exit_code=130,
+            )
+        except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+            fail(
+                f"internal error ({type(exc).__name__}): {exc}",
+                _format_of(ctx),
+                code="internal_error",
+            )
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, wanted: bool) -> None:
@@ -69,7 +62,7 @@ def _format_of(ctx: click.Context) -> str:
     return (ctx.obj or {}).get("format") or "markdown"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
     is_flag=True,
@@ -118,7 +111,6 @@ def cli(
     the ledger JSON/Markdown, goal run history, registry and rollout records are projections
     you can rebuild with `benchledger rebuild`.
     """
-    ctx.with_resource(_command_guard(ctx))
     ctx.obj = {
         "db": db,
         "registry": registry,
