@@ -429,14 +429,27 @@ def _official_score_fields(
     }
 
 
+def _number_attempts(attempts: list[_Attempt]) -> None:
+    """Attempts in their run order, numbered from 1 (the order trials and pass@k read)."""
+    attempts.sort(key=_attempt_order)
+    for i, attempt in enumerate(attempts, 1):
+        attempt.attempt_index = i
+
+
+def _attribution(scores: list[_Scored], score: float | None) -> tuple[list[str], str]:
+    """The failure labels, most telling first, and the one the run is attributed to: none
+    when it scored above zero."""
+    labels = sorted({s.label for s in scores if s.label}, key=_LABEL_RANK.__getitem__)
+    attribution = "none" if score is not None and score > 0 else (labels[0] if labels else "none")
+    return labels, attribution
+
+
 def _build_record(
     key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: _Options
 ) -> dict[str, Any]:
     """One raw ``benchmark_run_v0`` record for a (benchmark, task, agent, model) group."""
     benchmark_id, task, agent, model = key
-    attempts.sort(key=_attempt_order)
-    for i, attempt in enumerate(attempts, 1):
-        attempt.attempt_index = i
+    _number_attempts(attempts)
     scores = [_score(a) for a in attempts]
     run_status = job.status
     scored = [s.primary for s in scores if s.primary is not None]
@@ -446,9 +459,8 @@ def _build_record(
     version = _agent_version(attempts)
     import_path = _text(agent_cfg.get("import_path"))
 
-    labels = sorted({s.label for s in scores if s.label}, key=_LABEL_RANK.__getitem__)
     score = sum(scored) / len(scored) if scored else None
-    attribution = "none" if score is not None and score > 0 else (labels[0] if labels else "none")
+    labels, attribution = _attribution(scores, score)
     policy, multipliers_differ = _timeout_policy(attempts, job, agent_cfg)
     usage, coverage = _usage(attempts)
     phases, wall = _timing(attempts)

@@ -452,31 +452,10 @@ def _build_one(
     record.update(job_name=job_name, arm_id=arm_id, timeout_policy=timeout_policy)
     if arm_role:
         record["arm_role"] = arm_role
-    agent: dict[str, Any] = {"name": agent_of(opts), "model": model_of(opts)}
-    if profile.import_path:
-        agent["import_path"] = profile.import_path
-    if profile.kwargs:
-        agent["kwargs_keys"] = sorted({key for key, _value in profile.kwargs})
-    record["agent"] = agent
+    record["agent"] = _agent_block(opts, profile)
     preview = None
     if mode_of(opts) != MODE_PASSIVE:
-        preview = build_launch_preview(
-            dataset=dataset,
-            tasks=[task],
-            agent=profile.agent_arg,
-            model=model_of(opts),
-            job_name=job_name,
-            runner_ref=runner_ref_of(opts),
-            n_attempts=int(opts.n_attempts or DEFAULT_N_ATTEMPTS),
-            n_concurrent=int(opts.n_concurrent or DEFAULT_N_CONCURRENT),
-            multipliers=timeout_policy["multipliers"],
-            agent_kwargs=profile.kwargs,
-            agent_env=profile.env,
-            allowed_hosts=profile.allowed_hosts,
-            mounts=profile.mounts,
-            profile_name=profile.name,
-            path_exists=_path_exists(probes),
-        )
+        preview = _launch_preview(opts, dataset, task, job_name, profile, timeout_policy, probes)
         record["launch_preview"] = preview
     record["run_key"] = planned_run_key(
         preview["argv"]
@@ -496,6 +475,45 @@ def _build_one(
     record["first_blocker"] = first_blocker or MODES[mode_of(opts)].first_blocker
     record["read_boundary"] = _read_boundary(bool(opts.preflight_guard))
     return record
+
+
+def _agent_block(opts: BenchmarkRunRequest, profile: AgentProfile) -> dict[str, Any]:
+    """The agent as the record names it: never the kwargs' values, only their keys."""
+    agent: dict[str, Any] = {"name": agent_of(opts), "model": model_of(opts)}
+    if profile.import_path:
+        agent["import_path"] = profile.import_path
+    if profile.kwargs:
+        agent["kwargs_keys"] = sorted({key for key, _value in profile.kwargs})
+    return agent
+
+
+def _launch_preview(
+    opts: BenchmarkRunRequest,
+    dataset: str,
+    task: str,
+    job_name: str,
+    profile: AgentProfile,
+    timeout_policy: Mapping[str, Any],
+    probes: Probes,
+) -> dict[str, Any]:
+    """The exact Harbor command the planned case would run (one task per record)."""
+    return build_launch_preview(
+        dataset=dataset,
+        tasks=[task],
+        agent=profile.agent_arg,
+        model=model_of(opts),
+        job_name=job_name,
+        runner_ref=runner_ref_of(opts),
+        n_attempts=int(opts.n_attempts or DEFAULT_N_ATTEMPTS),
+        n_concurrent=int(opts.n_concurrent or DEFAULT_N_CONCURRENT),
+        multipliers=timeout_policy["multipliers"],
+        agent_kwargs=profile.kwargs,
+        agent_env=profile.env,
+        allowed_hosts=profile.allowed_hosts,
+        mounts=profile.mounts,
+        profile_name=profile.name,
+        path_exists=_path_exists(probes),
+    )
 
 
 def _preflight(
