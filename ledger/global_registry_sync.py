@@ -91,24 +91,13 @@ def sync_global(
     changed = document != (global_doc or {})
     needs_backup = bool(collisions) and replace_state and global_doc is not None and changed
     backup_name = backup_file_name(now) if needs_backup else None
-    payload = {
-        "ok": True,
-        "dry_run": dry_run,
-        "skipped": False,
+    backup_path = os.path.join(runtime_root, backup_name) if backup_name else None
+    where = {
         "registry": registry_text,
         "global_registry": global_path,
         "runtime_root": runtime_root,
-        "source_goal_count": len(goals),
-        "global_goal_count": len(merged.goals),
-        "synced_goal_ids": merged.synced_ids,
-        "actions": merged.actions,
-        "route_collisions": collisions,
-        "route_replacement_allowed": replace_state,
-        "backup_path": os.path.join(runtime_root, backup_name) if backup_name else None,
-        "updated_at": now,
-        "wrote": not dry_run,
-        "global_registry_writability": {},
     }
+    payload = _payload(dry_run, where, len(goals), merged, replace_state, backup_path, now)
     return SyncResult(
         payload=payload,
         document=document,
@@ -117,6 +106,34 @@ def sync_global(
         backup_document=copy.deepcopy(global_doc) if needs_backup else None,
         route_collisions=collisions,
     )
+
+
+def _payload(
+    dry_run: bool,
+    where: Mapping[str, str],
+    source_goal_count: int,
+    merged: _Merged,
+    replace_state: bool,
+    backup_path: str | None,
+    now: str,
+) -> dict[str, Any]:
+    """What ``registry sync-global`` prints (§7.2 step 8)."""
+    return {
+        "ok": True,
+        "dry_run": dry_run,
+        "skipped": False,
+        **where,
+        "source_goal_count": source_goal_count,
+        "global_goal_count": len(merged.goals),
+        "synced_goal_ids": merged.synced_ids,
+        "actions": merged.actions,
+        "route_collisions": merged.collisions,
+        "route_replacement_allowed": replace_state,
+        "backup_path": backup_path,
+        "updated_at": now,
+        "wrote": not dry_run,
+        "global_registry_writability": {},
+    }
 
 
 @dataclass(frozen=True)
