@@ -30,6 +30,7 @@ from ledger.tables import PROJECTION_CHECKPOINTS
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
+    from ledger.db_sqlite import SqliteDatabase
     from ledger.events import StoredEvent
     from ledger.store import EventStore
     from ledger.tables import TableSpec
@@ -494,7 +495,7 @@ def _secondary_indexes(conn: Connection, tables: Sequence[str]) -> list[tuple[st
 
 
 @contextmanager
-def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[Any]:
+def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[SqliteDatabase]:
     """A SQLite database in a temporary directory, removed with it: where ``rebuild
     --verify`` and ``--as-of`` replay, so the live read models are never touched. New at the
     schema head, or a copy of ``seed`` (a snapshot file). Disposable: nothing is synced."""
