@@ -133,7 +133,7 @@ class UnitOfWork:
         for index, new in enumerate(events):
             position += 1
             versions[new.stream] = versions.get(new.stream, 0) + 1
-            row = {
+            row: dict[str, Any] = {  # one column per key, as ``event_hash`` takes them
                 "position": position,
                 "event_id": str(uuid.uuid4()),
                 "stream": new.stream,
@@ -479,6 +479,7 @@ class EventStore:
 
     def get(self, key: str | int) -> StoredEvent | None:
         """One event by position or event id."""
+        query: tuple[str, tuple[int | str]]
         if isinstance(key, int) or str(key).isdigit():
             query = (f"{EVENTS.select_sql} WHERE position = ?", (int(key),))
         else:
@@ -590,7 +591,8 @@ def _events_query(
     size: int,
     columns: Sequence[str] = EVENT_COLUMNS,
 ) -> Query:
-    where, params = ["position > ?"], [after]
+    where = ["position > ?"]
+    params: list[int | str] = [after]
     if upto is not None:
         where.append("position <= ?")
         params.append(upto)

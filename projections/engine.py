@@ -30,6 +30,7 @@ from ledger.tables import PROJECTION_CHECKPOINTS
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
+    from ledger.db_sqlite import SqliteDatabase
     from ledger.events import StoredEvent
     from ledger.store import EventStore
     from ledger.tables import TableSpec
@@ -494,7 +495,7 @@ def _secondary_indexes(conn: Connection, tables: Sequence[str]) -> list[tuple[st
 
 
 @contextmanager
-def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[Any]:
+def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[SqliteDatabase]:
     """A SQLite database in a temporary directory, removed with it: where ``rebuild
     --verify`` and ``--as-of`` replay, so the live read models are never touched. New at the
     schema head, or a copy of ``seed`` (a snapshot file). Disposable: nothing is synced."""
@@ -590,22 +591,29 @@ def _byte_order(keys: Sequence[str], conn: Connection) -> str:
     return ", ".join(f'{key} COLLATE "C"' for key in keys)
 
 
-def _diff_sorted(live_rows, scratch_rows, table: TableSpec):  # noqa: ANN001, ANN202
+def _diff_sorted(
+    live_rows: Iterable[Sequence[Any]], scratch_rows: Iterable[Sequence[Any]], table: TableSpec
+) -> Iterator[dict[str, Any]]:
+    """A merge walk over both tables in key order: each row that differs, or is on one side."""
     columns = table.columns
     at = [columns.index(k) for k in table.primary_key]
+
+    def key(row: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(row[i] for i in at)
+
     live_iter, scratch_iter = iter(live_rows), iter(scratch_rows)
     a, b = next(live_iter, None), next(scratch_iter, None)
     while a is not None or b is not None:
-        ka = tuple(a[i] for i in at) if a is not None else None
-        kb = tuple(b[i] for i in at) if b is not None else None
-        if ka == kb:
+        ka = key(a) if a is not None else None
+        kb = key(b) if b is not None else None
+        if a is not None and b is not None and ka == kb:
             if tuple(a) != tuple(b):
                 changed = [c for c, x, y in zip(columns, a, b, strict=True) if x != y]
-                yield {"key": list(ka), "problem": "row differs", "columns": changed}
+                yield {"key": list(key(a)), "problem": "row differs", "columns": changed}
             a, b = next(live_iter, None), next(scratch_iter, None)
-        elif kb is None or (ka is not None and ka < kb):
-            yield {"key": list(ka), "problem": "only in the live read model"}
+        elif a is not None and (kb is None or (ka is not None and ka < kb)):
+            yield {"key": list(key(a)), "problem": "only in the live read model"}
             a = next(live_iter, None)
-        else:
-            yield {"key": list(kb), "problem": "missing from the live read model"}
+        elif b is not None:  # (always, here: with no scratch row left, the live one is alone)
+            yield {"key": list(key(b)), "problem": "missing from the live read model"}
             b = next(scratch_iter, None)
