@@ -42,7 +42,7 @@ _NO_UPLIFT_DECISIONS = frozenset(
     {"paired_no_score_uplift", "paired_no_score_uplift_case_research_required"}
 )
 _BASELINE, _TREATMENT = frozenset({"baseline"}), frozenset({"treatment"})
-_BOTH, _NEITHER = _BASELINE | _TREATMENT, frozenset()
+_BOTH, _NEITHER = _BASELINE | _TREATMENT, frozenset[str]()
 _RESEARCH_KIND = {"case_timeout_research": "timeout", "case_exception_research": "exception"}
 
 # [loopx-specific] case routing: wording kept from loopx so routed cases read the same.

@@ -124,7 +124,7 @@ class UnitOfWork:
         for index, new in enumerate(events):
             position += 1
             versions[new.stream] = versions.get(new.stream, 0) + 1
-            row = {
+            row: dict[str, Any] = {  # one column per key, as ``event_hash`` takes them
                 "position": position,
                 "event_id": str(uuid.uuid4()),
                 "stream": new.stream,
@@ -375,6 +375,7 @@ class EventStore:
 
     def get(self, key: str | int) -> StoredEvent | None:
         """One event by position or event id."""
+        query: tuple[str, tuple[int | str]]
         if isinstance(key, int) or str(key).isdigit():
             query = (f"{EVENTS.select_sql} WHERE position = ?", (int(key),))
         else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.errors import InputError
@@ -192,7 +192,7 @@ def _arms(request: CompareRequest, by_arm: Mapping[str, Mapping[str, list[Judged
     return arms
 
 
-def _numeric(value: Any) -> bool:
+def _numeric(value: Any) -> TypeGuard[float]:
     """A JSON number (rows are parsed JSON: numbers are plain ints and floats, never bools)."""
     return type(value) is float or type(value) is int
 
@@ -388,7 +388,9 @@ def _document(
 
 def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
     included = result.included()
-    summary = cs.t_interval([c.value for c in included.values()], request.confidence)
+    # every included case has a value: the filter only tells the type checker so
+    values = [c.value for c in included.values() if c.value is not None]
+    summary = cs.t_interval(values, request.confidence)
     split = cs.variance_split([c.attempts for c in included.values()])
     excluded: dict[str, list[str]] = defaultdict(list)
     for case, entry in result.cases.items():
@@ -424,17 +426,18 @@ def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
     tokens: list[float] = []
     dollars: list[float] = []
     for entry in included.values():
-        case_tokens = case_dollars = 0
+        case_tokens: float | None = 0
+        case_dollars: float | None = 0
         for row in entry.rows:
             usage = row.get("usage")
             if type(usage) is not dict:
                 case_tokens = case_dollars = None
                 break
             if case_tokens is not None:
-                spent = usage.get("input_tokens"), usage.get("output_tokens")
+                spent_in, spent_out = usage.get("input_tokens"), usage.get("output_tokens")
                 case_tokens = (
-                    case_tokens + (spent[0] + spent[1])
-                    if _numeric(spent[0]) and _numeric(spent[1])
+                    case_tokens + (spent_in + spent_out)
+                    if _numeric(spent_in) and _numeric(spent_out)
                     else None
                 )
             if case_dollars is not None:

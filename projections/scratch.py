@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ledger.db_sqlite import SqliteDatabase
 
 
 @contextmanager
-def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[Any]:
+def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[SqliteDatabase]:
     """A SQLite database in a temporary directory, removed with it: where ``rebuild
     --verify`` and ``--as-of`` replay, so the live read models are never touched. New at the
     schema head, or a copy of ``seed`` (a snapshot file). Disposable: nothing is synced."""

@@ -89,7 +89,7 @@ def _check_row_types(run: Mapping[str, Any], where: str, name: str) -> None:
         _wrong(f"{where}.official_passed", "true or false", passed, name)
 
 
-_JSON_TYPES = {dict: "an object", list: "a list"}
+_JSON_TYPES: dict[type, str] = {dict: "an object", list: "a list"}
 
 
 def _require(value: Any, kind: type, where: str, name: str) -> None:
