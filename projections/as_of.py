@@ -142,7 +142,7 @@ def scratch_at(
 ) -> Iterator[tuple[SqliteDatabase, int]]:
     """A scratch database holding the read models at ``moment``, replayed from ``base`` (a
     ``Snapshot``) or from position 1; yields it with the number of events replayed."""
-    from projections.engine import scratch_database
+    from projections.scratch import scratch_database
 
     seed = base.db_path if base is not None else None
     after = base.position if base is not None else 0

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ledger.store import EVENT_COLUMNS
+from ledger.event_rows import EVENT_COLUMNS
 
 if TYPE_CHECKING:
     from ledger.connection import Database

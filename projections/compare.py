@@ -17,6 +17,7 @@ from typing import Any, TypeGuard
 
 from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.errors import InputError
+from ledger.requests.compare import CompareRequest
 from ledger.rules.ordering import row_sort_key
 from ledger.rules.row import RULES_VERSION
 from projections import compare_stats as cs
@@ -25,7 +26,6 @@ from projections.compare_markdown import render_compare_markdown
 
 __all__ = [
     "ROW_KEYS",
-    "CompareRequest",
     "arm_results",
     "build_compare",
     "needs_judgement",
@@ -62,22 +62,6 @@ POWER_METHOD = "normal_approximation_two_sided"
 
 # A row with its verdict: None when the run counts, else the reason it does not.
 Judged = tuple[Mapping[str, Any], str | None]
-
-
-@dataclass(frozen=True)
-class CompareRequest:
-    """What to compare and how; every field is echoed in the document."""
-
-    benchmark_id: str
-    arms: tuple[str, ...] = ()
-    reference: str | None = None
-    metric: str = "score"
-    per_case: str = "mean"
-    bootstrap: int = 2000
-    seed: int = 0
-    effect: float | None = 0.05
-    allow_incomparable: bool = False
-    confidence: float = 0.95
 
 
 @dataclass(slots=True)

@@ -89,7 +89,7 @@ def _built(
     discovery: dict | None = None,
     selection: dict | None = None,
 ) -> BuiltSource:
-    from ledger.sources.planned import build_benchmark_cli
+    from ledger.sources.benchmark_cli import build_benchmark_cli
 
     records = compact_records(ingest.records)
     return BuiltSource(
