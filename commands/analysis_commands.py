@@ -108,9 +108,9 @@ def case_analysis_candidates_command(
     from commands.runtime import command_metadata
     from ledger.case_analysis import render_candidates_markdown
     from ledger.errors import BenchledgerError
+    from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
     from ledger.requests.analysis import CaseAnalysisRequest
     from ledger.requests.options import request_from_options
-    from services.analysis_inputs import READ_BOUNDARY
     from services.case_analysis import case_analysis_payload, resolve_case_analysis_paths
 
     fmt = resolve_format(ctx, output_format)

@@ -8,10 +8,12 @@ store's snapshot directory. Nothing live is written either way.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from commands.output import progress_bar
 
 if TYPE_CHECKING:
     from commands.runtime import OpenStore
@@ -41,27 +43,9 @@ def read_database(
         yield found
 
 
-@contextmanager
-def replay_progress() -> Iterator[Callable[[int, int], None] | None]:
+def replay_progress() -> AbstractContextManager[Callable[[int, int], None] | None]:
     """A bar on stderr while a long replay runs, when stderr is a terminal; else nothing."""
-    import sys
-
-    if not sys.stderr.isatty():
-        yield None
-        return
-    bars: list[Any] = []
-
-    def update(done: int, total: int) -> None:
-        if not bars:
-            bars.append(click.progressbar(length=total, label="replaying events", file=sys.stderr))
-            bars[0].__enter__()
-        bars[0].update(done - bars[0].pos)
-
-    try:
-        yield update
-    finally:
-        if bars:
-            bars[0].__exit__(None, None, None)
+    return progress_bar("replaying events")
 
 
 def as_of_note(moment: dict[str, Any] | None) -> str:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
 from commands.benchmark_group import benchmark
-from commands.output import bullets, emit, format_option, resolve_format
+from commands.output import bullets, emit, format_option, progress_bar, resolve_format
 from ledger.rules.vocabulary import MULTIPLIER_KEYS
 
 TITLE = "Benchmark Run Append"
@@ -226,7 +223,7 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     root = ctx.find_root().obj
     request = BenchmarkRunRequest.from_options(opts)
     validate_benchmark_run_options(request)
-    with _progress() as progress:
+    with progress_bar("reading trials") as progress:
         payload = run_benchmark(
             request,
             db=root.get("db"),
@@ -251,27 +248,6 @@ def _markdown(payload: dict[str, Any]) -> str:
         details = render_append_markdown(payload)
     return with_summary(details, payload, cwd=Path.cwd())
 
-
-
-@contextmanager
-def _progress() -> Iterator[Callable[[int, int], None] | None]:
-    """A bar on a terminal while a large job is read; nothing when output is piped."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    bars: list[Any] = []
-
-    def update(done: int, total: int) -> None:
-        if not bars:
-            bars.append(click.progressbar(length=total, label="reading trials", file=sys.stderr))
-            bars[0].__enter__()
-        bars[0].update(done - bars[0].pos)
-
-    try:
-        yield update
-    finally:
-        if bars:
-            bars[0].__exit__(None, None, None)
 
 
 COMMANDS = [benchmark]

@@ -14,13 +14,20 @@ from commands.output import FORMATS, fail
 class RootGroup(click.Group):
     """Turns every failure into one line and an exit code instead of a traceback."""
 
+    def make_context(self, info_name, args, parent=None, **extra):  # noqa: ANN001, ANN201
+        # The arguments as given, before parsing consumes them: the events' recorded argv.
+        ctx = super().make_context(info_name, list(args), parent=parent, **extra)
+        ctx.meta["benchledger.argv"] = list(args)
+        return ctx
+
     def invoke(self, ctx: click.Context):  # noqa: ANN201
         from commands.runtime import command_metadata
         from ledger.command_context import running_command
         from ledger.errors import BenchledgerError
 
         try:
-            with running_command(command_metadata):
+            argv = ctx.meta.get("benchledger.argv")
+            with running_command(lambda: command_metadata(argv=argv)):
                 return super().invoke(ctx)
         except BenchledgerError as err:
             fail(

@@ -58,7 +58,8 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     Refuses (exit 1) to pair runs whose benchmark version, dataset, task digest or timeout
     policy differ, unless --allow-incomparable.
     """
-    from projections.compare import CompareRequest, render_compare_markdown
+    from ledger.requests.compare import CompareRequest
+    from projections.compare import render_compare_markdown
     from services.compare import default_metric, run_compare
 
     fmt = resolve_format(ctx, output_format)

@@ -19,10 +19,14 @@ __all__ = ["OpenStore", "command_metadata", "open_store", "redact_argv"]
 SECRET_FLAG_WORDS = ("token", "key", "secret", "password", "auth")
 
 
-def command_metadata(tool_version: str | None = None) -> dict[str, Any]:
+def command_metadata(
+    tool_version: str | None = None, argv: list[str] | None = None
+) -> dict[str, Any]:
     """Who/what/where for every event; argv values after secret-looking flags are redacted.
 
-    ``tool_version`` defaults to the installed package's (benchmarks pass their own label).
+    ``tool_version`` defaults to the installed package's (benchmarks pass their own label);
+    ``argv`` to the process's own, but the CLI passes the arguments click parsed, which differ
+    when the command runs inside another program (click's test runner, a library caller).
     """
     if tool_version is None:
         from ledger.version import tool_version as installed_version
@@ -33,8 +37,16 @@ def command_metadata(tool_version: str | None = None) -> dict[str, Any]:
         "host": socket.gethostname(),
         "tool": "benchledger",
         "tool_version": tool_version,
-        "argv": redact_argv(sys.argv[1:]),
+        "argv": redact_argv(_command_argv() if argv is None else argv),
     }
+
+
+def _command_argv() -> list[str]:
+    """The running command's arguments where the CLI set them, else the process's."""
+    from ledger.command_context import current_command
+
+    running = current_command().get("argv")
+    return list(running) if running is not None else sys.argv[1:]
 
 
 def _actor() -> str:

@@ -283,6 +283,16 @@ def _aggregate_payload(
     runnable_missing = [c for c in missing if c not in active_set]
     runnable_blocked = [c for c in blocked if c not in active_set]
     runnable = [c for c in canonical if c in set(runnable_missing) | set(runnable_blocked)]
+    # Listed twice on purpose: inside ``standard_case_sets`` and at the top level.
+    case_sets = {
+        "accepted_case_ids": accepted,
+        "missing_case_ids": missing,
+        "blocked_uncountable_case_ids": blocked,
+        "active_case_ids": active,
+        "runnable_missing_case_ids": runnable_missing,
+        "runnable_blocked_uncountable_case_ids": runnable_blocked,
+        "runnable_case_ids": runnable,
+    }
     return {
         "schema_version": AGGREGATE_SCHEMA,
         "benchmark_id": benchmark_id,
@@ -294,23 +304,11 @@ def _aggregate_payload(
         "standard_case_sets": {
             "schema_version": "benchmark_run_ledger_standard_case_sets_v0",
             "policy": STANDARD_CASE_SET_POLICY,
-            "accepted_case_ids": accepted,
-            "missing_case_ids": missing,
-            "blocked_uncountable_case_ids": blocked,
-            "active_case_ids": active,
-            "runnable_missing_case_ids": runnable_missing,
-            "runnable_blocked_uncountable_case_ids": runnable_blocked,
-            "runnable_case_ids": runnable,
+            **case_sets,
             **_PRIVACY_FLAGS,
             "source_paths_recorded": False,
         },
-        "accepted_case_ids": accepted,
-        "missing_case_ids": missing,
-        "blocked_uncountable_case_ids": blocked,
-        "active_case_ids": active,
-        "runnable_missing_case_ids": runnable_missing,
-        "runnable_blocked_uncountable_case_ids": runnable_blocked,
-        "runnable_case_ids": runnable,
+        **case_sets,
         "case_best": case_best,
         "deduped_run_count": len(run_ids),
         "source_ledger_files": len(source_ledger_files),

@@ -14,6 +14,7 @@ from ledger.rules.row import RULES_VERSION
 from ledger.rules.scoring import attempt_flag, labels_of
 from ledger.rules.timestamps import instant
 from ledger.rules.values import as_number, compact_text
+from ledger.rules.vocabulary import RUNNER_FAILURE_SCOPES
 
 # ---------------------------------------------------------------------------------------------
 # §11 aggregate
@@ -126,7 +127,7 @@ def _loopx_row(row: Mapping[str, Any]) -> bool:
 def _has_setup_signal(scope: Any, eff: str, labels: list[str]) -> bool:
     """§11's setup signal: a setup scope, or a setup token in the effective class or a label."""
     return (
-        scope in ("runner_or_setup", "score_missing")
+        scope in RUNNER_FAILURE_SCOPES
         or any(token in eff for token in _SETUP_CLASS_TOKENS)
         or any(token in label for label in labels for token in _SETUP_LABEL_TOKENS)
     )

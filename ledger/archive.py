@@ -146,7 +146,31 @@ def archive_rows(
         keep_run_group_contains,
         archive_all_matching_benchmark,
     )
-    batch_id = ledger_text(archive_batch_id, 120) or default_archive_batch_id(
+    batch_id = ledger_text(archive_batch_id, 120) or _default_batch_id(selector, reason_text)
+    stamp = {
+        "archive_state": "archived",
+        "archive_reason": reason_text,
+        "archive_batch_id": batch_id,
+        "archived_at": now,
+    }
+    out, newly, counts = _stamp_matches(rows, selector, stamp)
+    changed = [str(row.get("run_id")) for row in newly]
+    payload = {
+        "schema_version": ARCHIVE_SCHEMA,
+        "archive_batch_id": batch_id,
+        "benchmark_id": selector.benchmark_id,
+        "reason": reason_text,
+        "matched_run_count": counts["matched"],
+        "newly_archived_run_count": len(newly),
+        "already_archived_run_count": counts["already"],
+        "kept_run_count": counts["kept"],
+        **_samples(newly),
+    }
+    return ArchiveResult(out, changed, payload)
+
+
+def _default_batch_id(selector: _Selector, reason_text: str) -> str:
+    return default_archive_batch_id(
         selector.benchmark_id,
         reason_text,
         selector.case_ids,
@@ -154,12 +178,13 @@ def archive_rows(
         selector.run_group_contains,
         selector.keep_run_group_contains,
     )
-    stamp = {
-        "archive_state": "archived",
-        "archive_reason": reason_text,
-        "archive_batch_id": batch_id,
-        "archived_at": now,
-    }
+
+
+def _stamp_matches(
+    rows: Sequence[dict], selector: _Selector, stamp: Mapping[str, Any]
+) -> tuple[list[dict], list[dict], dict[str, int]]:
+    """Every row, the matching active ones stamped archived; the newly archived rows; and the
+    counts the payload reports (kept back by a keep filter, matched, already archived)."""
     out: list[dict] = []
     newly: list[dict] = []
     counts = {"kept": 0, "matched": 0, "already": 0}
@@ -175,19 +200,7 @@ def archive_rows(
                 row = {**row, **stamp}
                 newly.append(row)
         out.append(row)
-    changed = [str(row.get("run_id")) for row in newly]
-    payload = {
-        "schema_version": ARCHIVE_SCHEMA,
-        "archive_batch_id": batch_id,
-        "benchmark_id": selector.benchmark_id,
-        "reason": reason_text,
-        "matched_run_count": counts["matched"],
-        "newly_archived_run_count": len(newly),
-        "already_archived_run_count": counts["already"],
-        "kept_run_count": counts["kept"],
-        **_samples(newly),
-    }
-    return ArchiveResult(out, changed, payload)
+    return out, newly, counts
 
 
 def _samples(newly: list[dict]) -> dict[str, Any]:
@@ -228,25 +241,7 @@ def restore_rows(
         archive_all_matching_benchmark,
         extra_filter=bool(archive_batch_id),
     )
-    out: list[dict] = []
-    changed: list[str] = []
-    matched: list[dict] = []
-    counts = {"kept": 0, "active": 0}
-    for row in rows:
-        verdict = selector.classify(row)
-        if verdict == "match" and archive_batch_id:
-            if row.get("archive_batch_id") != archive_batch_id:
-                verdict = None
-        if verdict == "kept":
-            counts["kept"] += 1
-        elif verdict == "match":
-            matched.append(row)
-            if is_archived(row):
-                row = {key: value for key, value in row.items() if key not in ARCHIVE_FIELDS}
-                changed.append(str(row.get("run_id")))
-            else:
-                counts["active"] += 1
-        out.append(row)
+    out, changed, matched, counts = _unstamp_matches(rows, selector, archive_batch_id)
     payload = {
         "schema_version": ARCHIVE_SCHEMA,
         "restore": True,
@@ -262,3 +257,29 @@ def restore_rows(
         "truncated": len(matched) > MAX_ARCHIVE_SAMPLES,
     }
     return ArchiveResult(out, changed, payload)
+
+
+def _unstamp_matches(
+    rows: Sequence[dict], selector: _Selector, batch_id: str | None
+) -> tuple[list[dict], list[str], list[dict], dict[str, int]]:
+    """Every row, the matching archived ones (of ``batch_id`` when given) without the archive
+    fields; the run ids restored; the rows matched; and the kept and already-active counts."""
+    out: list[dict] = []
+    changed: list[str] = []
+    matched: list[dict] = []
+    counts = {"kept": 0, "active": 0}
+    for row in rows:
+        verdict = selector.classify(row)
+        if verdict == "match" and batch_id and row.get("archive_batch_id") != batch_id:
+            verdict = None
+        if verdict == "kept":
+            counts["kept"] += 1
+        elif verdict == "match":
+            matched.append(row)
+            if is_archived(row):
+                row = {key: value for key, value in row.items() if key not in ARCHIVE_FIELDS}
+                changed.append(str(row.get("run_id")))
+            else:
+                counts["active"] += 1
+        out.append(row)
+    return out, changed, matched, counts

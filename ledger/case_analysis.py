@@ -16,6 +16,7 @@ from typing import Any
 
 from ledger.errors import InputError
 from ledger.markdown import table_code, table_text
+from ledger.rules.values import as_mapping
 from ledger.sources.common import analysis_slug
 
 REPORT_SCHEMA = "benchmark_case_analysis_candidate_report_v0"
@@ -186,7 +187,7 @@ def acceptance_verdict(candidate: Mapping[str, Any], policy: str) -> dict[str, A
         reasons.append(
             "paired_candidate_needs_two_runs" if rule[1] == 2 else "candidate_needs_one_run"
         )
-    if reasons:
+    if reasons or rule is None:
         return {**verdict, "accepted": False, "status": "proposal_only_not_applied",
                 "reason_codes": reasons}  # fmt: skip
     return {
@@ -320,7 +321,7 @@ def build_candidate_report(
 
 
 def render_candidates_markdown(payload: Mapping[str, Any]) -> str:
-    report = payload.get("report") if isinstance(payload.get("report"), Mapping) else {}
+    report = as_mapping(payload.get("report"))
     lines = [f"# {MARKDOWN_TITLE}", ""]
     lines.append(f"- candidate_count: {report.get('candidate_count', 0)}")
     lines.append(f"- accepted_record_count: {report.get('accepted_record_count', 0)}")
@@ -363,7 +364,7 @@ def render_analysis_markdown(analysis: Mapping[str, Any], existing_markdown: str
     for case in analysis.get("cases") or []:
         if not isinstance(case, Mapping):
             continue
-        scores = case.get("scores") if isinstance(case.get("scores"), Mapping) else {}
+        scores = as_mapping(case.get("scores"))
         cells = (
             table_code(_text(case.get("benchmark_id"))),
             table_code(_text(case.get("case_id"))),

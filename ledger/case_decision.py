@@ -14,6 +14,7 @@ from ledger.product_mode_pair import is_product_treatment, product_roles, review
 from ledger.rules.ordering import row_sort_key
 from ledger.rules.repair import loopx_repair_fields
 from ledger.rules.values import compact_text
+from ledger.rules.vocabulary import RUNNER_FAILURE_SCOPES
 
 _SUFFIX_BY_REPAIR_CLASS = {
     "runner_setup_timeout": "setup_timeout_repair_required",
@@ -36,13 +37,12 @@ _SUFFIX_BY_REPAIR_CLASS = {
     "run_rerun_required": "rerun_required",
 }
 _DEFAULT_SUFFIX = "runner_or_setup_repair_required"
-_RUNNER_SCOPES = ("runner_or_setup", "score_missing")
 _BRIDGE_LABEL = "worker_bridge_connected_official_score_failure"
 _NO_UPLIFT_DECISIONS = frozenset(
     {"paired_no_score_uplift", "paired_no_score_uplift_case_research_required"}
 )
 _BASELINE, _TREATMENT = frozenset({"baseline"}), frozenset({"treatment"})
-_BOTH, _NEITHER = _BASELINE | _TREATMENT, frozenset()
+_BOTH, _NEITHER = _BASELINE | _TREATMENT, frozenset[str]()
 _RESEARCH_KIND = {"case_timeout_research": "timeout", "case_exception_research": "exception"}
 
 # [loopx-specific] case routing: wording kept from loopx so routed cases read the same.
@@ -143,9 +143,9 @@ def _paired_decision(baseline: dict, treatment: dict) -> dict:
         return {"decision": "paired_result_requires_attribution", **pair}
     if "verifier_or_infra" in (b_scope, t_scope):
         return {"decision": "paired_result_blocked_by_verifier_or_infra", **pair}
-    if b_scope in _RUNNER_SCOPES:
+    if b_scope in RUNNER_FAILURE_SCOPES:
         return {"decision": "paired_baseline_" + _suffix(baseline), **pair, **_repair(baseline)}
-    if t_scope in _RUNNER_SCOPES:
+    if t_scope in RUNNER_FAILURE_SCOPES:
         return {"decision": "paired_treatment_" + _suffix(treatment), **pair, **_repair(treatment)}
     if delta is None:
         return {"decision": "paired_result_needs_score_review", **pair}

@@ -23,7 +23,10 @@ Params = Sequence[Any] | Mapping[str, Any]
 class Result(Protocol):
     """Rows of one statement (the subset of a SQLAlchemy ``CursorResult`` used here)."""
 
-    rowcount: int
+    @property
+    def rowcount(self) -> int:
+        """Rows the statement changed (read-only, as a cursor's is)."""
+        ...
 
     def __iter__(self) -> Iterator[Sequence[Any]]: ...
 

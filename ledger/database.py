@@ -188,7 +188,10 @@ def _migration_lock(database: Database) -> Iterator[None]:
         return
     import fcntl
 
-    if database.in_memory:  # private to this process: nobody to wait for
+    from ledger.db_sqlite import SqliteDatabase
+
+    # an in-memory database is private to this process: nobody to wait for
+    if not isinstance(database, SqliteDatabase) or database.in_memory:
         yield
         return
     with open(f"{database.path}.migrate.lock", "a") as handle:

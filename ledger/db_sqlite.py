@@ -43,7 +43,7 @@ class SqliteResult:
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         return iter(self._cursor)
 
-    def all(self) -> list[tuple[Any, ...]]:
+    def all(self) -> list[Sequence[Any]]:
         return self._cursor.fetchall()
 
     def first(self) -> tuple[Any, ...] | None:

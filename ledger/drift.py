@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger.errors import InputError
-from ledger.ledger_rows import LEDGER_SCHEMA, READ_BOUNDARY
+from ledger.ledger_rows import LEDGER_SCHEMA
+from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
 from ledger.rules.compaction import compact_run
 from ledger.rules.row import build_row, drift_signature
 from ledger.rules.scoring import is_terminal

@@ -77,6 +77,89 @@ def sync_global(
         )
 
     goals = select_goals(project_registry, goal_id)
+    merged = _merge(
+        global_doc,
+        project_registry,
+        goals,
+        replace_state=replace_state,
+        now=now,
+        source_registry=source_registry,
+        runtime_root=runtime_root,
+        path_exists=path_exists,
+    )
+    document, collisions = merged.document, merged.collisions
+    changed = document != (global_doc or {})
+    needs_backup = bool(collisions) and replace_state and global_doc is not None and changed
+    backup_name = backup_file_name(now) if needs_backup else None
+    backup_path = os.path.join(runtime_root, backup_name) if backup_name else None
+    where = {
+        "registry": registry_text,
+        "global_registry": global_path,
+        "runtime_root": runtime_root,
+    }
+    payload = _payload(dry_run, where, len(goals), merged, replace_state, backup_path, now)
+    return SyncResult(
+        payload=payload,
+        document=document,
+        changed=changed,
+        backup_name=backup_name,
+        backup_document=copy.deepcopy(global_doc) if needs_backup else None,
+        route_collisions=collisions,
+    )
+
+
+def _payload(
+    dry_run: bool,
+    where: Mapping[str, str],
+    source_goal_count: int,
+    merged: _Merged,
+    replace_state: bool,
+    backup_path: str | None,
+    now: str,
+) -> dict[str, Any]:
+    """What ``registry sync-global`` prints (§7.2 step 8)."""
+    return {
+        "ok": True,
+        "dry_run": dry_run,
+        "skipped": False,
+        **where,
+        "source_goal_count": source_goal_count,
+        "global_goal_count": len(merged.goals),
+        "synced_goal_ids": merged.synced_ids,
+        "actions": merged.actions,
+        "route_collisions": merged.collisions,
+        "route_replacement_allowed": replace_state,
+        "backup_path": backup_path,
+        "updated_at": now,
+        "wrote": not dry_run,
+        "global_registry_writability": {},
+    }
+
+
+@dataclass(frozen=True)
+class _Merged:
+    """The global document after the merge, and what the merge did."""
+
+    document: dict[str, Any]
+    goals: list[dict[str, Any]]
+    actions: list[Any]
+    synced_ids: list[str]
+    collisions: list[Any]
+
+
+def _merge(
+    global_doc: dict[str, Any] | None,
+    project_registry: Mapping[str, Any],
+    goals: Sequence[Mapping[str, Any]],
+    *,
+    replace_state: bool,
+    now: str,
+    source_registry: str,
+    runtime_root: str,
+    path_exists: Callable[[str], bool] | None,
+) -> _Merged:
+    """§7.2 steps 4-7: sanitize the selected goals, merge them and their projects into a copy
+    of the global document."""
     incoming = [
         sanitize_goal(goal, source_registry=source_registry, synced_at=now, path_exists=path_exists)
         for goal in goals
@@ -90,36 +173,7 @@ def sync_global(
     document = _document(
         current, project_registry, merged_goals, merged_projects, runtime_root=runtime_root, now=now
     )
-
-    changed = document != (global_doc or {})
-    needs_backup = bool(collisions) and replace_state and global_doc is not None and changed
-    backup_name = backup_file_name(now) if needs_backup else None
-    payload = {
-        "ok": True,
-        "dry_run": dry_run,
-        "skipped": False,
-        "registry": registry_text,
-        "global_registry": global_path,
-        "runtime_root": runtime_root,
-        "source_goal_count": len(goals),
-        "global_goal_count": len(merged_goals),
-        "synced_goal_ids": synced_ids,
-        "actions": actions,
-        "route_collisions": collisions,
-        "route_replacement_allowed": replace_state,
-        "backup_path": os.path.join(runtime_root, backup_name) if backup_name else None,
-        "updated_at": now,
-        "wrote": not dry_run,
-        "global_registry_writability": {},
-    }
-    return SyncResult(
-        payload=payload,
-        document=document,
-        changed=changed,
-        backup_name=backup_name,
-        backup_document=copy.deepcopy(global_doc) if needs_backup else None,
-        route_collisions=collisions,
-    )
+    return _Merged(document, merged_goals, actions, synced_ids, collisions)
 
 
 # --- step 3: selection -------------------------------------------------------------------------

@@ -6,7 +6,7 @@ reads a row the same way.
 """
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ledger.errors import InputError
@@ -15,15 +15,6 @@ from ledger.rules.row import normalize_row
 from ledger.safety import join_public, public_json
 
 LEDGER_SCHEMA = "benchmark_run_ledger_v0"
-READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_logs_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
 
 
 def clean_values(values: Iterable[str] | None) -> list[str]:
@@ -46,17 +37,11 @@ def document_rows(document: Any) -> list[dict]:
     if document.get("schema_version") != LEDGER_SCHEMA:
         raise InputError(f"benchmark run ledger must use schema_version={LEDGER_SCHEMA}")
     by_key: dict[str, dict] = {}
-    benchmarks = document.get("benchmarks")
-    for benchmark_key, node in (benchmarks if isinstance(benchmarks, Mapping) else {}).items():
-        cases = node.get("cases") if isinstance(node, Mapping) else None
-        for case_key, case in (cases if isinstance(cases, Mapping) else {}).items():
-            runs = case.get("runs") if isinstance(case, Mapping) else None
-            for run in runs if isinstance(runs, list) else []:
-                if isinstance(run, Mapping):
-                    row = _read_document_row(run, str(benchmark_key), str(case_key))
-                    key = row.get("run_id") or json.dumps(row, sort_keys=True, ensure_ascii=False)
-                    by_key.pop(key, None)
-                    by_key[key] = row
+    for run, benchmark_key, case_key in document_rows_as_stored(document):
+        row = _read_document_row(run, benchmark_key, case_key)
+        key = row.get("run_id") or json.dumps(row, sort_keys=True, ensure_ascii=False)
+        by_key.pop(key, None)
+        by_key[key] = row
     return list(by_key.values())
 
 
@@ -65,3 +50,15 @@ def _read_document_row(run: Mapping[str, Any], benchmark_key: str, case_key: str
         return read_loopx_row(run, benchmark_key=benchmark_key, case_key=case_key)
     clean, _ = public_json(dict(run))  # another ledger's rows: filtered like ours
     return normalize_row(clean, benchmark_key=join_public("", benchmark_key))
+
+
+def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[tuple[dict, str, str]]:
+    """Every run of the document in document order, untouched, with its benchmark and case keys."""
+    benchmarks = document.get("benchmarks")
+    for benchmark_key, node in (benchmarks if isinstance(benchmarks, Mapping) else {}).items():
+        cases = node.get("cases") if isinstance(node, Mapping) else None
+        for case_key, case in (cases if isinstance(cases, Mapping) else {}).items():
+            runs = case.get("runs") if isinstance(case, Mapping) else None
+            for run in runs if isinstance(runs, list) else []:
+                if isinstance(run, Mapping):
+                    yield dict(run), str(benchmark_key), str(case_key)

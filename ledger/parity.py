@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
+
 SCHEMA_VERSION = "benchmark_codex_app_parity_posthoc_check_v0"
 PARITY_TARGET = "codex_app_loopx_product_path"
 INVALID_CLAIM_LEVEL = "invalid_or_unreadable_compact_benchmark_run"
@@ -32,15 +34,6 @@ _GOAL_STATE_SUFFIX = re.compile(r"\.codex/goals/[^/\s]+/ACTIVE_GOAL_STATE\.md$")
 #: Nested blocks that may carry the in-case goal-state facts.
 _STATE_BLOCKS = ("product_mode_lifecycle_contract", "episode_policy", "interaction_counters")
 
-READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_logs_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
 
 
 def _block(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:

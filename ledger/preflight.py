@@ -105,12 +105,12 @@ def auth_env_check(names: Sequence[str], *, explicit: bool, env: Mapping[str, st
 
 
 def no_upload_check(launch_preview: Mapping[str, Any] | None) -> dict:
-    ok = bool(launch_preview) and launch_preview.get("forbidden_flags_absent") is True
+    ok = launch_preview is not None and launch_preview.get("forbidden_flags_absent") is True
     return check("no_upload_boundary", ok, blocking=True, blocker="no_upload_boundary_not_ready")
 
 
 def timeout_policy_check(policy: Mapping[str, Any] | None) -> dict:
-    ok = bool(policy) and isinstance(policy.get("effective_multipliers"), Mapping)
+    ok = policy is not None and isinstance(policy.get("effective_multipliers"), Mapping)
     return check("timeout_policy", ok, blocking=True, blocker="timeout_policy_invalid")
 
 

@@ -163,7 +163,8 @@ def _case_of(row: dict) -> str:
     case_id = compact_text(row.get("case_id"))
     if case_id:
         return case_id
-    for item in row.get("case_ids") if isinstance(row.get("case_ids"), list) else []:
+    case_ids = row.get("case_ids")
+    for item in case_ids if isinstance(case_ids, list) else []:
         text = compact_text(item)
         if text:
             return text

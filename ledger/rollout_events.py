@@ -230,12 +230,12 @@ def build_event(
     }
     for name, (value, limit) in scalars.items():
         _put(event, name, clean_text(value, limit, field=name))
-    for name, value in (
+    for name, sub_object in (
         ("lane", lane),
         ("state_transition", state_transition),
         ("handoff", handoff),
     ):
-        _put(event, name, _sub_object(name, value))
+        _put(event, name, _sub_object(name, sub_object))
     _put(event, "causality", _causality(causality))
     _put(event, "code_refs", _code_refs(code_refs))
     _put(event, "labels", _labels(labels))
@@ -472,7 +472,8 @@ def _run_details(
     run: Mapping[str, Any], *, action: str, history_stem: str | None
 ) -> dict[str, Any]:
     passed, score_status, score = _score_view(run)
-    progress = run.get("progress") if isinstance(run.get("progress"), Mapping) else {}
+    reported = run.get("progress")
+    progress = reported if isinstance(reported, Mapping) else {}
     details = {
         "command": "benchmark",
         "action": action,

@@ -59,7 +59,7 @@ def run_read_only_query(
         ensure_schema(database, location, auto_upgrade=False)
         with database.connect() as conn:
             if database.dialect == "sqlite":
-                columns, rows = _run_sqlite(conn.raw, statement, limit, timeout)
+                columns, rows = _run_sqlite(conn.dbapi_connection(), statement, limit, timeout)
             else:
                 columns, rows = _run_postgres(conn, statement, limit, timeout)
     finally:
@@ -80,7 +80,7 @@ def query_sqlite(
     """A checked statement on a SQLite database opened read-only (``sql --as-of``'s scratch
     store), with the same timeout and Ctrl-C handling."""
     with database.connect() as conn:
-        columns, rows = _run_sqlite(conn.raw, statement, limit, timeout)
+        columns, rows = _run_sqlite(conn.dbapi_connection(), statement, limit, timeout)
     return _result(columns, rows, limit)
 
 

@@ -11,23 +11,28 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-
-import orjson
 
 from ledger.chain import GENESIS_HASH, canonical_json, event_hash
 from ledger.command_context import current_command
 from ledger.connection import PG_SCHEMA_KEY, placeholders
 from ledger.errors import ConcurrencyError, InputError
+from ledger.event_rows import (
+    COUNT_SQL,
+    EVENT_COLUMNS,
+    REPLAY_COLUMNS,
+    events_query,
+    sparse_query,
+    stored_decoder,
+    stored_event,
+)
 from ledger.events import (
-    CURRENT_SCHEMA_VERSION,
     EXPORT_WRITTEN,
     AppendResult,
     NewEvent,
     StoredEvent,
-    upcast,
 )
 from ledger.head_witness import HeadWitness, marker_path, write_marker
 from ledger.tables import EVENTS
@@ -40,22 +45,8 @@ if TYPE_CHECKING:
 # the same database never queue behind it.
 PG_APPEND_LOCK_KEY = 0x62656E63  # "benc"
 READ_BATCH = 2000
-# The event table's columns in declaration order: the order of every full event row.
-EVENT_COLUMNS = EVENTS.columns
 # Everything but the hash itself goes into the hash (see ``ledger.chain.event_hash``).
 HASHED_COLUMNS = tuple(c for c in EVENT_COLUMNS if c != "hash")
-# What replay reads (``read_replay_rows``): the envelope fields a read model is built from.
-# Metadata, ids and hashes are a third of every row's bytes and most of its Python objects,
-# and no read model looks at them.
-REPLAY_COLUMNS = (
-    "position",
-    "event_id",
-    "stream",
-    "event_type",
-    "schema_version",
-    "payload",
-    "recorded_at",
-)
 
 Listener = Callable[["Connection", list[StoredEvent]], None]
 
@@ -133,7 +124,7 @@ class UnitOfWork:
         for index, new in enumerate(events):
             position += 1
             versions[new.stream] = versions.get(new.stream, 0) + 1
-            row = {
+            row: dict[str, Any] = {  # one column per key, as ``event_hash`` takes them
                 "position": position,
                 "event_id": str(uuid.uuid4()),
                 "stream": new.stream,
@@ -150,7 +141,7 @@ class UnitOfWork:
             row["hash"] = event_hash(**row)
             prev_hash = row["hash"]
             rows.append(row)
-            stored.append(_stored(row, payload=new.payload, metadata=self.metadata))
+            stored.append(stored_event(row, payload=new.payload, metadata=self.metadata))
         self.conn.executemany(_INSERT_EVENT, [tuple(r[c] for c in EVENT_COLUMNS) for r in rows])
         if self.store.listener is not None:
             self.store.listener(self.conn, stored)
@@ -169,101 +160,6 @@ def _payload_text(new: NewEvent) -> str:
         return canonical_json(new.payload)
     except TypeError as exc:  # NaN, Infinity or a non-JSON type slipped through a handler
         raise InputError(f"event {new.event_type} payload is not valid JSON: {exc}") from None
-
-
-def _stored(
-    row: dict[str, Any],
-    *,
-    payload: dict[str, Any] | None = None,
-    metadata: dict[str, Any] | None = None,
-) -> StoredEvent:
-    if payload is None:
-        payload = _decode_payload(row)
-    return StoredEvent(
-        position=row["position"],
-        event_id=row["event_id"],
-        stream=row["stream"],
-        stream_version=row["stream_version"],
-        event_type=row["event_type"],
-        schema_version=row["schema_version"],
-        payload=payload,
-        metadata=metadata if metadata is not None else orjson.loads(row["metadata"]),
-        correlation_id=row["correlation_id"],
-        recorded_at=row["recorded_at"],
-        idempotency_key=row["idempotency_key"],
-        prev_hash=row["prev_hash"],
-        hash=row["hash"],
-    )
-
-
-def _decode_payload(row: dict[str, Any]) -> dict[str, Any]:
-    payload = orjson.loads(row["payload"])
-    if row["event_type"] in CURRENT_SCHEMA_VERSION:
-        payload = upcast(row["event_type"], row["schema_version"], payload)
-    return payload
-
-
-_POSITIONAL_OK = tuple(f.name for f in fields(StoredEvent)) == EVENT_COLUMNS
-
-
-def _event_by_name(*values: Any) -> StoredEvent:
-    return StoredEvent(**dict(zip(EVENT_COLUMNS, values, strict=True)))
-
-
-def _stored_decoder() -> Callable[[Sequence[Any]], StoredEvent]:
-    """A row tuple (``EVENT_COLUMNS`` order) to a ``StoredEvent``, for sequential reads.
-
-    Every event one command appends carries the same metadata text, and replay never looks
-    at it, so it is parsed once per run of equal texts instead of once per event (a third
-    of the decode cost). Those events share the parsed dict, exactly as the events
-    ``UnitOfWork.append`` returns do.
-    """
-    last_text: str | None = None
-    last_metadata: dict[str, Any] = {}
-    upcasted = CURRENT_SCHEMA_VERSION
-    loads = orjson.loads
-    make = StoredEvent if _POSITIONAL_OK else _event_by_name
-
-    def decode(row: Sequence[Any]) -> StoredEvent:
-        nonlocal last_text, last_metadata
-        (
-            position,
-            event_id,
-            stream,
-            stream_version,
-            event_type,
-            schema_version,
-            payload,
-            metadata,
-            correlation_id,
-            recorded_at,
-            idempotency_key,
-            prev_hash,
-            hash_,
-        ) = row
-        if metadata != last_text:
-            last_text, last_metadata = metadata, loads(metadata)
-        body = loads(payload)
-        if event_type in upcasted:
-            body = upcast(event_type, schema_version, body)
-        # Positional (a third cheaper than keywords): _POSITIONAL_OK checks the field order.
-        return make(
-            position,
-            event_id,
-            stream,
-            stream_version,
-            event_type,
-            schema_version,
-            body,
-            last_metadata,
-            correlation_id,
-            recorded_at,
-            idempotency_key,
-            prev_hash,
-            hash_,
-        )
-
-    return decode
 
 
 class EventStore:
@@ -342,7 +238,7 @@ class EventStore:
         conn: Connection | None = None,
     ) -> Iterator[list[StoredEvent]]:
         """``read`` one keyset batch at a time: replay hands whole batches to projections."""
-        decode = _stored_decoder()
+        decode = stored_decoder()
         for rows in self._row_batches(
             from_position, to_position, stream, event_types, limit, batch_size, conn
         ):
@@ -402,9 +298,9 @@ class EventStore:
                 while index < len(wanted) and wanted[index] <= upper:
                     index += 1
                 kept = list(wanted[start:index])
-                query = _sparse_query(last, upper, dense, kept)
+                query = sparse_query(last, upper, dense, kept)
                 rows = c.execute(*query).all() if query is not None else []
-                total = c.execute(_COUNT_SQL, (sparse_type, last, upper)).scalar() or 0
+                total = c.execute(COUNT_SQL, (sparse_type, last, upper)).scalar() or 0
                 last = upper
                 if rows or total:
                     yield rows, total - len(kept)
@@ -442,7 +338,7 @@ class EventStore:
             remaining = limit
             while remaining is None or remaining > 0:
                 size = batch_size if remaining is None else min(batch_size, remaining)
-                query = _events_query(last, to_position, stream, types, size, columns)
+                query = events_query(last, to_position, stream, types, size, columns)
                 rows = c.execute(*query).all()
                 if not rows:
                     return
@@ -469,7 +365,7 @@ class EventStore:
         while last < head and (remaining is None or remaining > 0):
             size = batch_size if remaining is None else min(batch_size, remaining)
             upper = min(last + size, head)
-            query = _events_query(last, upper, stream, types, size, columns)
+            query = events_query(last, upper, stream, types, size, columns)
             rows = conn.execute(*query).all()
             last = upper
             if rows:
@@ -479,13 +375,14 @@ class EventStore:
 
     def get(self, key: str | int) -> StoredEvent | None:
         """One event by position or event id."""
+        query: tuple[str, tuple[int | str]]
         if isinstance(key, int) or str(key).isdigit():
             query = (f"{EVENTS.select_sql} WHERE position = ?", (int(key),))
         else:
             query = (f"{EVENTS.select_sql} WHERE event_id = ?", (str(key),))
         with self.database.connect() as conn:
             row = conn.execute(*query).first()
-        return _stored(dict(zip(EVENT_COLUMNS, row, strict=True))) if row else None
+        return stored_event(dict(zip(EVENT_COLUMNS, row, strict=True))) if row else None
 
     def head_position(self, conn: Connection | None = None) -> int:
         with _connection(self.database, conn) as c:
@@ -576,67 +473,7 @@ class EventStore:
             " ORDER BY position",
             (correlation, EXPORT_WRITTEN),  # the command's render shares its correlation id
         )
-        return [_stored(dict(zip(EVENT_COLUMNS, r, strict=True))) for r in rows]
-
-
-Query = tuple[str, list[Any]]  # SQL text and its ``?`` parameters
-
-
-def _events_query(
-    after: int,
-    upto: int | None,
-    stream: str | None,
-    types: list[str] | None,
-    size: int,
-    columns: Sequence[str] = EVENT_COLUMNS,
-) -> Query:
-    where, params = ["position > ?"], [after]
-    if upto is not None:
-        where.append("position <= ?")
-        params.append(upto)
-    if stream is not None:
-        where.append("stream = ?")
-        params.append(stream)
-    if types and len(types) == 1:
-        where.append("event_type = ?")  # its (event_type, position) index
-        params.append(types[0])
-    elif types:
-        # ``|| ''`` keeps the planners off the type index, whose rows come out of type order
-        # and need a sort: the window is scanned along the position key instead.
-        where.append(f"(event_type || '') IN ({placeholders(len(types))})")
-        params.extend(types)
-    sql = (
-        f"SELECT {', '.join(columns)} FROM events WHERE {' AND '.join(where)}"
-        " ORDER BY position LIMIT ?"
-    )
-    return sql, [*params, size]
-
-
-def _sparse_query(after: int, upto: int, dense: list[str], kept: list[int]) -> Query | None:
-    """One window of ``read_replay_rows(sparse=...)``: every event of the ``dense`` types and
-    the ``kept`` positions in ``(after, upto]``, in position order; None when there is nothing
-    to ask for. The dense types go through their (event_type, position) index and the kept
-    positions through the primary key, so the events left out are not even read: the window
-    bounds what the type index returns, which an open range did not (see ``_row_batches``).
-    """
-    columns = ", ".join(REPLAY_COLUMNS)
-    parts, params = [], []
-    if dense:
-        parts.append(
-            f"SELECT {columns} FROM events WHERE event_type IN ({placeholders(len(dense))})"
-            " AND position > ? AND position <= ?"
-        )
-        params += [*dense, after, upto]
-    if kept:
-        parts.append(f"SELECT {columns} FROM events WHERE position IN ({placeholders(len(kept))})")
-        params += kept
-    if not parts:
-        return None
-    return " UNION ALL ".join(parts) + " ORDER BY position", params
-
-
-# How many events of one type a window holds (its (event_type, position) index).
-_COUNT_SQL = "SELECT count(*) FROM events WHERE event_type = ? AND position > ? AND position <= ?"
+        return [stored_event(dict(zip(EVENT_COLUMNS, r, strict=True))) for r in rows]
 
 
 def _check_row(

@@ -10,11 +10,13 @@ them). Parser-level problems (bad choice, bad number) raise
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from ledger.errors import InputError, UsageError
 from ledger.requests.benchmark_run import BenchmarkRunRequest, require_option_names
+from ledger.rules.vocabulary import ARM_ROLE_CHOICES
+from ledger.sources import skillsbench_routes as skillsbench
 from ledger.timeout_policy import MULTIPLIER_KEYS, TIMEOUT_PRESETS, validate_multipliers
 
 # --- benchmarks and modes -------------------------------------------------------------------
@@ -50,20 +52,9 @@ DEFAULT_RUNNER_REF = "harbor==0.25.0"
 DEFAULT_N_ATTEMPTS = 1
 DEFAULT_N_CONCURRENT = 1
 
-SKILLSBENCH_DEFAULT_DATASET = "skillsbench@1.1"
-SKILLSBENCH_DEFAULT_TASK = "citation-check"
-SKILLSBENCH_DEFAULT_ROUTE = "codex-cli-goal-baseline"
-#: Fallback copy of benchflow.md §7.1; ``ledger.sources.skillsbench_routes`` is preferred.
-_SKILLSBENCH_ROUTES_FALLBACK: tuple[str, ...] = (
-    "codex-acp-blind-loop-baseline",
-    "codex-cli-goal-baseline",
-    "codex-app-server-goal-baseline",
-    "curated-skills-baseline",
-    "raw-codex-autonomous-max5",
-    "loopx-product-mode",
-    "loopx-goal-start-product-mode",
-    "loopx-turn-agent-cli",
-)
+SKILLSBENCH_DEFAULT_DATASET = skillsbench.DEFAULT_DATASET
+SKILLSBENCH_DEFAULT_TASK = skillsbench.DEFAULT_TASK
+SKILLSBENCH_DEFAULT_ROUTE = skillsbench.DEFAULT_ROUTE
 
 # --- choices ---------------------------------------------------------------------------------
 
@@ -82,7 +73,7 @@ WORKER_CODEX_MATERIALIZATION_STRATEGIES: tuple[str, ...] = (
 SELECTION_POLICIES: tuple[str, ...] = ("benchflow_canonical", "all_attempts", "newest")
 DEFAULT_SELECTION_POLICY = "benchflow_canonical"
 TIMEOUT_PRESET_NAMES: tuple[str, ...] = tuple(TIMEOUT_PRESETS)
-ARM_ROLES: tuple[str, ...] = ("baseline", "treatment", "other")
+ARM_ROLES: tuple[str, ...] = ARM_ROLE_CHOICES
 
 #: Env var names preflight checks for presence (values are never read).
 DEFAULT_AUTH_ENV_NAMES: dict[str, tuple[str, ...]] = {
@@ -159,18 +150,8 @@ MSG_APP_SERVER_GOAL = "unsupported terminal-bench mode: codex-app-server-goal"
 
 
 def skillsbench_routes() -> tuple[str, ...]:
-    """The route choices; the route table module owns them when it exists."""
-    try:
-        from ledger.sources import skillsbench_routes as routes_module
-    except ImportError:
-        return _SKILLSBENCH_ROUTES_FALLBACK
-    for name in ("SKILLSBENCH_ROUTES", "ROUTES", "ROUTE_NAMES"):
-        value = getattr(routes_module, name, None)
-        if isinstance(value, Mapping):
-            return tuple(value)
-        if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
-            return tuple(value)
-    return _SKILLSBENCH_ROUTES_FALLBACK
+    """The route choices, in the order of the route table (benchflow.md §7.1)."""
+    return tuple(skillsbench.ROUTES)
 
 
 # --- parsing helpers for the command layer ---------------------------------------------------

@@ -21,6 +21,7 @@ from ledger.errors import InputError
 
 if TYPE_CHECKING:
     from ledger.connection import Connection, Database
+    from ledger.db_sqlite import SqliteDatabase
     from ledger.store import EventStore
     from projections.engine import ProjectionEngine
 
@@ -91,7 +92,7 @@ class AsOfView:
 
     moment: Moment
     requested: str
-    database: Database
+    database: SqliteDatabase  # a scratch store (``engine.scratch_database``)
     snapshot_position: int | None
     events_replayed: int
 
@@ -138,10 +139,10 @@ def scratch_at(
     moment: Moment,
     base: Any = None,
     progress: Callable[[int, int], None] | None = None,
-) -> Iterator[tuple[Database, int]]:
+) -> Iterator[tuple[SqliteDatabase, int]]:
     """A scratch database holding the read models at ``moment``, replayed from ``base`` (a
     ``Snapshot``) or from position 1; yields it with the number of events replayed."""
-    from projections.engine import scratch_database
+    from projections.scratch import scratch_database
 
     seed = base.db_path if base is not None else None
     after = base.position if base is not None else 0

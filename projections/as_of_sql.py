@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ledger.store import EVENT_COLUMNS
+from ledger.event_rows import EVENT_COLUMNS
 
 if TYPE_CHECKING:
     from ledger.connection import Database
@@ -52,10 +52,12 @@ def query_as_of(
 def copy_events(store: EventStore, scratch: Database, upto: int) -> None:
     """Events 1..``upto`` into the scratch database's (empty) event table."""
     live = store.database
-    if live.dialect == "sqlite" and not live.in_memory:
+    from ledger.db_sqlite import SqliteDatabase
+
+    if isinstance(live, SqliteDatabase) and not live.in_memory:
         # one statement in SQLite itself (ATTACH is refused inside a transaction)
         with scratch.connect() as conn:
-            raw = conn.raw
+            raw = conn.dbapi_connection()
             raw.execute("ATTACH DATABASE ? AS live", (str(Path(live.path).absolute()),))
             try:
                 raw.execute("BEGIN")

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.errors import InputError
+from ledger.requests.compare import CompareRequest
 from ledger.rules.ordering import row_sort_key
 from ledger.rules.row import RULES_VERSION
 from projections import compare_stats as cs
@@ -25,7 +26,6 @@ from projections.compare_markdown import render_compare_markdown
 
 __all__ = [
     "ROW_KEYS",
-    "CompareRequest",
     "arm_results",
     "build_compare",
     "needs_judgement",
@@ -62,22 +62,6 @@ POWER_METHOD = "normal_approximation_two_sided"
 
 # A row with its verdict: None when the run counts, else the reason it does not.
 Judged = tuple[Mapping[str, Any], str | None]
-
-
-@dataclass(frozen=True)
-class CompareRequest:
-    """What to compare and how; every field is echoed in the document."""
-
-    benchmark_id: str
-    arms: tuple[str, ...] = ()
-    reference: str | None = None
-    metric: str = "score"
-    per_case: str = "mean"
-    bootstrap: int = 2000
-    seed: int = 0
-    effect: float | None = 0.05
-    allow_incomparable: bool = False
-    confidence: float = 0.95
 
 
 @dataclass(slots=True)
@@ -208,7 +192,7 @@ def _arms(request: CompareRequest, by_arm: Mapping[str, Mapping[str, list[Judged
     return arms
 
 
-def _numeric(value: Any) -> bool:
+def _numeric(value: Any) -> TypeGuard[float]:
     """A JSON number (rows are parsed JSON: numbers are plain ints and floats, never bools)."""
     return type(value) is float or type(value) is int
 
@@ -404,7 +388,9 @@ def _document(
 
 def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
     included = result.included()
-    summary = cs.t_interval([c.value for c in included.values()], request.confidence)
+    # every included case has a value: the filter only tells the type checker so
+    values = [c.value for c in included.values() if c.value is not None]
+    summary = cs.t_interval(values, request.confidence)
     split = cs.variance_split([c.attempts for c in included.values()])
     excluded: dict[str, list[str]] = defaultdict(list)
     for case, entry in result.cases.items():
@@ -440,17 +426,18 @@ def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
     tokens: list[float] = []
     dollars: list[float] = []
     for entry in included.values():
-        case_tokens = case_dollars = 0
+        case_tokens: float | None = 0
+        case_dollars: float | None = 0
         for row in entry.rows:
             usage = row.get("usage")
             if type(usage) is not dict:
                 case_tokens = case_dollars = None
                 break
             if case_tokens is not None:
-                spent = usage.get("input_tokens"), usage.get("output_tokens")
+                spent_in, spent_out = usage.get("input_tokens"), usage.get("output_tokens")
                 case_tokens = (
-                    case_tokens + (spent[0] + spent[1])
-                    if _numeric(spent[0]) and _numeric(spent[1])
+                    case_tokens + (spent_in + spent_out)
+                    if _numeric(spent_in) and _numeric(spent_out)
                     else None
                 )
             if case_dollars is not None:

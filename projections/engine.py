@@ -18,15 +18,16 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 from ledger.errors import InputError
+from ledger.event_rows import REPLAY_COLUMNS
 from ledger.events import CURRENT_SCHEMA_VERSION, upcast
-from ledger.store import REPLAY_COLUMNS
 from ledger.tables import PROJECTION_CHECKPOINTS
+from projections.read_model_diff import check_caches, compare_tables, compared_tables
+from projections.scratch import scratch_database
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -198,8 +199,8 @@ class ProjectionEngine:
                     replayed = self._replay(
                         store, chosen, conn, read_conn=live, self_contained=True
                     )
-                differences = _compare_tables(tables, live, conn, max_differences)
-                differences += _check_caches(chosen, live, max_differences - len(differences))
+                differences = compare_tables(tables, live, conn, max_differences)
+                differences += check_caches(chosen, live, max_differences - len(differences))
         return VerifyRebuildReport(not differences, [p.name for p in chosen], replayed, differences)
 
     def replay_range(
@@ -493,32 +494,6 @@ def _secondary_indexes(conn: Connection, tables: Sequence[str]) -> list[tuple[st
     return [(name, sql) for name, sql in conn.execute(query, list(tables))]
 
 
-@contextmanager
-def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[Any]:
-    """A SQLite database in a temporary directory, removed with it: where ``rebuild
-    --verify`` and ``--as-of`` replay, so the live read models are never touched. New at the
-    schema head, or a copy of ``seed`` (a snapshot file). Disposable: nothing is synced."""
-    import shutil
-    import tempfile
-
-    from ledger.database import create_at_head
-    from ledger.db_sqlite import SqliteDatabase
-
-    with tempfile.TemporaryDirectory(prefix=f"benchledger-{purpose}-") as tmp:
-        path = Path(tmp) / "scratch.db"
-        if seed is not None:
-            shutil.copyfile(seed, path)
-        scratch = SqliteDatabase(f"sqlite:///{path}")
-        try:
-            with scratch.connect() as conn:
-                conn.raw.execute("PRAGMA synchronous=OFF")
-            if seed is None:
-                create_at_head(scratch)
-            yield scratch
-        finally:
-            scratch.dispose()
-
-
 def _set_checkpoints(conn: Connection, names: Sequence[str], position: int) -> None:
     conn.executemany(PROJECTION_CHECKPOINTS.upsert_sql, [(name, position) for name in names])
 
@@ -526,86 +501,3 @@ def _set_checkpoints(conn: Connection, names: Sequence[str], position: int) -> N
 def checkpoints(conn: Connection) -> dict[str, int]:
     rows = conn.execute("SELECT name, position FROM projection_checkpoints")
     return {name: position for name, position in rows}
-
-
-def compare_read_models(
-    engine: ProjectionEngine, *, checked: Any, reference: Any, limit: int = 20
-) -> list[dict[str, Any]]:
-    """Rows of every read model and checkpoint that differ between two databases (``checked``
-    plays the live side of ``rebuild --verify``, ``reference`` the replay)."""
-    chosen = list(engine.projections.values())
-    with checked.connect() as a, reference.connect() as b:
-        found = _compare_tables([*compared_tables(chosen), PROJECTION_CHECKPOINTS], a, b, limit)
-        return found + _check_caches(chosen, a, limit - len(found))
-
-
-def compared_tables(projections: Iterable[Projection]) -> list[TableSpec]:
-    """The tables (or column subsets) a replay reproduces exactly: a projection's
-    ``compared_tables`` when it keeps a cache that is filled on demand, else its tables."""
-    return [t for p in projections for t in getattr(p, "compared_tables", p.tables)]
-
-
-def _check_caches(
-    projections: Iterable[Projection], conn: Connection, limit: int
-) -> list[dict[str, Any]]:
-    """Each projection's own check of its on-demand cache against its rows (``check_cache``)."""
-    found: list[dict[str, Any]] = []
-    for projection in projections:
-        check = getattr(projection, "check_cache", None)
-        if check is not None and len(found) < limit:
-            found += check(conn, limit - len(found))
-    return found
-
-
-def _compare_tables(
-    tables: Sequence[TableSpec], live: Connection, scratch: Connection, limit: int
-) -> list[dict[str, Any]]:
-    """Walk both copies of each table in primary-key order and report rows that differ."""
-    differences: list[dict[str, Any]] = []
-    for table in tables:
-        keys = table.primary_key
-        live_rows = live.execute(f"{_select(table, live)} ORDER BY {_byte_order(keys, live)}")
-        scratch_rows = scratch.execute(
-            f"{_select(table, scratch)} ORDER BY {_byte_order(keys, scratch)}"
-        )
-        for diff in _diff_sorted(live_rows, scratch_rows, table):
-            differences.append({"table": table.name, **diff})
-            if len(differences) >= limit:
-                return differences
-    return differences
-
-
-def _select(table: TableSpec, conn: Connection) -> str:
-    """Every column of ``table`` as ``conn`` should read it (a spec may resolve columns kept
-    elsewhere, see ``read_models.LEDGER_ROW_FACTS``)."""
-    select_for = getattr(table, "select_for", None)
-    return select_for(conn) if select_for is not None else table.select_sql
-
-
-def _byte_order(keys: Sequence[str], conn: Connection) -> str:
-    """PostgreSQL sorts text by locale; the merge walk needs code-point order on both sides
-    (every read-model key column is text)."""
-    if conn.dialect != "postgresql":
-        return ", ".join(keys)
-    return ", ".join(f'{key} COLLATE "C"' for key in keys)
-
-
-def _diff_sorted(live_rows, scratch_rows, table: TableSpec):  # noqa: ANN001, ANN202
-    columns = table.columns
-    at = [columns.index(k) for k in table.primary_key]
-    live_iter, scratch_iter = iter(live_rows), iter(scratch_rows)
-    a, b = next(live_iter, None), next(scratch_iter, None)
-    while a is not None or b is not None:
-        ka = tuple(a[i] for i in at) if a is not None else None
-        kb = tuple(b[i] for i in at) if b is not None else None
-        if ka == kb:
-            if tuple(a) != tuple(b):
-                changed = [c for c, x, y in zip(columns, a, b, strict=True) if x != y]
-                yield {"key": list(ka), "problem": "row differs", "columns": changed}
-            a, b = next(live_iter, None), next(scratch_iter, None)
-        elif kb is None or (ka is not None and ka < kb):
-            yield {"key": list(ka), "problem": "only in the live read model"}
-            a = next(live_iter, None)
-        else:
-            yield {"key": list(kb), "problem": "missing from the live read model"}
-            b = next(scratch_iter, None)

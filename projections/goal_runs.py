@@ -17,6 +17,7 @@ from typing import Any
 from ledger.goal_run_rules import index_path_rel, record_paths_rel
 from ledger.jsonfmt import json_like_stdlib, json_line_like_stdlib
 from ledger.markdown import code_span
+from ledger.rules.values import as_mapping
 
 MARKDOWN_TITLE = "# Benchmark Run Append"
 
@@ -149,25 +150,25 @@ def payload_runs(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def _planned_lines(run: Mapping[str, Any]) -> list[str]:
     """A planned run's point is its launch command and whether anything blocks it."""
     lines = []
-    preflight = run.get("preflight") if isinstance(run.get("preflight"), Mapping) else {}
+    preflight = as_mapping(run.get("preflight"))
     if preflight:
         lines.append(_bullet("ready", preflight.get("ready")))
         lines.append(_bullet("first_blocker", preflight.get("first_blocker")))
-    preview = run.get("launch_preview") if isinstance(run.get("launch_preview"), Mapping) else {}
+    preview = as_mapping(run.get("launch_preview"))
     if preview.get("command"):
         lines.append(f"- launch command: {code_span(str(preview['command']))}")
     return lines
 
 
 def _progress_line(run: Mapping[str, Any]) -> str:
-    progress = run.get("progress") if isinstance(run.get("progress"), Mapping) else {}
+    progress = as_mapping(run.get("progress"))
     completed = _scalar(progress.get("n_completed_trials"))
     total = _scalar(progress.get("n_total_trials"))
     return f"- progress: completed={completed} total={total}"
 
 
 def _metrics_line(run: Mapping[str, Any]) -> str:
-    metrics = run.get("metrics") if isinstance(run.get("metrics"), Mapping) else {}
+    metrics = as_mapping(run.get("metrics"))
     parts = " ".join(
         f"{key}={_scalar(metrics.get(key))}"
         for key in ("input_tokens", "output_tokens", "cost_usd")

@@ -17,7 +17,7 @@ counts and prefixes as it goes, so a cache that does not add up is never publish
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -177,7 +177,8 @@ def _all_cases(conn: Connection, ledger_id: str) -> Iterator[dict]:
         f"SELECT r.render_key, {row_text(conn)}, r.position FROM {ROWS}"
         " WHERE r.ledger_id = ? AND r.render_key IS NOT NULL ORDER BY r.render_key"
     )
-    prefix, group = None, []
+    prefix = b""  # no render key's prefix is empty
+    group: list[Sequence[Any]] = []
     for key, text, position in conn.stream(query, (ledger_id,), batch=1000):
         this = prefix_of_key(bytes(key))
         if this != prefix:
@@ -189,7 +190,7 @@ def _all_cases(conn: Connection, ledger_id: str) -> Iterator[dict]:
         yield _case_row(ledger_id, prefix, group)
 
 
-def _case_row(ledger_id: str, prefix: bytes, found: list) -> dict:
+def _case_row(ledger_id: str, prefix: bytes, found: Sequence[Sequence[Any]]) -> dict:
     bid, cid = bucket_of_prefix(prefix)
     return {
         "ledger_id": ledger_id,
@@ -226,12 +227,13 @@ def check_render_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
     for found in cached:
         case = dict(zip(columns, found, strict=True))
         prefix = bucket_prefix(case["benchmark_id"], case["case_id"])
-        rows_of = (
-            conn.execute(_case_rows(conn), (case["ledger_id"], prefix, prefix[:-1] + b"\x01")).all()
-            if prefix is not None
-            else []
-        )
-        expected = _case_row(case["ledger_id"], prefix, rows_of) if rows_of else None
+        expected = None
+        if prefix is not None:
+            rows_of = conn.execute(
+                _case_rows(conn), (case["ledger_id"], prefix, prefix[:-1] + b"\x01")
+            ).all()
+            if rows_of:
+                expected = _case_row(case["ledger_id"], prefix, rows_of)
         if expected is not None:
             expected["json_head"] = bytes(expected["json_head"])
             case["json_head"] = bytes(case["json_head"])

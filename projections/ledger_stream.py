@@ -108,7 +108,9 @@ class _Buffered:
     """Pieces joined into ~1 MB writes (one hash update and one write call per chunk)."""
 
     def __init__(self, out: HashingWriter) -> None:
-        self.out, self.parts, self.size = out, [], 0
+        self.out = out
+        self.parts: list[bytes] = []
+        self.size = 0
 
     def __call__(self, data: bytes) -> None:
         self.parts.append(data)
@@ -212,9 +214,14 @@ def _by_benchmark(cases: list[_Case]) -> list[tuple[str, list[_Case]]]:
 
 
 def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[str]) -> str:
-    active_cases = [c for c in cases if c.active]
-    if any(c.decision_line is None or c.backlog is None for c in active_cases):
-        raise StaleCache("an active case without its Markdown lines")
+    # every active case with its two Markdown pieces, which the cache fills for it
+    active_cases: list[tuple[_Case, str, str]] = []
+    for c in cases:
+        if not c.active:
+            continue
+        if c.decision_line is None or c.backlog is None:
+            raise StaleCache("an active case without its Markdown lines")
+        active_cases.append((c, c.decision_line, c.backlog))
     archived = []
     for bid, bcases in _by_benchmark(cases):
         runs = sum(c.archived for c in bcases)
@@ -227,11 +234,11 @@ def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[str]) ->
             active_case_count=len(active_cases),
             active_run_count=len(run_lines),
             archived=archived,
-            decision_lines=[c.decision_line for c in active_cases],
+            decision_lines=[decision_line for _c, decision_line, _b in active_cases],
             backlog=[
                 (rank, repair_class, c.benchmark_id, c.case_id, arm, line)
-                for c in active_cases
-                for rank, repair_class, arm, line in orjson.loads(c.backlog)
+                for c, _line, backlog in active_cases
+                for rank, repair_class, arm, line in orjson.loads(backlog)
             ],
             run_lines=run_lines,
         )

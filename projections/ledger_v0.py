@@ -22,12 +22,13 @@ import orjson
 
 from ledger.case_decision import arm_role, latest_decision
 from ledger.jsonfmt import json_like_stdlib
+from ledger.ledger_rows import LEDGER_SCHEMA
 from ledger.markdown import code_span, has_markdown_syntax, table_code, table_text
 from ledger.rules.archive import is_archived
 from ledger.rules.ordering import row_sort_key
 from ledger.rules.values import compact_text
 
-SCHEMA_VERSION = "benchmark_run_ledger_v0"
+SCHEMA_VERSION = LEDGER_SCHEMA
 UNKNOWN_BENCHMARK = "unknown-benchmark"
 UNKNOWN_CASE = "unknown-case"
 

@@ -22,7 +22,8 @@ class StoreReads(LedgerQueries):
 
     def goal_records(self, goal_id: str, limit: int | None = None) -> list[dict[str, Any]]:
         """The goal's run records, newest first (what ``run-ledger-check`` compares)."""
-        query, params = f"{_RECORDS} ORDER BY generated_at DESC, stem DESC", [goal_id]
+        query = f"{_RECORDS} ORDER BY generated_at DESC, stem DESC"
+        params: list[str | int] = [goal_id]
         if limit is not None:
             query, params = f"{query} LIMIT ?", [goal_id, limit]
         rows = self.conn.execute(query, params)

@@ -84,13 +84,13 @@ def score_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         "| agent | model | cases | passed | mean score | no score |",
         "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
-    for (agent, model), group in sorted(groups.items()):
+    for (agent_name, model), group in sorted(groups.items()):
         scores = [score for run in group if (score := official_score(run)) is not None]
         passed = sum(mapping(run.get("official_task_score")).get("passed") is True for run in group)
         mean = f"{sum(scores) / len(scores):.2f}" if scores else "-"
         cases = len({run.get("case_id") for run in group})
         unscored = len(group) - len(scores)
-        cells = [cell(agent), cell(model), str(cases), str(passed), mean, str(unscored)]
+        cells = [cell(agent_name), cell(model), str(cases), str(passed), mean, str(unscored)]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

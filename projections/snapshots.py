@@ -105,7 +105,8 @@ def verify_snapshot(
     """Replay events 1..N into a scratch database and compare every read-model row with the
     snapshot's (what ``rebuild --verify`` does for the live read models)."""
     from projections.as_of import scratch_at
-    from projections.engine import compare_read_models, scratch_database
+    from projections.read_model_diff import compare_read_models
+    from projections.scratch import scratch_database
 
     with store.database.connect() as conn:
         if not matches_store(conn, snapshot):

@@ -5,16 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_logs_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
-
 
 def display_name(given: str | Path) -> str:
     """How an error names a file: as the user spelled a relative path, else only its name."""

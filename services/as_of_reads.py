@@ -7,7 +7,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ledger.connection import Database
+    from ledger.connection import Connection, Database
+    from ledger.ledger_target import LedgerTarget
+    from projections.queries import StoreReads
     from services.store_session import OpenStore
 
 Progress = Callable[[int, int], None]
@@ -33,3 +35,27 @@ def read_database(
         opened.store, opened.projections, as_of, snapshot_dir=snapshots, progress=progress
     ) as view:
         yield view.database, view.as_dict()
+
+
+@contextmanager
+def ledger_reads_at(
+    db: str | None, target: LedgerTarget, as_of: str | None, progress: Progress | None = None
+) -> Iterator[tuple[Connection, StoreReads, dict[str, Any] | None]]:
+    """A connection and the store's reads of ``target``'s ledger as it stands (or stood at
+    ``as_of``), with the ``as_of`` block; a ledger the store did not hold then is refused."""
+    from ledger.errors import InputError
+    from ledger.handlers.ledger_store import require_store_ledger
+    from projections.queries import StoreReads
+    from services.store_session import open_store
+
+    opened = open_store(db)
+    try:
+        with read_database(opened, as_of, progress) as (database, moment):
+            with database.connect() as conn:
+                reads = StoreReads(conn)
+                if moment is not None and reads.ledger(target.ledger_id) is None:
+                    raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
+                require_store_ledger(reads, target)
+                yield conn, reads, moment
+    finally:
+        opened.close()

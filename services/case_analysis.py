@@ -10,8 +10,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
 from ledger.requests.analysis import CaseAnalysisRequest
-from services.analysis_inputs import READ_BOUNDARY, read_json_object
+from services.analysis_inputs import read_json_object
 
 
 class CaseAnalysisPaths:

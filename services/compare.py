@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ledger.errors import InputError
 from ledger.ledger_target import resolve_ledger_target
 from services.as_of_reads import Progress
 
@@ -22,26 +21,14 @@ def run_compare(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The compare document of the ledger's rows (as they stand, or stood at ``as_of``)."""
-    from ledger.handlers.ledger_store import require_store_ledger
     from projections.compare import build_compare
     from projections.compare_rows import read_compare_rows
-    from projections.queries import StoreReads
-    from services.as_of_reads import read_database
-    from services.store_session import open_store
+    from services.as_of_reads import ledger_reads_at
 
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
-    opened = open_store(db)
-    try:
-        with read_database(opened, as_of, progress) as (database, moment):
-            with database.connect() as conn:
-                reads = StoreReads(conn)
-                if moment is not None and reads.ledger(target.ledger_id) is None:
-                    raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
-                require_store_ledger(reads, target)
-                with _without_gc_pauses():
-                    rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
-    finally:
-        opened.close()
+    with ledger_reads_at(db, target, as_of, progress) as (conn, _reads, moment):
+        with _without_gc_pauses():
+            rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
     as_of_block = {"as_of": moment} if moment is not None else {}
     with _without_gc_pauses():
         document = build_compare(rows, request)

@@ -12,12 +12,12 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ledger.errors import BenchledgerError, InputError
 from ledger.handlers.ledger_store import MaintenancePlan, MaintenanceReads, require_store_ledger
-from ledger.ledger_rows import READ_BOUNDARY
 from ledger.ledger_target import LedgerTarget, resolve_ledger_target
+from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
 from ledger.requests.ledger import (
     LedgerAggregateCommand,
     LedgerArchiveCommand,
@@ -25,6 +25,9 @@ from ledger.requests.ledger import (
     LedgerMergeRequest,
 )
 from services.as_of_reads import Progress
+
+if TYPE_CHECKING:
+    from ledger.handlers.ledger_archive import ArchiveRequest
 
 Decide = Callable[[MaintenanceReads, str], MaintenancePlan]
 
@@ -76,35 +79,16 @@ def run_archive(
 ) -> dict[str, Any]:
     """Archive (or restore) the matching runs; re-running changes nothing and says so."""
     from ledger.archive import ARCHIVE_SCHEMA
-    from ledger.handlers.ledger_archive import ArchiveRequest, plan_archive, plan_restore
+    from ledger.handlers.ledger_archive import plan_archive, plan_restore
 
     dry_run = not request.execute
-    envelope = {
-        "ok": False,
-        "dry_run": dry_run,
-        "updated": False,
-        "ledger_path": request.run_ledger_path or "benchmark-run-ledger.json",
-        "archive": {
-            "schema_version": ARCHIVE_SCHEMA,
-            "ok": False,
-            "benchmark_id": request.benchmark_id,
-        },
-        "read_boundary": READ_BOUNDARY,
-    }
+    block = {"schema_version": ARCHIVE_SCHEMA, "ok": False, "benchmark_id": request.benchmark_id}
+    envelope = _failure_envelope(request.run_ledger_path, dry_run, "archive", block)
     with error_envelope(envelope):
         request.check(f"benchmark {subcommand}")
         target = resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
         envelope["ledger_path"] = target.display_path
-        selection = ArchiveRequest(
-            benchmark_id=request.benchmark_id,
-            reason=request.reason,
-            case_ids=request.case_id,
-            arm_ids=request.arm_id,
-            run_group_contains=request.run_group_contains,
-            keep_run_group_contains=request.keep_run_group_contains,
-            archive_all_matching_benchmark=request.archive_all_matching_benchmark,
-            archive_batch_id=request.archive_batch_id,
-        )
+        selection = _archive_selection(request)
         planner = plan_restore if restore else plan_archive
         plan, rendered = _write_plan(
             db,
@@ -113,6 +97,43 @@ def run_archive(
             target,
             lambda reads, now: planner(reads, target, selection, now=now),
         )
+    return _archive_payload(plan, target, dry_run=dry_run, rendered=rendered)
+
+
+def _failure_envelope(
+    ledger_path: str | None, dry_run: bool, name: str, block: dict[str, Any]
+) -> dict[str, Any]:
+    """What a file-changing maintenance command prints when it fails: nothing updated, and
+    its own block (``archive``, ``merge``) marked not ok."""
+    return {
+        "ok": False,
+        "dry_run": dry_run,
+        "updated": False,
+        "ledger_path": ledger_path or "benchmark-run-ledger.json",
+        name: block,
+        "read_boundary": READ_BOUNDARY,
+    }
+
+
+def _archive_selection(request: LedgerArchiveCommand) -> ArchiveRequest:
+    """The command's filters as the archive handler takes them."""
+    from ledger.handlers.ledger_archive import ArchiveRequest
+
+    return ArchiveRequest(
+        benchmark_id=request.benchmark_id,
+        reason=request.reason,
+        case_ids=request.case_id,
+        arm_ids=request.arm_id,
+        run_group_contains=request.run_group_contains,
+        keep_run_group_contains=request.keep_run_group_contains,
+        archive_all_matching_benchmark=request.archive_all_matching_benchmark,
+        archive_batch_id=request.archive_batch_id,
+    )
+
+
+def _archive_payload(
+    plan: MaintenancePlan, target: LedgerTarget, *, dry_run: bool, rendered: bool
+) -> dict[str, Any]:
     payload = {
         "ok": True,
         "dry_run": dry_run,
@@ -138,14 +159,8 @@ def run_merge(
     from ledger.merge import MERGE_SCHEMA
 
     dry_run = not request.execute
-    envelope = {
-        "ok": False,
-        "dry_run": dry_run,
-        "updated": False,
-        "ledger_path": request.run_ledger_path or "benchmark-run-ledger.json",
-        "merge": {"schema_version": MERGE_SCHEMA, "ok": False, "source_paths_recorded": False},
-        "read_boundary": READ_BOUNDARY,
-    }
+    block = {"schema_version": MERGE_SCHEMA, "ok": False, "source_paths_recorded": False}
+    envelope = _failure_envelope(request.run_ledger_path, dry_run, "merge", block)
     with error_envelope(envelope):
         request.check("benchmark run-ledger-merge")
         paths, globs = request.source_run_ledger_path, request.source_run_ledger_glob
@@ -247,21 +262,10 @@ def _aggregate_view(
 ) -> tuple[dict[str, Any], Any, Any]:
     """The aggregate over the store ledger as it stands (or stood at ``as_of``)."""
     from ledger.handlers.ledger_aggregate import aggregate_view
-    from projections.queries import StoreReads
-    from services.as_of_reads import read_database
-    from services.store_session import open_store
+    from services.as_of_reads import ledger_reads_at
 
-    opened = open_store(db)
-    try:
-        with read_database(opened, as_of, progress) as (database, moment):
-            with database.connect() as conn:
-                reads = StoreReads(conn)
-                if moment is not None and reads.ledger(target.ledger_id) is None:
-                    raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
-                require_store_ledger(reads, target)
-                aggregate, preview = aggregate_view(reads, target, sources, selection)
-    finally:
-        opened.close()
+    with ledger_reads_at(db, target, as_of, progress) as (_conn, reads, moment):
+        aggregate, preview = aggregate_view(reads, target, sources, selection)
     return aggregate, preview, moment
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from ledger.errors import BenchledgerError, InputError
-from ledger.handlers.ledger_upsert import READ_BOUNDARY
 from ledger.ledger_target import LedgerTarget, resolve_ledger_target
+from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
 from ledger.requests.ledger import LedgerUpsertRequest
 from services.inputs import read_input
 

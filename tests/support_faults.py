@@ -198,7 +198,7 @@ def ledger_ids(db: str) -> list[str]:
 
 def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, bytes, list[dict[str, Any]]]:
     """Ledger JSON and Markdown as a render from the store now writes them, and the rows of
-    the ``rm_ledger_rows`` read model."""
+    the ledger's runs as the read model holds them (``ledger_runs_v``)."""
     from commands.runtime import open_store
     from projections.ledger_files import ledger_document
     from projections.ledger_v0 import dump_json, render_markdown
@@ -207,7 +207,8 @@ def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, bytes, list[dict[str, 
     try:
         with opened.store.database.connect() as conn:
             doc = ledger_document(conn, ledger_id)
-            query = 'SELECT "row" FROM rm_ledger_rows WHERE ledger_id = ?'
+            # The view: a row the read model leaves in its event is read there.
+            query = 'SELECT "row" FROM ledger_runs_v WHERE ledger_id = ?'
             rows = [json.loads(r[0]) for r in conn.execute(query, (ledger_id,))]
         return dump_json(doc), render_markdown(doc).encode("utf-8"), rows
     finally:

@@ -166,7 +166,7 @@ def test_aggregate_as_of(store_url):
 
 def test_snapshot_as_of_equals_replay_from_position_1(store_url, tmp_path):
     from projections.as_of import read_models_as_of
-    from projections.engine import compare_read_models
+    from projections.read_model_diff import compare_read_models
 
     made = ok_json(["snapshot", "create", "--at", "2"], store_url)
     assert made["created"] and made["snapshot"]["position"] == 2

@@ -12,7 +12,7 @@ import pytest
 from ledger.errors import InputError
 from ledger.events import LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED, NewEvent
 from projections.as_of import parse_as_of, read_models_as_of
-from projections.engine import compare_read_models
+from projections.read_model_diff import compare_read_models
 from projections.snapshots import create_snapshot
 from tests.support_store import opened
 from tests.test_as_of import scored

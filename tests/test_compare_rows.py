@@ -20,9 +20,9 @@ import pytest
 from ledger.connection import scalars
 from ledger.database import open_database, resolve_location
 from ledger.ledger_target import resolve_ledger_target
+from ledger.requests.compare import CompareRequest
 from projections.compare import (
     ROW_KEYS,
-    CompareRequest,
     arm_results,
     build_compare,
     needs_judgement,

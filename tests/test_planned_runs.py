@@ -8,8 +8,8 @@ import pytest
 
 from ledger.errors import InputError, UsageError
 from ledger.requests.benchmark_run import BenchmarkRunRequest
+from ledger.sources.benchmark_cli import build_benchmark_cli
 from ledger.sources.planned import (
-    build_benchmark_cli,
     build_planned_terminal_bench_record,
     build_planned_terminal_bench_records,
 )

@@ -33,7 +33,8 @@ from hypothesis import strategies as st
 
 from ledger.errors import InputError
 from ledger.goal_run_rules import build_run_record
-from ledger.handlers.import_loopx import document_rows_as_stored, load_ledger_document
+from ledger.handlers.import_loopx import load_ledger_document
+from ledger.ledger_rows import document_rows_as_stored
 from ledger.rules.compaction import compact_run
 from ledger.rules.row import build_row
 from ledger.safety import ctext, is_public_safe, ledger_text

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from ledger.event_rows import EVENT_COLUMNS
 from ledger.events import (
     LEDGER_RUNS_ARCHIVED,
     LEDGER_UPSERTED,
@@ -18,7 +19,6 @@ from ledger.events import (
     StoredEvent,
 )
 from ledger.schema import events as events_table
-from ledger.store import EVENT_COLUMNS
 from projections import tables
 from tests.support_store import opened, table_rows
 

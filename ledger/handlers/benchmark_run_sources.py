@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ledger.chain import canonical_json
 from ledger.errors import InputError
@@ -61,7 +61,7 @@ def _classification(request: BenchmarkRunRequest) -> str:
 
     return classification_label(
         ClassificationInput(
-            benchmark=request.benchmark_name,
+            benchmark=request.benchmark_name or "",  # the label asks only "skillsbench?"
             mode=request.mode or "loopx-managed-codex",
             classification=request.classification,
             skillsbench_route=request.skillsbench_route,
@@ -89,7 +89,7 @@ def _built(
     discovery: dict | None = None,
     selection: dict | None = None,
 ) -> BuiltSource:
-    from ledger.sources.planned import build_benchmark_cli
+    from ledger.sources.benchmark_cli import build_benchmark_cli
 
     records = compact_records(ingest.records)
     return BuiltSource(
@@ -111,7 +111,7 @@ def _built(
 def build_harbor(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
     from ledger.sources.harbor import read_harbor_job
 
-    job_dir = Path(request.harbor_job_dir)
+    job_dir = _given_path(request.harbor_job_dir, "--harbor-job-dir")
     ingest = read_harbor_job(
         job_dir,
         progress=progress,
@@ -142,13 +142,32 @@ def _filter_tasks(ingest: SourceIngest, tasks: Any) -> SourceIngest:
     return SourceIngest(kept, ingest.provenance, ingest.warnings, ingest.record_dirs)
 
 
+def _given_path(value: str | None, option: str) -> Path:
+    """The path an option names; ``build_source`` picks a source only when its option is set."""
+    if not value:
+        raise InputError(f"{option} is required for this source")
+    return Path(value)
+
+
+class _BenchflowOptions(TypedDict):
+    """What both BenchFlow readers take besides the path."""
+
+    task: list[str] | None
+    policy: str
+    benchmark_id: str | None
+    route: str | None
+    arm_id: str | None
+    run_group_id: str | None
+    strict: bool
+
+
 def build_benchflow(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
     """Every `--include-task-name` goes to the adapter, so its spec messages name them all."""
     from ledger.sources import benchflow
 
     policy = _benchflow_policy(request.selection_policy)
     tasks = list(request.include_task_name or ())
-    common = {
+    common: _BenchflowOptions = {
         "task": tasks or None,
         "policy": policy,
         "benchmark_id": request.dataset,
@@ -160,7 +179,8 @@ def build_benchflow(request: BenchmarkRunRequest, progress: Progress | None = No
     if request.skillsbench_result_json:
         ingest = benchflow.read_benchflow_result(Path(request.skillsbench_result_json), **common)
     else:
-        ingest = benchflow.read_benchflow_root(Path(request.skillsbench_result_root), **common)
+        root = _given_path(request.skillsbench_result_root, "--skillsbench-result-root")
+        ingest = benchflow.read_benchflow_root(root, **common)
     selection = _benchflow_selection(ingest)
     semantic = {
         "source": "benchflow",

@@ -9,15 +9,15 @@ grows without bound.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ledger.errors import InputError
 from ledger.events import LEDGER_IMPORTED, NewEvent
+from ledger.ledger_rows import LEDGER_SCHEMA, document_rows_as_stored
 from ledger.ledger_target import LedgerTarget
 from ledger.safety import finite_number, public_json
 
-LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 IMPORT_CHUNK_ROWS = 500
 
 
@@ -89,7 +89,7 @@ def _check_row_types(run: Mapping[str, Any], where: str, name: str) -> None:
         _wrong(f"{where}.official_passed", "true or false", passed, name)
 
 
-_JSON_TYPES = {dict: "an object", list: "a list"}
+_JSON_TYPES: dict[type, str] = {dict: "an object", list: "a list"}
 
 
 def _require(value: Any, kind: type, where: str, name: str) -> None:
@@ -110,18 +110,6 @@ def _key(key: str) -> str:
     from ledger.input_files import shown_path
 
     return '"' + shown_path(key[:80]) + '"'
-
-
-def document_rows_as_stored(document: Mapping[str, Any]) -> Iterator[tuple[dict, str, str]]:
-    """Every run of the document in document order, untouched, with its benchmark and case keys."""
-    benchmarks = document.get("benchmarks")
-    for benchmark_key, node in (benchmarks if isinstance(benchmarks, Mapping) else {}).items():
-        cases = node.get("cases") if isinstance(node, Mapping) else None
-        for case_key, case in (cases if isinstance(cases, Mapping) else {}).items():
-            runs = case.get("runs") if isinstance(case, Mapping) else None
-            for run in runs if isinstance(runs, list) else []:
-                if isinstance(run, Mapping):
-                    yield dict(run), str(benchmark_key), str(case_key)
 
 
 def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[NewEvent], dict]:

@@ -18,7 +18,6 @@ from ledger.errors import InputError
 from ledger.events import NewEvent
 from ledger.ledger_target import LedgerTarget
 
-LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 EVENT_CHUNK_ROWS = 500
 DEFAULT_UPDATE_POLICY = {
     "source_of_truth": "benchmark_run_v0 compact run events",

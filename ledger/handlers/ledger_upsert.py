@@ -13,27 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ledger.events import LEDGER_UPSERTED, NewEvent
+from ledger.handlers.ledger_store import DEFAULT_UPDATE_POLICY
+from ledger.ledger_rows import LEDGER_SCHEMA
 from ledger.ledger_target import LedgerTarget
 from ledger.rules.row import RULES_VERSION, build_row
 from ledger.upsert import upsert_row
 
-READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_logs_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
-LEDGER_SCHEMA = "benchmark_run_ledger_v0"
-DEFAULT_UPDATE_POLICY = {
-    "source_of_truth": "benchmark_run_v0 compact run events",
-    "raw_logs_recorded": False,
-    "raw_task_text_recorded": False,
-    "absolute_paths_recorded": False,
-    "update_rule": "upsert one run entry when a benchmark case is ingested or closed",
-}
 VOLATILE_ROW_KEYS = ("last_upserted_at",)
 
 

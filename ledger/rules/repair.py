@@ -12,6 +12,7 @@ from typing import Any
 from ledger.rules.failure_class import COMPOSE_CLASSES
 from ledger.rules.scoring import round_success_observed
 from ledger.rules.values import as_str, compact_text
+from ledger.rules.vocabulary import RUNNER_FAILURE_SCOPES
 
 REPAIR_FIELDS = ("repair_priority", "repair_class", "next_action", "repair_profile")
 
@@ -276,7 +277,7 @@ def _repair_class_tail(cls: str, scope: str) -> tuple[str, str]:
         return "P1", "case_exception_research"
     if cls == "run_cancelled":
         return "P1", "run_rerun_required"
-    if scope in ("runner_or_setup", "score_missing"):
+    if scope in RUNNER_FAILURE_SCOPES:
         return "P1", "runner_or_setup_triage"
     return "", ""
 

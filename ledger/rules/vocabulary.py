@@ -27,7 +27,13 @@ ArmRole = Literal["baseline", "treatment", "other"]
 
 RUN_STATUSES: frozenset[str] = frozenset(get_args(RunStatus))
 TRIAL_STATUSES: frozenset[str] = frozenset(get_args(TrialStatus))
-ARM_ROLES: frozenset[str] = frozenset(get_args(ArmRole))
+#: The arm roles in the order ``--arm-role`` lists them.
+ARM_ROLE_CHOICES: tuple[str, ...] = get_args(ArmRole)
+ARM_ROLES: frozenset[str] = frozenset(ARM_ROLE_CHOICES)
+
+#: Failure scopes that point at the runner or its set-up rather than the agent: repair triages
+#: them, a case decision blames the run, and aggregation counts them as a setup signal.
+RUNNER_FAILURE_SCOPES: tuple[str, ...] = ("runner_or_setup", "score_missing")
 
 # Timeout multipliers in the order Harbor documents them, which is also the order they are
 # validated in (so the first bad flag is the one reported).

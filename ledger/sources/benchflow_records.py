@@ -10,7 +10,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.read_boundary import INGEST_READ_BOUNDARY as _READ_BOUNDARY
 from ledger.safety import join_public
+from ledger.sources.attempt_accounting import (
+    accounting_block,
+    countable_layers,
+    failure_class,
+    failure_label,
+    lifecycle_reached,
+)
 from ledger.sources.base import sha256_bytes
 from ledger.sources.benchflow_reading import (
     ADAPTER_VERSION,
@@ -159,17 +167,6 @@ def _build_record(key: GroupKey, members: list[Candidate], ctx: _Context) -> dic
     return record
 
 
-_READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_artifacts_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "controller_trace_read": False,
-    "local_paths_recorded": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
 
 
 def _kept_attempts(members: list[Candidate], policy: str) -> list[Candidate]:
@@ -359,15 +356,6 @@ def _attribution_fields(score: _Score, attempts: list[_Attempt], run_status: str
     return fields
 
 
-_PHASES = (
-    "process_started",
-    "runner_accepted_args",
-    "job_root_materialized",
-    "trial_started",
-    "worker_started",
-    "result_written",
-    "verifier_scored",
-)
 
 
 def _attempt_accounting(
@@ -383,21 +371,8 @@ def _attempt_accounting(
         "result_written": any(a.candidate.data is not None for a in attempts),
         "verifier_scored": bool(score.scored),
     }
-    reached = "not_started"
-    for phase in _PHASES:
-        if not facts[phase]:
-            break
-        reached = phase
-    ok = {phase: _PHASES.index(phase) <= _PHASES.index(reached) for phase in _PHASES}
-    if reached == "not_started":
-        ok = dict.fromkeys(_PHASES, False)
-    countable = {
-        "launcher": ok["process_started"],
-        "case": ok["trial_started"],
-        "solver": ok["worker_started"],
-        "verifier": ok["verifier_scored"],
-        "official_score": ok["verifier_scored"] and run_status == "completed",
-    }
+    reached, ok = lifecycle_reached(facts)
+    countable = countable_layers(ok, run_status)
     attempted = {
         "launcher": True,
         "case": ok["job_root_materialized"],
@@ -405,16 +380,13 @@ def _attempt_accounting(
         "verifier": ok["worker_started"] or ok["result_written"],
         "official_score": ok["result_written"],
     }
-    return {
-        "schema_version": "benchmark_attempt_accounting_v0",
-        "lifecycle_phase": reached,
-        "failure_label": _failure_label(score, attribution),
-        "failure_class": _failure_class(score, attempts, ok),
-        **{f"{name}_attempt_countable": value for name, value in countable.items()},
-        "attempts": {
-            name: {"attempted": attempted[name], "countable": countable[name]} for name in countable
-        },
-    }
+    return accounting_block(
+        reached,
+        failure_label(score.value, attribution),
+        _failure_class(score, attempts, ok),
+        countable,
+        attempted,
+    )
 
 
 def _trial_started(attempt: _Attempt) -> bool:
@@ -431,22 +403,10 @@ def _worker_started(attempt: _Attempt) -> bool:
     return "agent_execution" in attempt.timing or attempt.trial.get("primary_reward") is not None
 
 
-def _failure_label(score: _Score, attribution: str) -> str:
-    if attribution != "none":
-        return attribution
-    if score.value is None:
-        return "official_score_missing"
-    return "official_score_zero" if score.value == 0 else "none"
-
-
 def _failure_class(score: _Score, attempts: list[_Attempt], ok: dict[str, bool]) -> str:
-    if not ok["worker_started"]:
-        return "job_materialization_failed"
-    if score.value is None:
-        reasons = Counter(a.trial.get("unscored_reason") for a in attempts)
-        top = reasons.most_common(1)[0][0] if reasons else None
-        return "verifier_failed" if top == "verifier_error_no_reward" else "official_score_failed"
-    return "solver_failed" if score.value == 0 else "none"
+    reasons = Counter(a.trial.get("unscored_reason") for a in attempts)
+    top = reasons.most_common(1)[0][0] if reasons else None
+    return failure_class(ok["worker_started"], score.value, top == "verifier_error_no_reward")
 
 
 def _runner_job(job_name: str, summary: dict[str, Any] | None) -> dict[str, Any]:

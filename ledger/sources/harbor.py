@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ledger.errors import SourceError
 from ledger.json_input import json_type
+from ledger.rules.record_fields import PROGRESS_KEYS
 from ledger.sources.base import SourceIngest
 from ledger.sources.harbor_reading import (
     _METRIC_KEYS,
@@ -101,14 +102,9 @@ def _job_stats_provenance(job_result: _Json) -> dict[str, Any]:
     stats = _dict(res.get("stats"))
     legacy = {"n_completed_trials": "n_trials", "n_errored_trials": "n_errors"}
     counters = {}
-    for key in (
-        "n_completed_trials",
-        "n_errored_trials",
-        "n_running_trials",
-        "n_pending_trials",
-        "n_cancelled_trials",
-        "n_retries",
-    ):
+    for key in PROGRESS_KEYS:
+        if key == "n_total_trials":  # the job-wide total sits beside the counters, not in them
+            continue
         value = stats.get(key, stats.get(legacy.get(key, ""), None))
         if _number(value) is not None:
             counters[key] = value
@@ -198,12 +194,7 @@ def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> Sourc
     groups, planned_by_group = _group(observed, owed, planned, config.obj, opts, job)
     if not groups:
         raise SourceError(_ERR_NOTHING)
-    arms = {(k[2], k[3]) for k in groups}
-    if opts.arm_id and not opts.arm_map and len(arms) > 1:
-        raise SourceError(
-            f"--arm-id is ambiguous for a Harbor job with {len(arms)} agent/model arms; "
-            "use --arm-map"
-        )
+    arms = _arms(groups, opts)
     job.arm_count, job.case_count = len(arms), len({(k[0], k[1]) for k in groups})
     job.runner_base, job.warnings = _runner_job_base(job), _job_warnings(job)
     records = [_build_record(k, v, planned_by_group.get(k), job, opts) for k, v in groups.items()]
@@ -212,21 +203,37 @@ def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> Sourc
         _run_key(k, job): frozenset(a.dir_name for a in v if a.dir_name is not None)
         for k, v in groups.items()
     }
-    provenance = {
-        "kind": "harbor_job",
-        "adapter_version": ADAPTER_VERSION,
-        "job_id": job_id,
-        "job_name": name,
-        "job_dir_name": job_dir.name,
-        "job_status": status,
-        "harbor_version": _text(_dict(lock.obj.get("harbor")).get("version")),
-        "trial_dir_count": len(observed),
-        "files": dict(sorted(reader.files.items())),
-        "harbor_job_stats": _job_stats_provenance(job_result) if job_result.ok else None,
-    }
+    provenance = _provenance(job, job_dir.name, reader, len(observed))
     return SourceIngest(
         records=records, provenance=provenance, warnings=warnings, record_dirs=record_dirs
     )
+
+
+def _arms(groups: Mapping[tuple, Any], opts: _Options) -> set[tuple]:
+    """The job's (agent, model) arms; one ``--arm-id`` cannot name several."""
+    arms = {(k[2], k[3]) for k in groups}
+    if opts.arm_id and not opts.arm_map and len(arms) > 1:
+        raise SourceError(
+            f"--arm-id is ambiguous for a Harbor job with {len(arms)} agent/model arms; "
+            "use --arm-map"
+        )
+    return arms
+
+
+def _provenance(job: _Job, dir_name: str, reader: _Reader, trial_dirs: int) -> dict[str, Any]:
+    """What was read, kept beside the records: the digests make a re-ingest idempotent."""
+    return {
+        "kind": "harbor_job",
+        "adapter_version": ADAPTER_VERSION,
+        "job_id": job.job_id,
+        "job_name": job.name,
+        "job_dir_name": dir_name,
+        "job_status": job.status,
+        "harbor_version": _text(_dict(job.lock.get("harbor")).get("version")),
+        "trial_dir_count": trial_dirs,
+        "files": dict(sorted(reader.files.items())),
+        "harbor_job_stats": _job_stats_provenance(job.result) if job.result.ok else None,
+    }
 
 
 def _file_warnings(

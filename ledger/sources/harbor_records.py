@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ledger.read_boundary import INGEST_READ_BOUNDARY as _READ_BOUNDARY
 from ledger.safety import join_public
+from ledger.sources.attempt_accounting import (
+    accounting_block,
+    countable_layers,
+    failure_class,
+    failure_label,
+    lifecycle_reached,
+)
 from ledger.sources.common import pass_at_k, slug
 from ledger.sources.harbor_reading import (
     _AGENT_TIMEOUT_OVERRIDES,
@@ -29,15 +37,6 @@ ADAPTER_VERSION = "harbor_job_adapter_v1"
 SCHEMA_VERSION = "benchmark_run_v0"
 SCORE_SOURCE = "harbor_attempt_mean"
 
-_LIFECYCLE = (
-    "process_started",
-    "runner_accepted_args",
-    "job_root_materialized",
-    "trial_started",
-    "worker_started",
-    "result_written",
-    "verifier_scored",
-)
 
 
 # --------------------------------------------------------------------------- records
@@ -253,20 +252,8 @@ def _accounting(
         "result_written": any(a.result.ok for a in attempts),
         "verifier_scored": any(s.primary is not None for s in scores),
     }
-    phase = "not_started"
-    for name in _LIFECYCLE:  # cumulative: a phase counts only if every earlier one does
-        if not reached[name]:
-            break
-        phase = name
-    hit = _LIFECYCLE.index(phase) + 1 if phase != "not_started" else 0
-    counted = {name: i < hit for i, name in enumerate(_LIFECYCLE)}
-    countable = {
-        "launcher": counted["process_started"],
-        "case": counted["trial_started"],
-        "solver": counted["worker_started"],
-        "verifier": counted["verifier_scored"],
-        "official_score": counted["verifier_scored"] and run_status == "completed",
-    }
+    phase, counted = lifecycle_reached(reached)
+    countable = countable_layers(counted, run_status)
     attempted = {
         "launcher": True,
         "case": counted["job_root_materialized"],
@@ -277,31 +264,14 @@ def _accounting(
     scored = [s.primary for s in scores if s.primary is not None]
     score = sum(scored) / len(scored) if scored else None
     reasons = Counter(s.reason for s in scores if s.primary is None)
-    if not counted["worker_started"]:
-        failure_class = "job_materialization_failed"
-    elif score is None:
-        top = reasons.most_common(1)[0][0] if reasons else None
-        failure_class = "verifier_failed" if top == "verifier_failed" else "official_score_failed"
-    elif score == 0:
-        failure_class = "solver_failed"
-    else:
-        failure_class = "none"
-    if attribution != "none":
-        label = attribution
-    elif score is None:
-        label = "official_score_missing"
-    elif score == 0:
-        label = "official_score_zero"
-    else:
-        label = "none"
-    return {
-        "schema_version": "benchmark_attempt_accounting_v0",
-        "lifecycle_phase": phase,
-        "failure_label": label,
-        "failure_class": failure_class,
-        **{f"{k}_attempt_countable": v for k, v in countable.items()},
-        "attempts": {k: {"attempted": attempted[k], "countable": countable[k]} for k in countable},
-    }
+    top = reasons.most_common(1)[0][0] if reasons else None
+    return accounting_block(
+        phase,
+        failure_label(score, attribution),
+        failure_class(counted["worker_started"], score, top == "verifier_failed"),
+        countable,
+        attempted,
+    )
 
 
 def _evals_key(attempts: list[_Attempt]) -> str:
@@ -410,18 +380,6 @@ def _run_key(key: tuple, job: _Job) -> str:
     return join_public(":", *parts)
 
 
-# What an ingest reads and does: compact facts only, never artifacts, task text or a model.
-_READ_BOUNDARY = {
-    "compact_only": True,
-    "raw_artifacts_read": False,
-    "task_text_read": False,
-    "trajectory_read": False,
-    "controller_trace_read": False,
-    "local_paths_recorded": False,
-    "docker_invoked": False,
-    "model_api_invoked": False,
-    "upload_invoked": False,
-}
 
 
 def _agent_version(attempts: list[_Attempt]) -> str | None:
@@ -471,14 +429,27 @@ def _official_score_fields(
     }
 
 
+def _number_attempts(attempts: list[_Attempt]) -> None:
+    """Attempts in their run order, numbered from 1 (the order trials and pass@k read)."""
+    attempts.sort(key=_attempt_order)
+    for i, attempt in enumerate(attempts, 1):
+        attempt.attempt_index = i
+
+
+def _attribution(scores: list[_Scored], score: float | None) -> tuple[list[str], str]:
+    """The failure labels, most telling first, and the one the run is attributed to: none
+    when it scored above zero."""
+    labels = sorted({s.label for s in scores if s.label}, key=_LABEL_RANK.__getitem__)
+    attribution = "none" if score is not None and score > 0 else (labels[0] if labels else "none")
+    return labels, attribution
+
+
 def _build_record(
     key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: _Options
 ) -> dict[str, Any]:
     """One raw ``benchmark_run_v0`` record for a (benchmark, task, agent, model) group."""
     benchmark_id, task, agent, model = key
-    attempts.sort(key=_attempt_order)
-    for i, attempt in enumerate(attempts, 1):
-        attempt.attempt_index = i
+    _number_attempts(attempts)
     scores = [_score(a) for a in attempts]
     run_status = job.status
     scored = [s.primary for s in scores if s.primary is not None]
@@ -488,9 +459,8 @@ def _build_record(
     version = _agent_version(attempts)
     import_path = _text(agent_cfg.get("import_path"))
 
-    labels = sorted({s.label for s in scores if s.label}, key=_LABEL_RANK.__getitem__)
     score = sum(scored) / len(scored) if scored else None
-    attribution = "none" if score is not None and score > 0 else (labels[0] if labels else "none")
+    labels, attribution = _attribution(scores, score)
     policy, multipliers_differ = _timeout_policy(attempts, job, agent_cfg)
     usage, coverage = _usage(attempts)
     phases, wall = _timing(attempts)

@@ -19,159 +19,43 @@ from typing import Any
 from ledger.errors import InputError
 from ledger.launch_preview import build_launch_preview, default_job_name
 from ledger.preflight import build_preflight, make_run_probe, task_material_status
-from ledger.requests.benchmark_run import BenchmarkRunRequest, require_option_names
+from ledger.requests.benchmark_run import BenchmarkRunRequest
+from ledger.sources.planned_modes import (
+    CONTRACT_KEYS,
+    FAKE_CLI_CALLS,
+    LOOPX_AGENT_IMPORT_PATH,
+    LOOPX_POLICY_VERSION,
+    LOOPX_PROFILE_NAME,
+    MODES,
+    RUNTIME_INSTALL_HOSTS,
+    SOURCE_RUNNER,
+    TRACE_PUBLICNESS,
+    ModeSpec,
+    agent_of,
+    as_list,
+    mode_of,
+    model_of,
+    runner_ref_of,
+    task_names,
+    uses_loopx_profile,
+)
 from ledger.terminal_bench_options import (
-    DEFAULT_AGENT,
     DEFAULT_AUTH_ENV_NAMES,
     DEFAULT_CODEX_INSTALL_STRATEGY,
-    DEFAULT_MODE,
-    DEFAULT_MODEL,
     DEFAULT_N_ATTEMPTS,
     DEFAULT_N_CONCURRENT,
-    DEFAULT_RUNNER_REF,
     INSTALL_REQUIRE_EXISTING,
     INSTALL_RUNTIME_IF_MISSING,
     MATERIALIZATION_EXTENDED_SETUP,
     MATERIALIZATION_PREPROVISIONED,
     MODE_CODEX_LOOPX,
     MODE_GOAL,
-    MODE_HARDENED,
-    MODE_LOOPX_MANAGED,
     MODE_PASSIVE,
     REPAIR_PROFILE_PREFLIGHT_TIMEOUT_SEC,
-    SKILLSBENCH_DEFAULT_ROUTE,
     TERMINAL_BENCH_DEFAULT_DATASET,
-    TERMINAL_BENCH_DEFAULT_TASK,
     validate_terminal_bench_options,
 )
 from ledger.timeout_policy import resolve_timeout_policy
-
-SOURCE_RUNNER = "benchledger_planner"
-TRACE_PUBLICNESS = "public_cli_dry_run"
-LOOPX_AGENT_IMPORT_PATH = "loopx.terminal_bench_agent:GoalHarnessManagedCodex"
-LOOPX_PROFILE_NAME = "loopx_managed_codex"
-LOOPX_POLICY_VERSION = "loopx_terminal_bench_policy_v0"
-
-#: Hosts a runtime Codex install needs inside the task container (cli.md §6.3).
-RUNTIME_INSTALL_HOSTS: tuple[str, ...] = (
-    "registry.npmjs.org",
-    "raw.githubusercontent.com",
-    "github.com",
-    "nodejs.org",
-    "deb.debian.org",
-    "security.debian.org",
-    "archive.ubuntu.com",
-    "dl-cdn.alpinelinux.org",
-    "download.fedoraproject.org",
-    "mirror.stream.centos.org",
-)
-
-CONTRACT_KEYS: tuple[str, ...] = (
-    "loopx_inside_case",
-    "case_semantics_changed_by_harness",
-    "official_score_comparable_to_native_codex",
-    "official_score_comparable_to_loopx_treatment",
-    "model_plus_harness_pair",
-    "control_plane_score_applicable",
-)
-
-FAKE_CLI_CALLS = (
-    "status",
-    "quota_should_run",
-    "todo_list",
-    "history",
-    "check",
-    "append_benchmark_run",
-)
-
-
-@dataclass(frozen=True)
-class ModeSpec:
-    """One row of cli.md §6.2, plus the loopx agent kwargs and arm the mode implies."""
-
-    event_mode: str
-    first_blocker: str
-    contract: tuple[bool, bool, bool, bool, bool, bool]
-    worker_mode: str
-    arm_id: str
-    arm_role: str
-    loopx_mode: str
-    ablation_mode: str
-    preflight_event_mode: str | None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-
-T, F = True, False
-MODES: dict[str, ModeSpec] = {
-    MODE_LOOPX_MANAGED: ModeSpec(
-        "loopx_managed_codex_cli_dry_run", "managed_cli_skeleton_only_no_real_case",
-        (T, T, F, F, T, T), "loopx_managed_codex_cli", "codex_loopx_treatment", "treatment",
-        "loopx_managed_codex", "loopx_managed", "loopx_managed_codex_real_run_preflight_guard",
-    ),
-    MODE_CODEX_LOOPX: ModeSpec(
-        "codex_loopx_cli_dry_run", "codex_loopx_cli_skeleton_only_no_real_case",
-        (T, T, F, F, T, T), "codex_loopx_cli", "codex_loopx_treatment", "treatment",
-        "codex_loopx", "codex_loopx", "codex_loopx_no_upload_preflight_guard",
-    ),
-    MODE_HARDENED: ModeSpec(
-        "hardened_codex_baseline_cli_dry_run",
-        "hardened_codex_baseline_cli_skeleton_only_no_real_case",
-        (F, F, F, T, F, F), "hardened_codex_baseline", "hardened_codex_baseline", "baseline",
-        "hardened_codex_baseline", "hardened_codex_baseline",
-        "hardened_codex_baseline_preflight_guard",
-        {"hardened_install_surface": True, "hardened_install_baseline": True},
-    ),
-    MODE_GOAL: ModeSpec(
-        "codex_goal_mode_baseline_cli_dry_run",
-        "codex_goal_mode_baseline_cli_skeleton_only_no_real_case",
-        (F, F, F, T, F, F), "codex_goal_mode_baseline", "codex_goal_mode_baseline", "baseline",
-        "codex_goal_mode_baseline", "codex_goal_mode_baseline",
-        "codex_goal_mode_baseline_preflight_guard",
-    ),
-    MODE_PASSIVE: ModeSpec(
-        "passive_observed_codex_cli_dry_run", "passive_cli_skeleton_only_no_real_case",
-        (F, F, T, F, F, T), "passive_observed_codex_cli", "passive_observed_codex", "other",
-        "passive_observed_codex", "passive_observed_codex", None,
-    ),
-}  # fmt: skip
-
-
-# --- small readers of the request ----------------------------------------------------------
-
-
-def _tasks(opts: BenchmarkRunRequest) -> list[str]:
-    value = opts.include_task_name
-    names = [value] if isinstance(value, str) else list(value or [])
-    names = [name for name in names if name]
-    return list(dict.fromkeys(names)) or [TERMINAL_BENCH_DEFAULT_TASK]
-
-
-def _list(value: Sequence[str] | str | None) -> list[str]:
-    return [value] if isinstance(value, str) else [item for item in (value or []) if item]
-
-
-def _mode(opts: BenchmarkRunRequest) -> str:
-    return opts.mode or DEFAULT_MODE
-
-
-def _agent(opts: BenchmarkRunRequest) -> str:
-    return opts.agent or DEFAULT_AGENT
-
-
-def _model(opts: BenchmarkRunRequest) -> str:
-    return opts.model or DEFAULT_MODEL
-
-
-def _runner_ref(opts: BenchmarkRunRequest) -> str | None:
-    """``--runner-ref ''`` means "use ``harbor`` from PATH"; unset means the pinned default."""
-    value = opts.runner_ref
-    return DEFAULT_RUNNER_REF if value is None else (value or None)
-
-
-def uses_loopx_profile(opts: BenchmarkRunRequest) -> bool:
-    """The loopx custom agent wraps Codex only, and passive mode has no launch at all."""
-    return _agent(opts) == "codex" and _mode(opts) != MODE_PASSIVE
-
 
 # --- event mode, status and first blocker ------------------------------------------------------
 
@@ -188,7 +72,7 @@ class EventShape:
 
 def event_shape(opts: BenchmarkRunRequest) -> EventShape:
     """The most specific flag wins, in the order of history_registry_rollout.md §9."""
-    spec = MODES[_mode(opts)]
+    spec = MODES[mode_of(opts)]
     if opts.active_user_observation_fixture:
         return EventShape(
             "codex_loopx_active_user_assisted_observation_fixture",
@@ -214,7 +98,7 @@ def event_shape(opts: BenchmarkRunRequest) -> EventShape:
     if opts.preflight_guard:
         return EventShape(spec.preflight_event_mode or spec.event_mode, "planned", None)
     if opts.fake_worker:
-        if _mode(opts) == MODE_CODEX_LOOPX:
+        if mode_of(opts) == MODE_CODEX_LOOPX:
             return EventShape(
                 "codex_loopx_fake_worker_wrapper",
                 "fixture",
@@ -324,7 +208,7 @@ class AgentProfile:
 def _user_kwargs(opts: BenchmarkRunRequest) -> list[tuple[str, str]]:
     """``--agent-kwarg k=v`` (repeatable); the value is kept for the preview only."""
     pairs = []
-    for entry in _list(opts.agent_kwarg):
+    for entry in as_list(opts.agent_kwarg):
         key, sep, value = entry.partition("=")
         if not sep or not key.strip():
             raise InputError(f"invalid --agent-kwarg entry: {entry}")
@@ -333,10 +217,10 @@ def _user_kwargs(opts: BenchmarkRunRequest) -> list[tuple[str, str]]:
 
 
 def _auth_env_names(opts: BenchmarkRunRequest) -> tuple[list[str], bool]:
-    explicit = _list(opts.auth_env_name)
+    explicit = as_list(opts.auth_env_name)
     if explicit:
         return list(dict.fromkeys(explicit)), True
-    return list(DEFAULT_AUTH_ENV_NAMES.get(_agent(opts), ())), False
+    return list(DEFAULT_AUTH_ENV_NAMES.get(agent_of(opts), ())), False
 
 
 def agent_profile(opts: BenchmarkRunRequest, setup: CodexSetup) -> AgentProfile:
@@ -349,8 +233,8 @@ def agent_profile(opts: BenchmarkRunRequest, setup: CodexSetup) -> AgentProfile:
     names, explicit = _auth_env_names(opts)
     if not uses_loopx_profile(opts):
         env = [(name, "${" + name + "}") for name in names]
-        return AgentProfile(agent_arg=_agent(opts), kwargs=_user_kwargs(opts), env=env)
-    spec = MODES[_mode(opts)]
+        return AgentProfile(agent_arg=agent_of(opts), kwargs=_user_kwargs(opts), env=env)
+    spec = MODES[mode_of(opts)]
     env = [("CODEX_FORCE_AUTH_JSON", "true")]
     if explicit:
         env += [(name, "${" + name + "}") for name in names if name != "CODEX_FORCE_AUTH_JSON"]
@@ -415,12 +299,12 @@ def _loopx_mounts(opts: BenchmarkRunRequest) -> list[dict[str, Any]]:
 def _explicit_arm(opts: BenchmarkRunRequest) -> str | None:
     if opts.arm_id:
         return str(opts.arm_id)
-    for entry in _list(opts.arm_map):
+    for entry in as_list(opts.arm_map):
         target, sep, arm = entry.partition("=")
         agent, _colon, model = target.partition(":")
         if not sep or not agent or not arm:
             raise InputError(f"invalid --arm-map entry: {entry}")
-        if agent == _agent(opts) and (not model or model == _model(opts)):
+        if agent == agent_of(opts) and (not model or model == model_of(opts)):
             return arm
     return None
 
@@ -431,7 +315,7 @@ def arm_identity(opts: BenchmarkRunRequest) -> tuple[str, str | None, str | None
     role = opts.arm_role
     if explicit:
         return explicit, role, explicit
-    spec = MODES[_mode(opts)]
+    spec = MODES[mode_of(opts)]
     return spec.arm_id, role or spec.arm_role, None
 
 
@@ -478,7 +362,7 @@ def fixture_fields(opts: BenchmarkRunRequest, shape: EventShape) -> dict[str, An
             "observation_source": "canned_fixture",
             "model_backed": False,
         }
-    if opts.preflight_guard and _mode(opts) == MODE_GOAL:
+    if opts.preflight_guard and mode_of(opts) == MODE_GOAL:
         fields["claim_gate"] = {
             "native_goal_mode_claim_allowed": False,
             "blocked_by": "missing_codex_app_server_goal_proof",
@@ -514,7 +398,7 @@ def _path_exists(probes: Probes) -> Callable[[str], bool]:
 
 
 def _base_record(opts: BenchmarkRunRequest, shape: EventShape, task: str) -> dict[str, Any]:
-    spec = MODES[_mode(opts)]
+    spec = MODES[mode_of(opts)]
     dataset = opts.dataset or TERMINAL_BENCH_DEFAULT_DATASET
     record: dict[str, Any] = {
         "schema_version": "benchmark_run_v0",
@@ -563,41 +447,20 @@ def _build_one(
         multipliers=opts.multipliers(),
         dataset=dataset,
     )
-    job_name = opts.job_name or default_job_name(dataset, task, explicit_arm or _agent(opts))
+    job_name = opts.job_name or default_job_name(dataset, task, explicit_arm or agent_of(opts))
     record = _base_record(opts, shape, task)
     record.update(job_name=job_name, arm_id=arm_id, timeout_policy=timeout_policy)
     if arm_role:
         record["arm_role"] = arm_role
-    agent: dict[str, Any] = {"name": _agent(opts), "model": _model(opts)}
-    if profile.import_path:
-        agent["import_path"] = profile.import_path
-    if profile.kwargs:
-        agent["kwargs_keys"] = sorted({key for key, _value in profile.kwargs})
-    record["agent"] = agent
+    record["agent"] = _agent_block(opts, profile)
     preview = None
-    if _mode(opts) != MODE_PASSIVE:
-        preview = build_launch_preview(
-            dataset=dataset,
-            tasks=[task],
-            agent=profile.agent_arg,
-            model=_model(opts),
-            job_name=job_name,
-            runner_ref=_runner_ref(opts),
-            n_attempts=int(opts.n_attempts or DEFAULT_N_ATTEMPTS),
-            n_concurrent=int(opts.n_concurrent or DEFAULT_N_CONCURRENT),
-            multipliers=timeout_policy["multipliers"],
-            agent_kwargs=profile.kwargs,
-            agent_env=profile.env,
-            allowed_hosts=profile.allowed_hosts,
-            mounts=profile.mounts,
-            profile_name=profile.name,
-            path_exists=_path_exists(probes),
-        )
+    if mode_of(opts) != MODE_PASSIVE:
+        preview = _launch_preview(opts, dataset, task, job_name, profile, timeout_policy, probes)
         record["launch_preview"] = preview
     record["run_key"] = planned_run_key(
         preview["argv"]
         if preview
-        else [dataset, task, shape.event_mode, _agent(opts), _model(opts)]
+        else [dataset, task, shape.event_mode, agent_of(opts), model_of(opts)]
     )
     if opts.worker_materialization_probe_only:
         record["worker_materialization_probe_only"] = True
@@ -609,9 +472,48 @@ def _build_one(
         preflight = _preflight(opts, probes, dataset, task, preview, timeout_policy, setup)
         record["preflight"] = preflight
         first_blocker = first_blocker or preflight["first_blocker"]
-    record["first_blocker"] = first_blocker or MODES[_mode(opts)].first_blocker
+    record["first_blocker"] = first_blocker or MODES[mode_of(opts)].first_blocker
     record["read_boundary"] = _read_boundary(bool(opts.preflight_guard))
     return record
+
+
+def _agent_block(opts: BenchmarkRunRequest, profile: AgentProfile) -> dict[str, Any]:
+    """The agent as the record names it: never the kwargs' values, only their keys."""
+    agent: dict[str, Any] = {"name": agent_of(opts), "model": model_of(opts)}
+    if profile.import_path:
+        agent["import_path"] = profile.import_path
+    if profile.kwargs:
+        agent["kwargs_keys"] = sorted({key for key, _value in profile.kwargs})
+    return agent
+
+
+def _launch_preview(
+    opts: BenchmarkRunRequest,
+    dataset: str,
+    task: str,
+    job_name: str,
+    profile: AgentProfile,
+    timeout_policy: Mapping[str, Any],
+    probes: Probes,
+) -> dict[str, Any]:
+    """The exact Harbor command the planned case would run (one task per record)."""
+    return build_launch_preview(
+        dataset=dataset,
+        tasks=[task],
+        agent=profile.agent_arg,
+        model=model_of(opts),
+        job_name=job_name,
+        runner_ref=runner_ref_of(opts),
+        n_attempts=int(opts.n_attempts or DEFAULT_N_ATTEMPTS),
+        n_concurrent=int(opts.n_concurrent or DEFAULT_N_CONCURRENT),
+        multipliers=timeout_policy["multipliers"],
+        agent_kwargs=profile.kwargs,
+        agent_env=profile.env,
+        allowed_hosts=profile.allowed_hosts,
+        mounts=profile.mounts,
+        profile_name=profile.name,
+        path_exists=_path_exists(probes),
+    )
 
 
 def _preflight(
@@ -626,8 +528,8 @@ def _preflight(
     names, explicit = _auth_env_names(opts)
     status = task_material_status(dataset, task, env=probes.env, cwd=probes.cwd)
     return build_preflight(
-        runner_ref=_runner_ref(opts),
-        agent=_agent(opts),
+        runner_ref=runner_ref_of(opts),
+        agent=agent_of(opts),
         auth_env_names=names,
         auth_env_names_explicit=explicit,
         launch_preview=preview,
@@ -657,7 +559,7 @@ def build_planned_terminal_bench_records(
         raise InputError("--harbor-job-dir is an ingest, not a planned run")
     probes = Probes(env=env, which=which, run_probe=run_probe, path_exists=path_exists, cwd=cwd)
     shape = event_shape(opts)
-    return [_build_one(opts, task, probes, shape) for task in _tasks(opts)]
+    return [_build_one(opts, task, probes, shape) for task in task_names(opts)]
 
 
 def build_planned_terminal_bench_record(
@@ -674,79 +576,3 @@ def build_planned_terminal_bench_record(
         opts, env=env, which=which, run_probe=run_probe, path_exists=path_exists, cwd=cwd
     )
     return records[0]
-
-
-# --- the benchmark_cli block (cli.md §5.5) -------------------------------------------------------
-
-_ECHOED_FLAGS = require_option_names((
-    "fake_worker",
-    "preflight_guard",
-    "require_task_material_ready",
-    "cli_bridge_contract",
-    "worker_cli_bridge_fixture",
-    "active_cli_bridge",
-    "active_user_assisted_treatment",
-    "active_user_observation_fixture",
-    "setup_timeout_repair_profile",
-    "worker_materialization_probe_only",
-))
-
-
-def _preview_requested(opts: BenchmarkRunRequest) -> bool:
-    """Any option that shapes timeouts or Codex setup in the preview, including named presets."""
-    values = (
-        *opts.multipliers().values(),
-        opts.codex_preflight_timeout_sec,
-        opts.worker_codex_materialization_strategy,
-        opts.timeout_preset,
-    )
-    install = opts.codex_install_strategy
-    return (
-        any(value is not None for value in values)
-        or bool(opts.setup_timeout_repair_profile)
-        or (install is not None and install != DEFAULT_CODEX_INSTALL_STRATEGY)
-    )
-
-
-def build_benchmark_cli(
-    opts: BenchmarkRunRequest,
-    records: Sequence[Mapping[str, Any]],
-    *,
-    skillsbench_result_ingested: bool = False,
-) -> dict[str, Any]:
-    """The envelope's echo of what the invocation asked for and what it did not do."""
-    benchmark = opts.benchmark_name or "terminal-bench"
-    requested = _mode(opts)
-    first_mode = str(records[0].get("mode") or requested) if records else requested
-    route = opts.skillsbench_route
-    if benchmark == "skillsbench":
-        ingest = bool(opts.skillsbench_result_json or opts.skillsbench_result_root)
-        route = route or (None if ingest else SKILLSBENCH_DEFAULT_ROUTE)
-        mode, source = route or "benchflow_observed", "skillsbench_route"
-    elif opts.harbor_job_dir:
-        mode, source = first_mode, "harbor_job_result"
-    elif opts.active_user_assisted_treatment:
-        mode, source = first_mode, "cli_arg"
-    else:
-        mode, source = requested, "cli_arg"
-    block: dict[str, Any] = {
-        "benchmark": benchmark,
-        "mode": mode,
-        "requested_mode": requested,
-        "skillsbench_route": route if benchmark == "skillsbench" else None,
-        "mode_source": source,
-        **{flag: opts.given(flag) for flag in _ECHOED_FLAGS},
-        "harbor_job_result_ingested": bool(opts.harbor_job_dir),
-        "skillsbench_result_ingested": skillsbench_result_ingested,
-        "skillsbench_result_root_ingested": bool(opts.skillsbench_result_root),
-        "timeout_multiplier_preview_requested": _preview_requested(opts),
-        # benchledger never fills in multipliers behind the user's back (cli.md §6.3).
-        "timeout_multiplier_preview_defaulted": False,
-        "cli_bridge_trace_observed": False,
-        "record_count": len(records),
-        "real_runner_invoked": False,
-        "real_codex_invoked": False,
-        "auth_values_read": False,
-        "submit_eligible": False,
-    }
-    return block

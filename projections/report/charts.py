@@ -13,10 +13,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from projections.report.packing import public_text
 from projections.report.timeline import Timeline
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 WIDTH = 7.2
 ARM_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
@@ -50,7 +53,7 @@ def _figure(height: float) -> Iterator[Any]:
     import matplotlib
     from matplotlib.figure import Figure
 
-    style = {
+    style: dict[RcKeyType, Any] = {
         "svg.fonttype": "none",
         "svg.hashsalt": "benchledger-report",
         "font.family": "sans-serif",

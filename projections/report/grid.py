@@ -112,7 +112,8 @@ def _run_counts(rows: Sequence[dict]) -> dict[tuple[str, str], tuple[int, int]]:
 
 def _run_facts(row: dict, active: int, archived: int) -> list[Any]:
     """One run as a list in ``RUN_COLUMNS`` order; every text through the safety filter."""
-    refs = row.get("artifact_refs") if isinstance(row.get("artifact_refs"), dict) else {}
+    artifact_refs = row.get("artifact_refs")
+    refs = artifact_refs if isinstance(artifact_refs, dict) else {}
     return [
         _text(row.get("run_id")),
         _text(row.get("recorded_at")),

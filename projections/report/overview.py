@@ -34,7 +34,8 @@ class Overview:
 def compare_benchmark(rows: Sequence[dict], benchmark_id: str) -> Overview:
     """compare's document for ``benchmark_id`` (its default request), or its refusal."""
     from ledger.errors import BenchledgerError
-    from projections.compare import CompareRequest, build_compare
+    from ledger.requests.compare import CompareRequest
+    from projections.compare import build_compare
 
     try:
         document = build_compare(rows, CompareRequest(benchmark_id=benchmark_id))

@@ -154,8 +154,9 @@ def chart_files(sections: Sequence[Any]) -> tuple[dict[str, bytes], dict[str, di
         }
         refs[section.slug] = {}
         for kind, svg in drawn.items():
-            name = f"assets/{section.slug}-{kind}.svg" if svg else None
-            if name:
+            name = None
+            if svg:
+                name = f"assets/{section.slug}-{kind}.svg"
                 files[name] = svg
             refs[section.slug][kind] = name
     return files, refs

@@ -1,0 +1,37 @@
+"""Disposable SQLite databases for replays that must never touch the live read models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ledger.db_sqlite import SqliteDatabase
+
+
+@contextmanager
+def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[SqliteDatabase]:
+    """A SQLite database in a temporary directory, removed with it: where ``rebuild
+    --verify`` and ``--as-of`` replay, so the live read models are never touched. New at the
+    schema head, or a copy of ``seed`` (a snapshot file). Disposable: nothing is synced."""
+    import shutil
+    import tempfile
+
+    from ledger.database import create_at_head
+    from ledger.db_sqlite import SqliteDatabase
+
+    with tempfile.TemporaryDirectory(prefix=f"benchledger-{purpose}-") as tmp:
+        path = Path(tmp) / "scratch.db"
+        if seed is not None:
+            shutil.copyfile(seed, path)
+        scratch = SqliteDatabase(f"sqlite:///{path}")
+        try:
+            with scratch.connect() as conn:
+                conn.raw.execute("PRAGMA synchronous=OFF")
+            if seed is None:
+                create_at_head(scratch)
+            yield scratch
+        finally:
+            scratch.dispose()
