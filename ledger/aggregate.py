@@ -321,7 +321,14 @@ def _score_summary(
     accepted: list[str], cases_by_bucket: dict[str, list[str]], case_best: dict[str, dict]
 ) -> dict:
     scores = [float(case_best[c]["countable_score"]) for c in accepted]
-    uncountable = cases_by_bucket["uncountable_official_score"]
+    # Every chosen run with a numeric official score that is not counted, whatever its bucket
+    # (a setup failure can carry a score too), as loopx 0.4.8 counts them.
+    counted = set(accepted)
+    uncountable = sorted(
+        case_id
+        for case_id, best in case_best.items()
+        if case_id not in counted and _numeric_score(best.get("official_score")) is not None
+    )
     return {
         "schema_version": "benchmark_run_ledger_countable_score_summary_v0",
         "countable_case_count": len(accepted),
@@ -397,3 +404,17 @@ def aggregate_merge_preview(
         "source_paths_recorded": False,
         "unique_source_path_count": ledgers + unique_source_path_count,
     }
+
+
+def _numeric_score(value: Any) -> float | None:
+    """A score as a number: ints, floats and numeric text; booleans are not scores."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None

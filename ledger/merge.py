@@ -85,16 +85,17 @@ def merge_ledgers(
     outcomes: list[UpsertResult] = []
     stats = {"source_runs": 0, "considered": 0, "new_ids": 0, "new_signatures": 0}
     for document in source_docs:
-        for row in document_rows(document):
+        for row in _in_reading_order(document_rows(document)):
             stats["source_runs"] += 1
             reason = _merge_skip_reason(row, wanted, groups)
             if reason:
                 skipped[reason] = skipped.get(reason, 0) + 1
                 continue
-            stats["considered"] += 1
             if not is_terminal(row):
                 skipped["non_terminal"] = skipped.get("non_terminal", 0) + 1
                 continue
+            # Considered = passed every skip, the non-terminal one included (as loopx counts).
+            stats["considered"] += 1
             outcomes.append(index.upsert(row))
     rows = index.rows()
     # New = in the ledger after the merge and not before (a backfilled row adds no run id).
@@ -118,6 +119,25 @@ def merge_ledgers(
         "source_paths_recorded": False,
     }
     return MergeResult(rows, outcomes, payload)
+
+
+def _in_reading_order(rows: Sequence[dict]) -> list[dict]:
+    """A source's rows in the order loopx 0.4.8 upserts them: case by case (cases in order of
+    first appearance), each case's runs sorted by ``recorded_at`` as text, then ``run_id``.
+
+    Why it matters: with logical backfill the first of two equivalent rows lands and the second
+    only fills its gaps, so the order decides which run id survives (and the merge counts)."""
+    cases: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        key = (str(row.get("benchmark_id") or ""), str(row.get("case_id") or ""))
+        cases.setdefault(key, []).append(row)
+    return [
+        row
+        for case_rows in cases.values()
+        for row in sorted(
+            case_rows, key=lambda r: (str(r.get("recorded_at", "")), str(r.get("run_id", "")))
+        )
+    ]
 
 
 def _merge_skip_reason(row: Mapping[str, Any], wanted: set[str], groups: list[str]) -> str | None:

@@ -120,8 +120,15 @@ def _replace(stored: Mapping[str, Any], new_row: Mapping[str, Any]) -> tuple[dic
         for key in ARCHIVE_FIELDS:
             if key in stored:
                 merged[key] = stored[key]
-        return merged, "archived_kept"
+        # The carried-over row is rebuilt as loopx 0.4.8 rebuilds it: keys left empty (None,
+        # "" or []) are dropped, so a re-landed archived row says only what it knows.
+        return {key: value for key, value in merged.items() if not _empty(value)}, "archived_kept"
     return merged, "replaced"
+
+
+def _empty(value: Any) -> bool:
+    """Row key dropping: ``{}`` is a value here, unlike in backfill (``_blank``)."""
+    return value is None or value == "" or value == []
 
 
 def _backfill(stored: Mapping[str, Any], new_row: Mapping[str, Any]) -> dict:

@@ -473,10 +473,9 @@ def maintenance_difference(
     ours: Reading,
     theirs: Reading,
     rerouted: frozenset[str] = frozenset(),
-    skip: tuple[str, ...] = (),
 ) -> str | None:
     """check, archive and merge outputs: JSON key for key, Markdown byte for byte; a loopx
-    crash must be a one-line error in benchledger. ``skip``: suffixes left out."""
+    crash must be a one-line error in benchledger."""
     loopx_error = theirs.maintenance.get(".maintenance.error")
     our_error = ours.maintenance.get(".maintenance.error")
     if loopx_error is not None:
@@ -488,8 +487,6 @@ def maintenance_difference(
     if our_error is not None:
         return f"benchledger failed: {our_error}"
     for suffix in MAINTENANCE_SUFFIXES[:-1]:
-        if suffix in skip:
-            continue
         if (suffix in ours.maintenance) != (suffix in theirs.maintenance):
             return f"{suffix}: produced by one side only"
         if suffix not in theirs.maintenance:

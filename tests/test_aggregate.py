@@ -225,3 +225,22 @@ def test_aggregate_on_fixture_ledger(fixtures_dir) -> None:
     summary = payload["countable_score_summary"]
     assert summary["countable_case_count"] == len(payload["accepted_case_ids"])
     assert summary["pass_count"] == payload["distribution"]["pass"]
+
+
+def test_uncountable_numeric_counts_a_scored_setup_failure() -> None:
+    """A chosen run with a numeric score that is not counted is listed whatever its bucket:
+    here a runner glitch (setup_runner_infra) that still carries a score of 1.0."""
+    scored_glitch = stored_row(
+        run_id="glitch",
+        official_score=1.0,
+        official_passed=True,
+        official_score_bool_fallback_used=True,
+        case_attempt_countable=False,
+        failure_class="runner_glitch",
+    )
+    payload = aggregate([scored_glitch], benchmark_id="b@1")
+    assert payload["distribution"]["setup_runner_infra"] == 1
+    summary = payload["countable_score_summary"]
+    assert summary["countable_case_ids"] == []
+    assert summary["uncountable_numeric_case_ids"] == ["c1"]
+    assert summary["uncountable_numeric_case_count"] == 1

@@ -40,7 +40,6 @@ from tests.support_loopx_ledgers import (
 CASES_PER_LEDGER = 20
 GENERATED_LEDGERS = 100  # x CASES_PER_LEDGER = 2,000 generated cases
 MERGE_SOURCE_CASES = 5  # a mutated merge source reuses the first cases' run ids
-MERGED_LEDGER = (".merge.md", ".merged.json")
 SIZES = (10, 100, 1000)
 
 
@@ -57,7 +56,6 @@ def assert_same_reading(
     loopx: Reading,
     what: str,
     sources: tuple[dict, ...] = (),
-    skip: tuple[str, ...] = (),
 ) -> None:
     """Markdown byte for byte, JSON key for key; a loopx crash must be a clear error here.
 
@@ -83,7 +81,7 @@ def assert_same_reading(
     for index, (mine, theirs) in enumerate(zip(ours.aggregates, loopx.aggregates, strict=True)):
         difference = aggregate_difference(mine, theirs)
         assert difference is None, f"{what}: aggregate {index} differs at {difference}"
-    difference = maintenance_difference(ours, loopx, rerouted, skip)
+    difference = maintenance_difference(ours, loopx, rerouted)
     assert difference is None, f"{what}: check/archive/merge differ at {difference}"
 
 
@@ -182,10 +180,7 @@ def test_mutated_real_rows(
     ledger = workdir / "ledger.json"
     ledger.write_text(json.dumps(ledger_document(list(cases)), indent=2), encoding="utf-8")
     ours, loopx, sources = _both(oracle, ledger, workdir / "ours", ledger_document(list(source)))
-    # The ledger a merge of mutated rows writes still differs from loopx's in corner cases
-    # (docs/loopx-compat.md, "Open"): its ``merge`` block is compared, its rows and Markdown
-    # are compared on the real and generated ledgers.
-    assert_same_reading(ours, loopx, "mutated ledger", sources, skip=MERGED_LEDGER)
+    assert_same_reading(ours, loopx, "mutated ledger", sources)
 
 
 def test_where_loopx_refuses_benchledger_answers_one_line(oracle: Oracle, tmp_path: Path) -> None:

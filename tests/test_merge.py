@@ -53,6 +53,7 @@ def test_merge_upserts_sources_in_order_with_skip_reasons() -> None:
     payload = result.payload
     assert payload["source_run_count"] == 5
     assert payload["merged_run_count"] == 2
+    assert payload["considered_run_count"] == 2  # a skipped non-terminal row is not considered
     assert payload["skipped_by_reason"] == {
         "benchmark_filter": 1,
         "non_terminal": 1,
@@ -70,3 +71,15 @@ def test_merge_keeps_archived_target_archived() -> None:
     result = merge_ledgers(target, [ledger_doc([stored_row(notes="newer")])])
     assert result.rows[0]["archive_state"] == "archived"
     assert result.outcomes[0].action == "archived_kept"
+
+
+def test_merge_upserts_a_case_in_recorded_order_so_the_earlier_twin_survives() -> None:
+    """Two equivalent runs of one logical run, the later listed first: the earlier lands, the
+    later only backfills it (loopx upserts a case's runs sorted by ``recorded_at``)."""
+    late = stored_row(run_id="late", recorded_at="2026-06-02T00:00:00Z", max_rounds_budget=5)
+    early = stored_row(run_id="early", recorded_at="2026-06-01T00:00:00Z")
+    result = merge_ledgers([], [ledger_doc([late, early])])
+    assert [row["run_id"] for row in result.rows] == ["early"]
+    assert result.rows[0]["max_rounds_budget"] == 5
+    assert [o.action for o in result.outcomes] == ["appended", "backfilled"]
+    assert result.payload["new_run_id_count"] == 1

@@ -40,6 +40,25 @@ def test_upsert_archived_row_stays_archived() -> None:
     assert result.row["notes"] == "re-ingested"
 
 
+def test_upsert_archived_row_kept_drops_empty_keys() -> None:
+    """As loopx 0.4.8 rebuilds a re-landed archived row: None, "" and [] go, {} and 0 stay."""
+    stored = stored_row(archive_state="archived", archive_reason="", archive_batch_id="abc")
+    new = {**stored_row(), "setup_blockers": [], "failure_class": None, "notes": ""}
+    new.update(extra={}, round_reward_count=0)
+    result = upsert_row([stored], new)
+    assert result.action == "archived_kept"
+    for gone in ("setup_blockers", "failure_class", "notes", "archive_reason"):
+        assert gone not in result.row, gone
+    assert result.row["extra"] == {} and result.row["round_reward_count"] == 0
+    assert result.row["archive_batch_id"] == "abc"
+
+
+def test_upsert_replace_of_an_active_row_keeps_empty_keys() -> None:
+    result = upsert_row([stored_row()], {**stored_row(), "setup_blockers": [], "notes": ""})
+    assert result.action == "replaced"
+    assert result.row["setup_blockers"] == [] and result.row["notes"] == ""
+
+
 def test_upsert_new_row_with_archive_state_wins() -> None:
     stored = stored_row(archive_state="archived", archive_reason="x", archive_batch_id="b")
     new = stored_row(archive_state="archived", archive_reason="y", archive_batch_id="c")
