@@ -14,7 +14,6 @@ Replay reads only the envelope columns read models use and decodes each payload 
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import orjson
 from ledger.errors import InputError
 from ledger.event_rows import REPLAY_COLUMNS
 from ledger.events import CURRENT_SCHEMA_VERSION, upcast
+from ledger.gc_pause import collector_paused
 from ledger.tables import PROJECTION_CHECKPOINTS
 from projections.read_model_diff import check_caches, compare_tables, compared_tables
 from projections.scratch import scratch_database
@@ -261,7 +261,7 @@ class ProjectionEngine:
                     progress(done)  # once per REPLAY_BATCH events replayed
                 replayed = done
 
-        with _collector_paused():
+        with collector_paused():
             if upto is None:
                 upto = store.head_position(read_conn)  # also fixes read_conn's snapshot
             if not all(getattr(p, "light_replay", False) for p in chosen):
@@ -388,19 +388,6 @@ class _Done:
 
     def result(self) -> Any:
         return self.value
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Replay allocates millions of acyclic dicts (parsed payloads) that reference counting
-    frees; the cyclic collector kept re-walking the live ones and cost a quarter of replay."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _replay_sink(

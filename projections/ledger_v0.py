@@ -12,15 +12,14 @@ and the JSON is written by orjson whenever its bytes provably equal ``json.dumps
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import orjson
 
 from ledger.case_decision import arm_role, latest_decision
+from ledger.gc_pause import collector_paused
 from ledger.jsonfmt import json_like_stdlib
 from ledger.ledger_rows import LEDGER_SCHEMA
 from ledger.markdown import code_span, has_markdown_syntax, table_code, table_text
@@ -54,7 +53,7 @@ def build_document(rows: Iterable[dict], *, updated_at: str, update_policy: dict
     ``latest_decision`` is recomputed. Row dicts are placed in the document unchanged.
     ``update_policy`` is written only when given: it is created once and then kept.
     """
-    with _gc_paused():
+    with collector_paused():
         buckets = _bucket(_dedupe(rows))
         benchmarks = {bid: _benchmark_node(bid, buckets[bid]) for bid in sorted(buckets)}
     doc: dict = {"schema_version": SCHEMA_VERSION, "updated_at": updated_at}
@@ -156,19 +155,6 @@ def case_node(cid: str, runs: list[dict]) -> dict:
     }
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Bulk assembly allocates only acyclic containers; a full collection triggered midway
-    would walk every row of the ledger (~0.1 s at 30,000 rows) and free nothing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 # --------------------------------------------------------------------------------------------
 # latest_decision (§7)
 # --------------------------------------------------------------------------------------------
@@ -221,7 +207,7 @@ def render_markdown(doc: dict) -> str:
     Counts are recomputed from the runs, never read from the stored counters, so a hand-edited
     document cannot show stale totals.
     """
-    with _gc_paused():
+    with collector_paused():
         cases, archived = _scan(doc)
         decisions = [
             case_decision_line(bid, cid, _dict(cnode.get("latest_decision")), len(active), n)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from ledger.gc_pause import collector_paused
 from ledger.ledger_target import resolve_ledger_target
 from services.as_of_reads import Progress
 
@@ -27,26 +25,12 @@ def run_compare(
 
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     with ledger_reads_at(db, target, as_of, progress) as (conn, _reads, moment):
-        with _without_gc_pauses():
+        with collector_paused():
             rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
     as_of_block = {"as_of": moment} if moment is not None else {}
-    with _without_gc_pauses():
+    with collector_paused():
         document = build_compare(rows, request)
     return {"ok": True, **as_of_block, "compare": document}
-
-
-@contextmanager
-def _without_gc_pauses() -> Iterator[None]:
-    """No cyclic garbage collection while rows are read and folded: they make ~10^5 containers
-    that all stay alive, so every collection the allocations trigger walks them for nothing
-    (a fifth of ``build_compare``'s time on 30,000 rows, bench/README.md)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def default_metric(per_case: str, metric: str | None) -> str:

@@ -14,13 +14,13 @@ reading, scoring and record assembly live in ``harbor_reading``, ``harbor_scorin
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ledger.errors import SourceError
+from ledger.gc_pause import collector_paused
 from ledger.json_input import json_type
 from ledger.rules.record_fields import PROGRESS_KEYS
 from ledger.sources.base import SourceIngest
@@ -144,19 +144,12 @@ def read_harbor_job(
     yields the same records; identity comes from Harbor's job name and the case, never the path.
     ``progress(done, total)`` is called as trial directories are read.
     """
-    # Parsed JSON is acyclic, so reference counting frees it; cyclic-GC passes over the
-    # hundreds of thousands of live dicts of a large job would otherwise dominate the ingest.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _read_job(
             Path(job_dir),
             progress,
             _Options(benchmark_id, arm_id, _parse_arm_map(arm_map), arm_role, run_group_id),
         )
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> SourceIngest:
