@@ -19,6 +19,7 @@ once and shared: ``build_compare`` only reads them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 # Keys whose values repeat across rows, parsed once per distinct text.
 SHARED_KEYS = ("attempt_outcomes", "comparability")
 _SCALAR_KEYS = tuple(k for k in ROW_KEYS if k not in SHARED_KEYS)
-_CHUNK = 500  # run ids per ``IN (...)`` of the second pass
+_CHUNK = 500  # run ids per ``IN (...)``
 
 
 def _columns(dialect: str) -> str:
@@ -61,8 +62,10 @@ def _columns(dialect: str) -> str:
     return f"run_id, json_build_array({values})::text, {shared}"
 
 
-def _source(dialect: str, benchmarks: int) -> str:
+def _source(dialect: str, benchmarks: int, run_ids: int | None = None) -> str:
     where = f"r.ledger_id = ? AND r.benchmark_id IN ({placeholders(benchmarks)})"
+    if run_ids is not None:
+        where += f" AND r.run_id IN ({placeholders(run_ids)})"
     if dialect == "sqlite":
         return f"FROM {ROWS} WHERE {where}"
     row = """coalesce(r."row"::json, (e.payload)::json -> 'row')"""
@@ -87,53 +90,84 @@ def read_compare_rows(conn: Connection, ledger_id: str, benchmark_id: str) -> li
     """
     if not projection_supported(conn):
         return read_whole_rows(conn, ledger_id, benchmark_id)
-    benchmarks = _benchmarks(conn, ledger_id, benchmark_id)
+    benchmarks = benchmarks_of(conn, ledger_id, benchmark_id)
+    return list(rows_by_id(conn, ledger_id, benchmarks).values())
+
+
+def rows_by_id(
+    conn: Connection,
+    ledger_id: str,
+    benchmarks: Sequence[str],
+    run_ids: Sequence[str] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``read_compare_rows``' rows of ``benchmarks`` by run id: every row, or those of
+    ``run_ids`` (read ``_CHUNK`` ids at a time)."""
     if not benchmarks:
-        return []
-    sql = f"SELECT {_columns(conn.dialect)} {_source(conn.dialect, len(benchmarks))}"
+        return {}
+    if not projection_supported(conn):
+        return _whole_rows_by_id(conn, ledger_id, benchmarks, run_ids)
     loads = orjson.loads
     shared: dict[str | None, Any] = {None: None}
-    rows: list[dict[str, Any]] = []
-    judged: dict[str, int] = {}
-    for run_id, scalar_text, *shared_texts in conn.execute(sql, (ledger_id, *benchmarks)):
-        values = zip(_SCALAR_KEYS, loads(scalar_text), strict=True)
-        row = {key: value for key, value in values if value is not None}
-        for key, text in zip(SHARED_KEYS, shared_texts, strict=True):
-            if text not in shared:
-                shared[text] = loads(text)
-            if (value := shared[text]) is not None:
-                row[key] = value
-        if needs_judgement(row):
-            judged[run_id] = len(rows)
-        rows.append(row)
-    judged_ids = list(judged)
-    for start in range(0, len(judged_ids), _CHUNK):
-        chunk = judged_ids[start : start + _CHUNK]
-        found = conn.execute(
-            f"SELECT r.run_id, {row_text(conn)} FROM {ROWS} WHERE r.ledger_id = ? "
-            f"AND r.run_id IN ({placeholders(len(chunk))})",
-            (ledger_id, *chunk),
-        )
-        for run_id, text in found:
-            rows[judged[run_id]] = loads(text)
+    rows: dict[str, dict[str, Any]] = {}
+    judged: list[str] = []
+    for chunk in _chunks(run_ids):
+        source = _source(conn.dialect, len(benchmarks), None if chunk is None else len(chunk))
+        sql = f"SELECT {_columns(conn.dialect)} {source}"
+        params = (ledger_id, *benchmarks, *(chunk or ()))
+        for run_id, scalar_text, *shared_texts in conn.execute(sql, params):
+            values = zip(_SCALAR_KEYS, loads(scalar_text), strict=True)
+            row = {key: value for key, value in values if value is not None}
+            for key, text in zip(SHARED_KEYS, shared_texts, strict=True):
+                if text not in shared:
+                    shared[text] = loads(text)
+                if (value := shared[text]) is not None:
+                    row[key] = value
+            if needs_judgement(row):
+                judged.append(run_id)
+            rows[run_id] = row
+    rows.update(_whole_rows_by_id(conn, ledger_id, benchmarks, judged))
     return rows
+
+
+def _chunks(run_ids: Sequence[str] | None) -> Iterator[Sequence[str] | None]:
+    if run_ids is None:
+        yield None
+        return
+    for start in range(0, len(run_ids), _CHUNK):
+        yield run_ids[start : start + _CHUNK]
+
+
+def _whole_rows_by_id(
+    conn: Connection, ledger_id: str, benchmarks: Sequence[str], run_ids: Sequence[str] | None
+) -> dict[str, dict[str, Any]]:
+    """Whole rows of ``benchmarks`` by run id: every row, or those of ``run_ids``."""
+    found: dict[str, dict[str, Any]] = {}
+    if run_ids is not None and not run_ids:
+        return found
+    sql = (
+        f"SELECT r.run_id, {row_text(conn)} FROM {ROWS} WHERE r.ledger_id = ? "
+        f"AND r.benchmark_id IN ({placeholders(len(benchmarks))})"
+    )
+    for chunk in _chunks(run_ids):
+        params: tuple[Any, ...] = (ledger_id, *benchmarks)
+        chunk_sql = sql
+        if chunk is not None:
+            chunk_sql += f" AND r.run_id IN ({placeholders(len(chunk))})"
+            params += tuple(chunk)
+        for run_id, text in conn.execute(chunk_sql, params):
+            found[run_id] = orjson.loads(text)
+    return found
 
 
 def read_whole_rows(conn: Connection, ledger_id: str, benchmark_id: str) -> list[dict[str, Any]]:
     """The same rows, every one parsed whole: what ``read_compare_rows`` must be equivalent to
     (and reads itself on an SQLite older than 3.38)."""
-    benchmarks = _benchmarks(conn, ledger_id, benchmark_id)
-    if not benchmarks:
-        return []
-    rows = conn.execute(
-        f"SELECT {row_text(conn)} FROM {ROWS} WHERE r.ledger_id = ? "
-        f"AND r.benchmark_id IN ({placeholders(len(benchmarks))})",
-        (ledger_id, *benchmarks),
-    )
-    return [orjson.loads(text) for (text,) in rows]
+    benchmarks = benchmarks_of(conn, ledger_id, benchmark_id)
+    return list(_whole_rows_by_id(conn, ledger_id, benchmarks, None).values())
 
 
-def _benchmarks(conn: Connection, ledger_id: str, benchmark_id: str) -> list[str]:
+def benchmarks_of(conn: Connection, ledger_id: str, benchmark_id: str) -> list[str]:
+    """The stored benchmark ids ``benchmark_id`` names (itself, or every version of a name)."""
     if "@" in benchmark_id:
         return [benchmark_id]
     query = "SELECT DISTINCT benchmark_id FROM rm_ledger_rows WHERE ledger_id = ?"

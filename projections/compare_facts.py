@@ -1,0 +1,154 @@
+"""compare's cache: each ledger row's ``RunFacts`` (``projections.compare``), kept in
+``rm_compare_facts`` beside the row and filled lazily, at the first ``compare`` that reads it.
+
+Why: a compare of a 30,000-row ledger spent a third of its time having the database pull a
+dozen keys out of the rows' JSON, and another third reducing them in Python (bench/README.md);
+the reduced values (a hundred bytes a run) are a pure function of the row, so they are worked
+out once and read back as they are.
+
+What makes it exact: an entry holds the ``position`` of the row it was computed from, and a
+row is rewritten only by an event at a later position, so an entry is used only while its
+position equals its row's (``_READ``) and its format is this code's (``FACTS_VERSION``, which
+follows the ledger rules' version too). Nothing on the write path knows about this table:
+appends and replays leave it alone (a ``rebuild`` empties it, like the read models), and
+entries left behind by rewritten rows are replaced at the next compare that reads those rows.
+``rebuild --verify`` checks every valid entry against what its row gives now
+(``check_compare_cache``).
+
+Entries are written after the document's rows were read, in a transaction of their own, and
+only on the live store (``--as-of`` reads a scratch store that is thrown away); a store that
+cannot take the write (read-only, or busy beyond the timeout) is simply not filled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ledger.connection import placeholders
+from ledger.rules.row import RULES_VERSION
+from projections.compare import RunFacts, run_facts
+from projections.compare_guard import Facts
+from projections.compare_rows import benchmarks_of, rows_by_id
+from projections.ledger_row_text import ROWS, row_text
+from projections.tables import COMPARE_FACTS
+from projections.upsert import upsert_rows
+
+if TYPE_CHECKING:
+    from ledger.connection import Connection
+
+# The layout of ``facts`` (``RunFacts`` without its guard, as a JSON array) and the rules
+# behind its verdicts: an entry of any other version is computed again.
+FACTS_VERSION = f"1/{RULES_VERSION}"
+# Beyond this many rows to compute, one scan of the benchmark's rows is cheaper than looking
+# them up by id.
+_SCAN_FROM = 2000
+
+# (run id, position, facts text, guard text): the entry only where it is still valid.
+_READ = (
+    "SELECT r.run_id, r.position, f.facts, f.guard FROM rm_ledger_rows r"
+    " LEFT JOIN rm_compare_facts f ON f.ledger_id = r.ledger_id AND f.run_id = r.run_id"
+    " AND f.position = r.position"
+)
+
+# An entry to keep: (ledger_id, run_id, position, facts text, guard text).
+Entry = tuple[str, str, int, str, str]
+
+
+def read_facts(
+    conn: Connection, ledger_id: str, benchmark_id: str
+) -> tuple[list[RunFacts], list[Entry]]:
+    """The facts of every row of ``benchmark_id`` (every version of a bare name), archived
+    included, and the entries to keep for the rows whose facts were not stored yet."""
+    benchmarks = benchmarks_of(conn, ledger_id, benchmark_id)
+    if not benchmarks:
+        return [], []
+    sql = f"{_READ} WHERE r.ledger_id = ? AND r.benchmark_id IN ({placeholders(len(benchmarks))})"
+    loads = orjson.loads
+    guards: dict[str, Facts] = {}
+    found: list[RunFacts | None] = []
+    missing: dict[str, tuple[int, int]] = {}  # run id -> (index in found, row position)
+    for run_id, position, text, guard_text in conn.execute(sql, (ledger_id, *benchmarks)):
+        stored = loads(text) if text is not None else None
+        if stored is None or stored[0] != FACTS_VERSION:
+            missing[run_id] = (len(found), position)
+            found.append(None)
+            continue
+        guard = guards.get(guard_text)
+        if guard is None:
+            guard = guards[guard_text] = _guard(loads(guard_text))
+        found.append(_facts(stored, guard))
+    entries: list[Entry] = []
+    if missing:
+        wanted = None if len(missing) > _SCAN_FROM else list(missing)
+        for run_id, row in rows_by_id(conn, ledger_id, benchmarks, wanted).items():
+            if run_id not in missing:
+                continue
+            index, position = missing[run_id]
+            facts = found[index] = run_facts(row)
+            entry = _entry(ledger_id, run_id, position, facts)
+            if entry is not None:
+                entries.append(entry)
+    return [f for f in found if f is not None], entries
+
+
+def keep_facts(conn: Connection, entries: Sequence[Entry]) -> None:
+    """Store ``entries`` in a transaction of their own (the read one is ended first); a store
+    that refuses the write keeps computing those facts at each compare."""
+    if not entries:
+        return
+    conn.rollback()
+    columns = COMPARE_FACTS.columns
+    try:
+        upsert_rows(conn, COMPARE_FACTS, [dict(zip(columns, e, strict=True)) for e in entries])
+        conn.commit()
+    except conn.errors:
+        conn.rollback()
+
+
+def check_compare_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
+    """What ``rebuild --verify`` reports about this cache: every entry compare would use must
+    equal what its row gives now."""
+    problems: list[dict[str, Any]] = []
+    rows = conn.stream(
+        f"SELECT r.ledger_id, r.run_id, {row_text(conn)}, f.facts, f.guard FROM {ROWS}"
+        " JOIN rm_compare_facts f ON f.ledger_id = r.ledger_id AND f.run_id = r.run_id"
+        " AND f.position = r.position",
+        batch=1000,
+    )
+    for ledger_id, run_id, text, facts_text, guard_text in rows:
+        stored = orjson.loads(facts_text)
+        if stored[0] != FACTS_VERSION:
+            continue  # never used: computed again at the next compare
+        kept = _facts(stored, _guard(orjson.loads(guard_text)))
+        if kept != run_facts(orjson.loads(text)):
+            key = [ledger_id, run_id]
+            problems.append({"table": COMPARE_FACTS.name, "key": key, "problem": "stale facts"})
+            if len(problems) >= limit:
+                break
+    return problems
+
+
+def _entry(ledger_id: str, run_id: str, position: int, facts: RunFacts) -> Entry | None:
+    """The stored form of ``facts``, or None when JSON cannot carry them exactly (an integer
+    beyond 64 bits, or a token sum that overflowed to infinity): those are not kept."""
+    try:
+        text = orjson.dumps([FACTS_VERSION, *facts[:-1]]).decode()
+        guard = orjson.dumps(facts.guard).decode()
+    except TypeError:
+        return None
+    back = orjson.loads(text)
+    if _facts(back, _guard(orjson.loads(guard))) != facts:
+        return None
+    return (ledger_id, run_id, position, text, guard)
+
+
+def _facts(stored: list[Any], guard: Facts) -> RunFacts:
+    """``RunFacts`` from a stored ``facts`` array (its version first) and its guard."""
+    return RunFacts._make((*stored[1:], guard))
+
+
+def _guard(stored: list[list[str]]) -> Facts:
+    return tuple(tuple(values) for values in stored)  # type: ignore[return-value]
