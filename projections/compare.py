@@ -234,15 +234,22 @@ def _arm_results(
 ) -> tuple[cs.CasePolicy, str, list[ArmResult]]:
     policy = _checked(request)
     metric = _metric(request, policy)
-    chosen = sorted(
-        (f for f in facts if matches_benchmark(f.benchmark_id, request.benchmark_id)),
-        key=_order,
-    )
-    if not chosen:
-        raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
     by_arm: dict[str, dict[str, list[RunFacts]]] = defaultdict(lambda: defaultdict(list))
-    for run in chosen:
-        by_arm[run.arm_id][run.case_id].append(run)
+    matches: dict[Any, bool] = {}  # per distinct benchmark id
+    for run in facts:
+        wanted = matches.get(run.benchmark_id)
+        if wanted is None:
+            wanted = matches[run.benchmark_id] = matches_benchmark(
+                run.benchmark_id, request.benchmark_id
+            )
+        if wanted:
+            by_arm[run.arm_id][run.case_id].append(run)
+    if not by_arm:
+        raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
+    for cases in by_arm.values():  # each case's runs in §6.3 order (most cases have one)
+        for runs in cases.values():
+            if len(runs) > 1:
+                runs.sort(key=_order)
     all_cases = sorted({case for cases in by_arm.values() for case in cases})
     arms = _arms(request, by_arm)
     passes = metric == "pass"
