@@ -39,8 +39,8 @@ from projections.upsert import upsert_rows
 if TYPE_CHECKING:
     from ledger.connection import Connection
 
-# The layout of ``facts`` (``RunFacts`` without its guard, as a JSON array) and the rules
-# behind its verdicts: an entry of any other version is computed again.
+# The layout of ``facts`` (``RunFacts`` without its guard, as a JSON array ending with this
+# version) and the rules behind its verdicts: an entry of any other version is computed again.
 FACTS_VERSION = f"1/{RULES_VERSION}"
 # Beyond this many rows to compute, one scan of the benchmark's rows is cheaper than looking
 # them up by id.
@@ -69,7 +69,7 @@ def read_facts(
     positions: dict[str, int] = {
         run_id: position for run_id, position in conn.execute(rows_sql, (ledger_id, *benchmarks))
     }
-    loads = orjson.loads
+    loads, make = orjson.loads, RunFacts._make
     guards: dict[str, Facts] = {}
     found: list[RunFacts] = []
     missing = dict(positions)
@@ -78,12 +78,13 @@ def read_facts(
         if positions.get(run_id) != position:
             continue  # another benchmark's row, or an entry its row has outlived
         stored = loads(text)
-        if stored[0] != FACTS_VERSION:
+        if stored[-1] != FACTS_VERSION:
             continue
         guard = guards.get(guard_text)
         if guard is None:
             guard = guards[guard_text] = _guard(loads(guard_text))
-        found.append(_facts(stored, guard))
+        stored[-1] = guard  # the version's place is the guard's in ``RunFacts``
+        found.append(make(stored))
         del missing[run_id]
     entries: list[Entry] = []
     if missing:
@@ -126,7 +127,7 @@ def check_compare_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
     )
     for ledger_id, run_id, text, facts_text, guard_text in rows:
         stored = orjson.loads(facts_text)
-        if stored[0] != FACTS_VERSION:
+        if stored[-1] != FACTS_VERSION:
             continue  # never used: computed again at the next compare
         kept = _facts(stored, _guard(orjson.loads(guard_text)))
         if kept != run_facts(orjson.loads(text)):
@@ -141,7 +142,7 @@ def _entry(ledger_id: str, run_id: str, position: int, facts: RunFacts) -> Entry
     """The stored form of ``facts``, or None when JSON cannot carry them exactly (an integer
     beyond 64 bits, or a token sum that overflowed to infinity): those are not kept."""
     try:
-        text = orjson.dumps([FACTS_VERSION, *facts[:-1]]).decode()
+        text = orjson.dumps([*facts[:-1], FACTS_VERSION]).decode()
         guard = orjson.dumps(facts.guard).decode()
     except TypeError:
         return None
@@ -152,8 +153,8 @@ def _entry(ledger_id: str, run_id: str, position: int, facts: RunFacts) -> Entry
 
 
 def _facts(stored: list[Any], guard: Facts) -> RunFacts:
-    """``RunFacts`` from a stored ``facts`` array (its version first) and its guard."""
-    return RunFacts._make((*stored[1:], guard))
+    """``RunFacts`` from a stored ``facts`` array (its version last) and its guard."""
+    return RunFacts._make((*stored[:-1], guard))
 
 
 def _guard(stored: list[list[str]]) -> Facts:

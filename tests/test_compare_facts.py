@@ -119,7 +119,7 @@ def test_verify_reports_an_entry_its_row_does_not_give(filled: str) -> None:  # 
         with s.store.database.begin() as conn:
             run_id, text = conn.execute("SELECT run_id, facts FROM rm_compare_facts").first()
             stored = orjson.loads(text)
-            stored[2] = stored[2] + "-elsewhere"  # the case id
+            stored[1] = stored[1] + "-elsewhere"  # the case id
             conn.execute(
                 "UPDATE rm_compare_facts SET facts = ? WHERE run_id = ?",
                 (orjson.dumps(stored).decode(), run_id),
