@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeGuard
 
-from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.errors import InputError
 from ledger.requests.compare import CompareRequest
 from ledger.rules.ordering import row_sort_key
@@ -348,6 +347,10 @@ def _verdict(row: Mapping[str, Any]) -> str | None:
     """
     if row.get("archive_state") == "archived":
         return "archived"
+    # The ledger rules, imported only when a row needs them: a compare whose facts are all
+    # kept (``projections.compare_facts``) judges nothing.
+    from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
+
     judged = None
     if _numeric(row.get("official_score")):
         decision = _stored_decision(row)

@@ -106,7 +106,7 @@ def find_mismatches(results: Sequence[ArmResult]) -> list[Mismatch]:
     found: list[Mismatch] = []
     for arm in results:
         mine = facts[id(arm)]
-        mixed = [case for case, sets in mine.items() if any(len(s) > 1 for s in sets)]
+        mixed = [case for case, sets in mine.items() if max(map(len, sets)) > 1]
         differing = (
             []
             if arm is results[0]
