@@ -46,8 +46,9 @@ FACTS_VERSION = f"1/{RULES_VERSION}"
 # them up by id.
 _SCAN_FROM = 2000
 
-# An entry to keep: (ledger_id, run_id, position, facts text, guard text).
-Entry = tuple[str, str, int, str, str]
+# An entry to keep, in ``COMPARE_FACTS.columns`` order: (ledger_id, benchmark_id, run_id,
+# position, facts text, guard text).
+Entry = tuple[str, str, str, int, str, str]
 
 
 def read_facts(
@@ -56,27 +57,30 @@ def read_facts(
     """The facts of every row of ``benchmark_id`` (every version of a bare name), archived
     included, and the entries to keep for the rows whose facts were not stored yet.
 
-    Two scans matched in Python (the rows' positions, then the ledger's entries) rather than
-    a join: the join's 30,000 index look-ups took three times as long as both scans.
+    Two scans matched in Python (the rows' positions, then the benchmark's entries) rather
+    than a join: the join's 30,000 index look-ups took three times as long as both scans.
     """
     benchmarks = benchmarks_of(conn, ledger_id, benchmark_id)
     if not benchmarks:
         return [], []
-    rows_sql = (
-        "SELECT run_id, position FROM rm_ledger_rows WHERE ledger_id = ?"
-        f" AND benchmark_id IN ({placeholders(len(benchmarks))})"
-    )
-    positions: dict[str, int] = {
-        run_id: position for run_id, position in conn.execute(rows_sql, (ledger_id, *benchmarks))
-    }
+    where = f"WHERE ledger_id = ? AND benchmark_id IN ({placeholders(len(benchmarks))})"
+    params = (ledger_id, *benchmarks)
+    positions: dict[str, int] = {}
+    missing: dict[str, tuple[str, int]] = {}  # run id -> (benchmark id, position)
+    for run_id, benchmark, position in conn.execute(
+        f"SELECT run_id, benchmark_id, position FROM rm_ledger_rows {where}", params
+    ):
+        positions[run_id] = position
+        missing[run_id] = (benchmark, position)
+    if not positions:
+        return [], []
     loads, make = orjson.loads, RunFacts._make
     guards: dict[str, Facts] = {}
     found: list[RunFacts] = []
-    missing = dict(positions)
-    stored_sql = "SELECT run_id, position, facts, guard FROM rm_compare_facts WHERE ledger_id = ?"
-    for run_id, position, text, guard_text in conn.execute(stored_sql, (ledger_id,)):
+    stored_sql = f"SELECT run_id, position, facts, guard FROM rm_compare_facts {where}"
+    for run_id, position, text, guard_text in conn.execute(stored_sql, params):
         if positions.get(run_id) != position:
-            continue  # another benchmark's row, or an entry its row has outlived
+            continue  # an entry its row has outlived
         stored = loads(text)
         if stored[-1] != FACTS_VERSION:
             continue
@@ -90,12 +94,12 @@ def read_facts(
     if missing:
         wanted = None if len(missing) > _SCAN_FROM else list(missing)
         for run_id, row in rows_by_id(conn, ledger_id, benchmarks, wanted).items():
-            position = missing.get(run_id)
-            if position is None:
+            if run_id not in missing:
                 continue
+            benchmark, position = missing[run_id]
             facts = run_facts(row)
             found.append(facts)
-            entry = _entry(ledger_id, run_id, position, facts)
+            entry = _entry((ledger_id, benchmark, run_id, position), facts)
             if entry is not None:
                 entries.append(entry)
     return found, entries
@@ -121,8 +125,8 @@ def check_compare_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
     problems: list[dict[str, Any]] = []
     rows = conn.stream(
         f"SELECT r.ledger_id, r.run_id, {row_text(conn)}, f.facts, f.guard FROM {ROWS}"
-        " JOIN rm_compare_facts f ON f.ledger_id = r.ledger_id AND f.run_id = r.run_id"
-        " AND f.position = r.position",
+        " JOIN rm_compare_facts f ON f.ledger_id = r.ledger_id"
+        " AND f.benchmark_id = r.benchmark_id AND f.run_id = r.run_id AND f.position = r.position",
         batch=1000,
     )
     for ledger_id, run_id, text, facts_text, guard_text in rows:
@@ -138,7 +142,7 @@ def check_compare_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
     return problems
 
 
-def _entry(ledger_id: str, run_id: str, position: int, facts: RunFacts) -> Entry | None:
+def _entry(key: tuple[str, str, str, int], facts: RunFacts) -> Entry | None:
     """The stored form of ``facts``, or None when JSON cannot carry them exactly (an integer
     beyond 64 bits, or a token sum that overflowed to infinity): those are not kept."""
     try:
@@ -149,7 +153,7 @@ def _entry(ledger_id: str, run_id: str, position: int, facts: RunFacts) -> Entry
     back = orjson.loads(text)
     if _facts(back, _guard(orjson.loads(guard))) != facts:
         return None
-    return (ledger_id, run_id, position, text, guard)
+    return (*key, text, guard)
 
 
 def _facts(stored: list[Any], guard: Facts) -> RunFacts:

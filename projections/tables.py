@@ -32,8 +32,8 @@ LEDGER_ROWS = TableSpec(
 )
 COMPARE_FACTS = TableSpec(
     "rm_compare_facts",
-    ("ledger_id", "run_id", "position", "facts", "guard"),
-    ("ledger_id", "run_id"),
+    ("ledger_id", "benchmark_id", "run_id", "position", "facts", "guard"),
+    ("ledger_id", "benchmark_id", "run_id"),
 )
 LEDGER_CASES = TableSpec(
     "rm_ledger_cases",

@@ -163,6 +163,7 @@ def test_as_of_keeps_no_facts(filled: str) -> None:  # noqa: F811
 def test_facts_json_cannot_carry_exactly_are_not_kept() -> None:
     row = hand_made_ledger()[0]
     facts = run_facts(row)
-    assert _entry("L", "r", 1, facts) is not None
-    assert _entry("L", "r", 1, facts._replace(tokens=2**70)) is None  # beyond 64 bits
-    assert _entry("L", "r", 1, facts._replace(tokens=float("inf"))) is None  # JSON has no inf
+    key = ("L", "b", "r", 1)
+    assert _entry(key, facts) is not None
+    assert _entry(key, facts._replace(tokens=2**70)) is None  # beyond 64 bits
+    assert _entry(key, facts._replace(tokens=float("inf"))) is None  # JSON has no inf

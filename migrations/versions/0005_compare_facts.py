@@ -29,6 +29,7 @@ def upgrade() -> None:
     op.create_table(
         "rm_compare_facts",
         sa.Column("ledger_id", sa.String(300), primary_key=True),
+        sa.Column("benchmark_id", sa.String(200), primary_key=True),
         sa.Column("run_id", sa.String(200), primary_key=True),
         sa.Column("position", _POS, nullable=False),
         sa.Column("facts", sa.Text, nullable=False),
