@@ -17,7 +17,8 @@ entries left behind by rewritten rows are replaced at the next compare that read
 
 Entries are written after the document's rows were read, in a transaction of their own, and
 only on the live store (``--as-of`` reads a scratch store that is thrown away); a store that
-cannot take the write (read-only, or busy beyond the timeout) is simply not filled.
+cannot take the write at once (read-only, or another process holds the write lock) is simply
+not filled this time (``keep_facts``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger.connection import placeholders
+from ledger.errors import InputError
 from ledger.rules.row import RULES_VERSION
 from projections.compare import RunFacts, run_facts
 from projections.compare_guard import Facts
@@ -106,17 +108,31 @@ def read_facts(
 
 
 def keep_facts(conn: Connection, entries: Sequence[Entry]) -> None:
-    """Store ``entries`` in a transaction of their own (the read one is ended first); a store
-    that refuses the write keeps computing those facts at each compare."""
+    """Store ``entries`` in a transaction of their own (the read one is ended first).
+
+    compare is a read command: on SQLite it does not queue behind another process's write
+    lock for this (busy timeout 0 for the attempt), and a store that refuses the write
+    (read-only, locked, full) keeps computing those facts at each compare instead.
+    """
     if not entries:
         return
     conn.rollback()
     columns = COMPARE_FACTS.columns
+    # the store's one-sentence errors (read-only, locked) are InputErrors
+    refused: tuple[type[Exception], ...] = (InputError, *conn.errors)
+    waits = conn.dialect == "sqlite"
+    if waits:
+        timeout = conn.execute("PRAGMA busy_timeout").scalar()
+        conn.execute("PRAGMA busy_timeout = 0")
     try:
         upsert_rows(conn, COMPARE_FACTS, [dict(zip(columns, e, strict=True)) for e in entries])
         conn.commit()
-    except conn.errors:
+    except refused:
         conn.rollback()
+    finally:
+        if waits:
+            conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+            conn.rollback()
 
 
 def check_compare_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:

@@ -11,6 +11,8 @@ later event is computed again, an entry that no longer matches its row is report
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -167,3 +169,23 @@ def test_facts_json_cannot_carry_exactly_are_not_kept() -> None:
     assert _entry(key, facts) is not None
     assert _entry(key, facts._replace(tokens=2**70)) is None  # beyond 64 bits
     assert _entry(key, facts._replace(tokens=float("inf"))) is None  # JSON has no inf
+
+
+def test_a_locked_store_is_not_waited_for(filled: str) -> None:  # noqa: F811
+    """Another process's write lock: compare answers at once and keeps nothing this time."""
+    if not filled.startswith("sqlite"):
+        pytest.skip("SQLite's one write lock; PostgreSQL locks rows")
+    ledger_id = resolve_ledger_target(None).ledger_id
+    writer = sqlite3.connect(filled.removeprefix("sqlite:///"), isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        with _connection(filled) as conn:
+            facts, entries = read_facts(conn, ledger_id, BENCH)
+            started = time.monotonic()
+            keep_facts(conn, entries)
+            assert time.monotonic() - started < 5  # not the 30 s busy timeout
+            assert conn.execute("PRAGMA busy_timeout").scalar() > 0  # restored
+        writer.execute("ROLLBACK")
+    finally:
+        writer.close()
+    assert entries and _count(filled) == 0
