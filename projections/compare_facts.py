@@ -67,31 +67,31 @@ def read_facts(
         return [], []
     where = f"WHERE ledger_id = ? AND benchmark_id IN ({placeholders(len(benchmarks))})"
     params = (ledger_id, *benchmarks)
-    positions: dict[str, int] = {}
-    missing: dict[str, tuple[str, int]] = {}  # run id -> (benchmark id, position)
-    for run_id, benchmark, position in conn.execute(
-        f"SELECT run_id, benchmark_id, position FROM rm_ledger_rows {where}", params
-    ):
-        positions[run_id] = position
-        missing[run_id] = (benchmark, position)
-    if not positions:
+    # run id -> (benchmark id, position) of each row; left holding the rows without facts
+    missing: dict[str, tuple[str, int]] = {
+        run_id: (benchmark, position)
+        for run_id, benchmark, position in conn.execute(
+            f"SELECT run_id, benchmark_id, position FROM rm_ledger_rows {where}", params
+        )
+    }
+    if not missing:
         return [], []
-    loads, make = orjson.loads, RunFacts._make
+    loads, make, unknown = orjson.loads, RunFacts._make, ("", -1)
     guards: dict[str, Facts] = {}
     found: list[RunFacts] = []
     stored_sql = f"SELECT run_id, position, facts, guard FROM rm_compare_facts {where}"
     for run_id, position, text, guard_text in conn.execute(stored_sql, params):
-        if positions.get(run_id) != position:
-            continue  # an entry its row has outlived
-        stored = loads(text)
-        if stored[-1] != FACTS_VERSION:
+        known = missing.pop(run_id, unknown)
+        stored = loads(text) if known[1] == position else None  # else outlived by its row
+        if stored is None or stored[-1] != FACTS_VERSION:
+            if known is not unknown:
+                missing[run_id] = known
             continue
         guard = guards.get(guard_text)
         if guard is None:
             guard = guards[guard_text] = _guard(loads(guard_text))
         stored[-1] = guard  # the version's place is the guard's in ``RunFacts``
         found.append(make(stored))
-        del missing[run_id]
     entries: list[Entry] = []
     if missing:
         wanted = None if len(missing) > _SCAN_FROM else list(missing)
