@@ -15,6 +15,16 @@ from ledger import events as ev
 from ledger.connection import quote
 from ledger.events import CURRENT_SCHEMA_VERSION
 from ledger.table_spec import TableSpec
+from projections.database_fold import (
+    DatabasePlan,
+    Fold,
+    is_text,
+    or_else,
+    sql_flag,
+    supported,
+    text,
+    text_or_null,
+)
 from projections.ledger_cases import CACHE_COLUMNS, check_render_cache, write_rows
 from projections.ledger_row_text import ROWS, row_text
 from projections.ledger_v0 import bucket_of
@@ -96,6 +106,21 @@ class LedgerRowsProjection:
         """
         return LedgerRowsBuffer(
             max_bytes=REPLAY_BUFFER_BYTES, resume=resume, in_events=not self_contained
+        )
+
+    def database_plan(self, conn: Connection) -> DatabasePlan | None:
+        """Single-row upserts by SQL (their rows stay in the events); the other ledger events,
+        and the upserts each ledger's own row is decided by, through ``replayer``."""
+        if not supported(conn, self.handles):
+            return None
+        others = sorted(self.handles - {ev.LEDGER_UPSERTED})
+        return DatabasePlan(
+            (_LEDGER_ROWS_FOLD,),
+            (
+                "SELECT position FROM events WHERE event_type IN"
+                f" ({', '.join(repr(t) for t in others)}) AND position <= ?",
+                _SQLITE_LEDGER_UPSERTS,
+            ),
         )
 
 
@@ -211,17 +236,6 @@ class LedgerRowsBuffer:
         write_rows(conn, items, fresh=self.fresh)
 
 
-def _sql_flag(value: str) -> str:
-    """SQL: 1 when a ``json_extract`` result is certainly truthy in Python (a non-empty string
-    or container, a non-zero number, true), 0 when falsy, 2 for ``'{}'``/``'[]'`` text (an
-    empty container, or a two-character string: only the JSON type could tell). A simple
-    CASE evaluates ``value`` once."""
-    return (
-        f"CASE coalesce({value}, '') WHEN '' THEN 0 WHEN 0 THEN 0"
-        f" WHEN '{{}}' THEN 2 WHEN '[]' THEN 2 ELSE 1 END"
-    )
-
-
 def _sql_plain_text(value: str) -> str:
     """SQL: a ``json_extract`` result that is certainly a JSON string (objects and arrays
     come back as text too, starting with a bracket; a string that does is not trusted)."""
@@ -244,8 +258,8 @@ WITH keys AS MATERIALIZED (
     SELECT position AS p,
            json_extract(payload, '$.ledger_id') AS lid,
            json_extract(payload, '$.row.run_id') AS rid,
-           {_sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
-           {_sql_flag("json_extract(payload, '$.update_policy')")} AS qf
+           {sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
+           {sql_flag("json_extract(payload, '$.update_policy')")} AS qf
     FROM events WHERE event_type || '' = ? AND position <= ?
     LIMIT -1)
   GROUP BY lid, CASE WHEN {_sql_plain_text("lid")} AND {_sql_plain_text("rid")}
@@ -256,6 +270,54 @@ SELECT last_p FROM keys
 UNION SELECT a FROM ledgers
 UNION SELECT c FROM ledgers WHERE c IS NOT NULL UNION SELECT d FROM ledgers WHERE d IS NOT NULL
 ORDER BY 1
+"""
+
+
+_ROW = "$.row"
+# A single-row upsert as ``LedgerRowsBuffer.apply`` writes it on a live replay (the row stays in
+# its event: ``row`` NULL; the render cache empty).
+_LEDGER_ROWS_FOLD = Fold(
+    LEDGER_ROWS,
+    ev.LEDGER_UPSERTED,
+    {
+        "ledger_id": text("$.ledger_id"),
+        "run_id": text("$.row.run_id"),
+        "benchmark_id": or_else("$.row.benchmark_id", "''"),
+        "case_id": or_else("$.row.case_id", "''"),
+        "recorded_at": or_else("$.row.recorded_at", "''"),
+        "archived": f"CASE WHEN {text('$.row.archive_state')} = 'archived' THEN 1 ELSE 0 END",
+        "row": "NULL",
+        "position": "e.position",
+        **dict.fromkeys(CACHE_COLUMNS, "NULL"),
+    },
+    " AND ".join(
+        [
+            is_text("$.ledger_id"),
+            f"json_type(e.payload, '{_ROW}') = 'object'",
+            is_text("$.row.run_id"),
+            text_or_null("$.row.benchmark_id"),
+            text_or_null("$.row.case_id"),
+            text_or_null("$.row.recorded_at"),
+        ]
+    ),
+)
+
+# The upserts a ledger's own row (``_ledger_row``) is decided by, which the database replay
+# hands to Python: per ledger its first and last, its first with an update policy and its last
+# with a ledger path (see ``sparse_replay``), and any whose policy or path SQL cannot judge.
+_SQLITE_LEDGER_UPSERTS = f"""
+SELECT p FROM (
+  WITH u AS MATERIALIZED (
+    SELECT position AS p, json_extract(payload, '$.ledger_id') AS lid,
+           {sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
+           {sql_flag("json_extract(payload, '$.update_policy')")} AS qf
+    FROM events WHERE event_type = '{ev.LEDGER_UPSERTED}' AND position <= ?)
+  SELECT min(p) AS p FROM u GROUP BY lid
+  UNION SELECT max(p) FROM u GROUP BY lid
+  UNION SELECT min(CASE WHEN qf = 1 THEN p END) FROM u GROUP BY lid
+  UNION SELECT max(CASE WHEN pf = 1 THEN p END) FROM u GROUP BY lid
+  UNION SELECT p FROM u WHERE pf = 2 OR qf = 2)
+WHERE p IS NOT NULL
 """
 
 
@@ -348,6 +410,9 @@ class GoalRunsProjection:
     handles = frozenset({ev.RUN_APPENDED})
     tables = (GOAL_RUNS,)
 
+    def database_plan(self, conn: Connection) -> DatabasePlan | None:
+        return DatabasePlan((_GOAL_RUNS_FOLD,)) if supported(conn, self.handles) else None
+
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         _upsert(
             conn,
@@ -373,6 +438,9 @@ class RolloutProjection:
     light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.RUN_APPENDED})
     tables = (ROLLOUT_EVENTS,)
+
+    def database_plan(self, conn: Connection) -> DatabasePlan | None:
+        return DatabasePlan((_ROLLOUT_FOLD,)) if supported(conn, self.handles) else None
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         rows = []
@@ -425,6 +493,9 @@ class ExportsProjection:
     handles = frozenset({ev.EXPORT_WRITTEN})
     tables = (EXPORTS,)
 
+    def database_plan(self, conn: Connection) -> DatabasePlan | None:
+        return DatabasePlan((_EXPORTS_FOLD,)) if supported(conn, self.handles) else None
+
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         _upsert(
             conn,
@@ -440,6 +511,73 @@ class ExportsProjection:
                 for f in e.payload.get("files", [])
             ],
         )
+
+
+# The database replay of the projections above (``projections/database_fold.py``): each fold
+# writes what the ``apply`` it sits under writes, for the events its ``clean`` admits.
+_GOAL_RUNS_FOLD = Fold(
+    GOAL_RUNS,
+    ev.RUN_APPENDED,
+    {
+        "goal_id": text("$.goal_id"),
+        "stem": text("$.stem"),
+        "run_key": text("$.run_key"),
+        "generated_at": or_else("$.generated_at", "e.recorded_at"),
+        "record": text("$.record"),
+        "position": "e.position",
+    },
+    " AND ".join(
+        [
+            is_text("$.goal_id"),
+            is_text("$.stem"),
+            text_or_null("$.run_key"),
+            text_or_null("$.generated_at"),
+            "json_type(e.payload, '$.record') = 'object'",
+        ]
+    ),
+)
+_ROLLOUT = "$.rollout_event"
+_ROLLOUT_FOLD = Fold(
+    ROLLOUT_EVENTS,
+    ev.RUN_APPENDED,
+    {
+        "goal_id": text("$.goal_id"),
+        "event_id": or_else(f"{_ROLLOUT}.event_id", "e.event_id"),
+        "event_kind": or_else(f"{_ROLLOUT}.event_kind", or_else(f"{_ROLLOUT}.kind", "''")),
+        "status": or_else(f"{_ROLLOUT}.status", "''"),
+        "record": text(_ROLLOUT),
+        "position": "e.position",
+    },
+    # A rollout record that is absent, null or an object (a truthy one is kept, as ``apply``).
+    " AND ".join(
+        [
+            f"coalesce(json_type(e.payload, '{_ROLLOUT}'), 'null') IN ('object', 'null')",
+            f"(json_type(e.payload, '{_ROLLOUT}') IS NOT 'object' OR {is_text('$.goal_id')})",
+            *(text_or_null(f"{_ROLLOUT}.{k}") for k in ("event_id", "event_kind", "kind", "status")),
+        ]
+    ),
+    where=f"json_type(e.payload, '{_ROLLOUT}') = 'object' AND {text(_ROLLOUT)} <> '{{}}'",
+)
+_FILE = "f.value"
+_EXPORTS_FOLD = Fold(
+    EXPORTS,
+    ev.EXPORT_WRITTEN,
+    {
+        "path": text("$.path", _FILE),
+        "kind": or_else("$.kind", "''", _FILE),
+        "sha256": text("$.sha256", _FILE),
+        "position": "e.position",
+    },
+    # ``files`` absent or a list, each file an object whose path and sha256 are strings.
+    " AND ".join(
+        [
+            "coalesce(json_type(e.payload, '$.files'), 'array') = 'array'",
+            f"(f.key IS NULL OR (f.type = 'object' AND {is_text('$.path', _FILE)}"
+            f" AND {is_text('$.sha256', _FILE)} AND {text_or_null('$.kind', _FILE)}))",
+        ]
+    ),
+    each="json_each(e.payload, '$.files')",
+)
 
 
 def all_projections() -> list:
