@@ -170,9 +170,7 @@ def _planned_positions(conn: Connection, plan: DatabasePlan, upto: int) -> list[
     return [p for (p,) in conn.execute(sql, [upto] * len(plan.python))]
 
 
-def _run_folds(
-    conn: Connection, plan: DatabasePlan, upto: int, python: Sequence[int]
-) -> set[int]:
+def _run_folds(conn: Connection, plan: DatabasePlan, upto: int, python: Sequence[int]) -> set[int]:
     """Each fold's insert, skipping the ``python`` positions; the positions found unclean."""
     unclean: set[int] = set()
 

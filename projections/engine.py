@@ -174,8 +174,13 @@ class ProjectionEngine:
         names: Sequence[str] | None = None,
         *,
         progress: Callable[[int], None] | None = None,
+        in_database: bool = True,
     ) -> RebuildReport:
-        """Truncate the chosen read models and replay every event, in one transaction."""
+        """Truncate the chosen read models and replay every event, in one transaction.
+
+        ``in_database``: let the database replay the projections that offer it
+        (``database_fold``; ``progress`` then hears once, at the end); False replays every
+        event in Python, in ``REPLAY_BATCH`` batches."""
         chosen = self.select(names)
         with store.transaction() as uow, _bulk_settings(uow.conn):
             conn = uow.conn
@@ -184,7 +189,7 @@ class ProjectionEngine:
                     conn.execute(f"DELETE FROM {table.name}")
             with indexes_built_after(conn, [t.name for p in chosen for t in p.tables]):
                 head = store.head_position(conn)
-                plans = database_plans(chosen, conn)
+                plans = database_plans(chosen, conn) if in_database else {}
                 python = [p for p in chosen if p.name not in plans]
                 replayed = 0
                 if python:
@@ -194,6 +199,8 @@ class ProjectionEngine:
                 if plans:
                     replay_in_database(chosen, plans, conn, head)
                     replayed = count_events(conn, chosen, head)
+                    if progress:
+                        progress(replayed)
             _set_checkpoints(conn, [p.name for p in chosen], head)
         return RebuildReport([p.name for p in chosen], replayed, head)
 

@@ -373,9 +373,7 @@ def _ledger_row(
 
 
 def _stored_ledger(conn: Connection, ledger_id: str) -> dict[str, Any] | None:
-    found = conn.execute(
-        f"{LEDGERS.select_sql} WHERE ledger_id = ?", (ledger_id,)
-    ).first()
+    found = conn.execute(f"{LEDGERS.select_sql} WHERE ledger_id = ?", (ledger_id,)).first()
     return dict(zip(LEDGERS.columns, found, strict=True)) if found else None
 
 
@@ -553,7 +551,10 @@ _ROLLOUT_FOLD = Fold(
         [
             f"coalesce(json_type(e.payload, '{_ROLLOUT}'), 'null') IN ('object', 'null')",
             f"(json_type(e.payload, '{_ROLLOUT}') IS NOT 'object' OR {is_text('$.goal_id')})",
-            *(text_or_null(f"{_ROLLOUT}.{k}") for k in ("event_id", "event_kind", "kind", "status")),
+            *(
+                text_or_null(f"{_ROLLOUT}.{k}")
+                for k in ("event_id", "event_kind", "kind", "status")
+            ),
         ]
     ),
     where=f"json_type(e.payload, '{_ROLLOUT}') = 'object' AND {text(_ROLLOUT)} <> '{{}}'",
