@@ -126,13 +126,28 @@ class Fold:
 LEFTOVER_FUNCTION = "benchledger_leftover"
 
 
+def truthy(path: str, source: str = "e.payload") -> str:
+    """SQL: 1 when the value at ``path`` is truthy as Python sees it, else 0 (absent: 0)."""
+    kind = f"json_type({source}, '{path}')"
+    value = text(path, source)
+    return (
+        f"CASE {kind} WHEN 'true' THEN 1 WHEN 'text' THEN {value} <> ''"
+        f" WHEN 'integer' THEN {value} <> 0 WHEN 'real' THEN {value} <> 0"
+        f" WHEN 'object' THEN {value} <> '{{}}' WHEN 'array' THEN {value} <> '[]' ELSE 0 END"
+    )
+
+
+def no_positions(conn: Connection, upto: int) -> list[int]:
+    return []
+
+
 @dataclass(frozen=True)
 class DatabasePlan:
-    """A projection's database replay: its ``folds``, and ``python`` (SQL selecting positions,
-    one ``?`` for the last position; UNIONed): the events its own Python code always replays."""
+    """A projection's database replay: its ``folds``, and ``python(conn, upto)``: the sorted
+    positions of the events its own Python code always replays."""
 
     folds: tuple[Fold, ...]
-    python: tuple[str, ...] = ()
+    python: Callable[[Connection, int], list[int]] = no_positions
 
 
 def supported(conn: Connection, event_types: Iterable[str]) -> bool:
@@ -151,7 +166,7 @@ def replay_projection(
     first (``apply_python(positions)``), then each fold's guarded insert. An event a fold
     finds unclean (never, for events the contracts admitted) sends the replay round again
     with that event left to Python as well, so Python always writes before SQL does."""
-    python = _planned_positions(conn, plan, upto)
+    python = plan.python(conn, upto)
     apply_python(python)
     unclean = _run_folds(conn, plan, upto, python)
     if not unclean:
@@ -161,13 +176,6 @@ def replay_projection(
     python = sorted({*python, *unclean})
     apply_python(python)
     _run_folds(conn, plan, upto, python)
-
-
-def _planned_positions(conn: Connection, plan: DatabasePlan, upto: int) -> list[int]:
-    if not plan.python:
-        return []
-    sql = " UNION ".join(f"SELECT * FROM ({q})" for q in plan.python) + " ORDER BY 1"
-    return [p for (p,) in conn.execute(sql, [upto] * len(plan.python))]
 
 
 def _run_folds(conn: Connection, plan: DatabasePlan, upto: int, python: Sequence[int]) -> set[int]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger import events as ev
-from ledger.connection import quote
+from ledger.connection import placeholders, quote
 from ledger.events import CURRENT_SCHEMA_VERSION
 from ledger.table_spec import TableSpec
 from projections.database_fold import (
@@ -24,6 +24,7 @@ from projections.database_fold import (
     supported,
     text,
     text_or_null,
+    truthy,
 )
 from projections.ledger_cases import CACHE_COLUMNS, check_render_cache, write_rows
 from projections.ledger_row_text import ROWS, row_text
@@ -113,15 +114,7 @@ class LedgerRowsProjection:
         and the upserts each ledger's own row is decided by, through ``replayer``."""
         if not supported(conn, self.handles):
             return None
-        others = sorted(self.handles - {ev.LEDGER_UPSERTED})
-        return DatabasePlan(
-            (_LEDGER_ROWS_FOLD,),
-            (
-                "SELECT position FROM events WHERE event_type IN"
-                f" ({', '.join(repr(t) for t in others)}) AND position <= ?",
-                _SQLITE_LEDGER_UPSERTS,
-            ),
-        )
+        return DatabasePlan((_LEDGER_ROWS_FOLD,), _ledger_events_for_python)
 
 
 class LedgerRowsBuffer:
@@ -293,6 +286,7 @@ _LEDGER_ROWS_FOLD = Fold(
     " AND ".join(
         [
             is_text("$.ledger_id"),
+            f"e.stream = 'ledger/' || {text('$.ledger_id')}",
             f"json_type(e.payload, '{_ROW}') = 'object'",
             is_text("$.row.run_id"),
             text_or_null("$.row.benchmark_id"),
@@ -302,23 +296,50 @@ _LEDGER_ROWS_FOLD = Fold(
     ),
 )
 
-# The upserts a ledger's own row (``_ledger_row``) is decided by, which the database replay
-# hands to Python: per ledger its first and last, its first with an update policy and its last
-# with a ledger path (see ``sparse_replay``), and any whose policy or path SQL cannot judge.
-_SQLITE_LEDGER_UPSERTS = f"""
-SELECT p FROM (
-  WITH u AS MATERIALIZED (
-    SELECT position AS p, json_extract(payload, '$.ledger_id') AS lid,
-           {sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
-           {sql_flag("json_extract(payload, '$.update_policy')")} AS qf
-    FROM events WHERE event_type = '{ev.LEDGER_UPSERTED}' AND position <= ?)
-  SELECT min(p) AS p FROM u GROUP BY lid
-  UNION SELECT max(p) FROM u GROUP BY lid
-  UNION SELECT min(CASE WHEN qf = 1 THEN p END) FROM u GROUP BY lid
-  UNION SELECT max(CASE WHEN pf = 1 THEN p END) FROM u GROUP BY lid
-  UNION SELECT p FROM u WHERE pf = 2 OR qf = 2)
-WHERE p IS NOT NULL
-"""
+
+def _ledger_events_for_python(conn: Connection, upto: int) -> list[int]:
+    """The ledger events the database replay leaves to ``replayer``: all but the single-row
+    upserts, and per ledger the upserts its own row (``_ledger_row``) is decided by — its first
+    and last, its first with an update policy and its last with a ledger path. The fold only
+    takes upserts on their own ledger's stream, so these are found through the stream index,
+    reading a ledger's events from either end only until one qualifies."""
+    others = sorted(LedgerRowsProjection.handles - {ev.LEDGER_UPSERTED})
+    found = {
+        position
+        for (position,) in conn.execute(
+            f"SELECT position FROM events WHERE event_type IN ({placeholders(len(others))})"
+            " AND position <= ?",
+            [*others, upto],
+        )
+    }
+    streams = conn.execute(
+        "SELECT DISTINCT stream FROM events WHERE stream >= 'ledger/' AND stream < 'ledger0'"
+    ).all()
+    for (stream,) in streams:
+        for sql in _LEDGER_UPSERT_PICKS:
+            hit = conn.execute(sql, (stream, upto)).first()
+            if hit is not None:
+                found.add(hit[0])
+    return sorted(found)
+
+
+def _pick_upsert(condition: str, direction: str) -> str:
+    """SQL: the first (``ASC``) or last (``DESC``) upsert the ledger fold takes on a stream that
+    meets ``condition`` (``|| ''`` keeps the planner on the stream index)."""
+    return (
+        "SELECT e.position FROM events AS e WHERE e.stream = ?"
+        f" AND e.event_type || '' = '{ev.LEDGER_UPSERTED}' AND e.position <= ?"
+        f" AND ({_LEDGER_ROWS_FOLD.clean}) AND ({condition})"
+        f" ORDER BY e.stream_version {direction} LIMIT 1"
+    )
+
+
+_LEDGER_UPSERT_PICKS = (
+    _pick_upsert("1", "ASC"),
+    _pick_upsert("1", "DESC"),
+    _pick_upsert(truthy("$.update_policy"), "ASC"),
+    _pick_upsert(truthy("$.ledger_path"), "DESC"),
+)
 
 
 def _row_entry(row: dict[str, Any], position: int, *, in_event: bool = False) -> tuple[Any, ...]:
