@@ -26,16 +26,30 @@ class TableSpec:
     def upsert_sql(self) -> str:
         """Insert-or-replace by primary key, values in ``columns`` order (``?`` each): the
         same text on SQLite (3.24+) and PostgreSQL."""
+        values = ", ".join("?" * len(self.columns))
+        return f"{self._insert} VALUES ({values}) {self._on_conflict}"
+
+    @cached_property
+    def upsert_from_json_sql(self) -> str:
+        """PostgreSQL: ``upsert_sql`` for many rows at once, given as one JSON array of objects
+        keyed by column (one ``?``); the server converts each value to its column's type."""
         names = ", ".join(quote(c) for c in self.columns)
+        return (
+            f"{self._insert} SELECT {names}"
+            f" FROM json_populate_recordset(NULL::{self.name}, ?::json) {self._on_conflict}"
+        )
+
+    @property
+    def _insert(self) -> str:
+        return f"INSERT INTO {self.name} ({', '.join(quote(c) for c in self.columns)})"
+
+    @property
+    def _on_conflict(self) -> str:
         updates = ", ".join(
             f"{quote(c)} = excluded.{quote(c)}" for c in self.columns if c not in self.primary_key
         )
         keys = ", ".join(quote(c) for c in self.primary_key)
-        values = ", ".join("?" * len(self.columns))
-        return (
-            f"INSERT INTO {self.name} ({names}) VALUES ({values}) "
-            f"ON CONFLICT ({keys}) DO UPDATE SET {updates}"
-        )
+        return f"ON CONFLICT ({keys}) DO UPDATE SET {updates}"
 
     @cached_property
     def select_sql(self) -> str:

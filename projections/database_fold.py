@@ -172,7 +172,7 @@ def replay_projection(
     if not unclean:
         return
     for table in reversed(tables):
-        conn.execute(f"DELETE FROM {table.name}")
+        conn.execute(f"DELETE FROM {table.name}")  # SQLite only (``supported``)
     python = sorted({*python, *unclean})
     apply_python(python)
     _run_folds(conn, plan, upto, python)

@@ -184,9 +184,7 @@ class ProjectionEngine:
         chosen = self.select(names)
         with store.transaction() as uow, _bulk_settings(uow.conn):
             conn = uow.conn
-            for projection in chosen:
-                for table in reversed(list(projection.tables)):
-                    conn.execute(f"DELETE FROM {table.name}")
+            empty_tables(conn, [t.name for p in chosen for t in p.tables])
             with indexes_built_after(conn, [t.name for p in chosen for t in p.tables]):
                 head = store.head_position(conn)
                 plans = database_plans(chosen, conn) if in_database else {}
@@ -290,6 +288,17 @@ class ProjectionEngine:
                 if flush is not None:
                     flush(conn)
         return replayed
+
+
+def empty_tables(conn: Connection, names: Sequence[str]) -> None:
+    """Remove every row of ``names``, inside the caller's transaction. PostgreSQL truncates:
+    a ``DELETE`` there leaves each row behind as a dead tuple for the next vacuum, so a store
+    rebuilt a few times grew to several times its size, and the rebuild paid for it."""
+    if conn.dialect == "postgresql":
+        conn.execute(f"TRUNCATE {', '.join(names)}")
+        return
+    for name in reversed(names):
+        conn.execute(f"DELETE FROM {name}")
 
 
 def database_plans(chosen: Sequence[Projection], conn: Connection) -> dict[str, DatabasePlan]:
