@@ -27,6 +27,7 @@ from ledger.events import CURRENT_SCHEMA_VERSION, upcast
 from ledger.gc_pause import collector_paused
 from ledger.tables import PROJECTION_CHECKPOINTS
 from projections.database_fold import DatabasePlan, replay_projection, rows_at
+from projections.prefetch import read_ahead
 from projections.read_model_diff import check_caches, compare_tables, compared_tables
 from projections.scratch import scratch_database
 
@@ -404,7 +405,10 @@ def _light_replay(
     sparse = _sparse_sink(sinks, read_conn) if after == 0 else None
     if sparse is None:
         types = frozenset().union(*(s.handles for s in sinks)) if sinks else frozenset()
-        feed(_light_batches(store, types, read_conn, after, head), sinks)
+        feed(
+            read_ahead(store, read_conn, lambda c: _light_batches(store, types, c, after, head)),
+            sinks,
+        )
         return
     others = [s for s in sinks if s is not sparse]
     offer = sparse.target
