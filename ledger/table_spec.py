@@ -8,6 +8,7 @@ models, and a command still never imports SQLAlchemy to name one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -27,7 +28,7 @@ class TableSpec:
         """Insert-or-replace by primary key, values in ``columns`` order (``?`` each): the
         same text on SQLite (3.24+) and PostgreSQL."""
         values = ", ".join("?" * len(self.columns))
-        return f"{self._insert} VALUES ({values}) {self._on_conflict}"
+        return f"{self.insert_into()} VALUES ({values}) {self.on_conflict()}"
 
     @cached_property
     def upsert_from_json_sql(self) -> str:
@@ -35,18 +36,21 @@ class TableSpec:
         keyed by column (one ``?``); the server converts each value to its column's type."""
         names = ", ".join(quote(c) for c in self.columns)
         return (
-            f"{self._insert} SELECT {names}"
-            f" FROM json_populate_recordset(NULL::{self.name}, ?::json) {self._on_conflict}"
+            f"{self.insert_into()} SELECT {names}"
+            f" FROM json_populate_recordset(NULL::{self.name}, ?::json) {self.on_conflict()}"
         )
 
-    @property
-    def _insert(self) -> str:
-        return f"INSERT INTO {self.name} ({', '.join(quote(c) for c in self.columns)})"
+    def insert_into(self, columns: Sequence[str] | None = None) -> str:
+        """``INSERT INTO`` the table's ``columns`` (all of them by default)."""
+        names = ", ".join(quote(c) for c in (columns or self.columns))
+        return f"INSERT INTO {self.name} ({names})"
 
-    @property
-    def _on_conflict(self) -> str:
+    def on_conflict(self, columns: Sequence[str] | None = None) -> str:
+        """``ON CONFLICT`` on the primary key: the other ``columns`` take the new values."""
         updates = ", ".join(
-            f"{quote(c)} = excluded.{quote(c)}" for c in self.columns if c not in self.primary_key
+            f"{quote(c)} = excluded.{quote(c)}"
+            for c in (columns or self.columns)
+            if c not in self.primary_key
         )
         keys = ", ".join(quote(c) for c in self.primary_key)
         return f"ON CONFLICT ({keys}) DO UPDATE SET {updates}"

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from ledger.connection import placeholders, quote
+from ledger.connection import placeholders
 from ledger.event_rows import REPLAY_COLUMNS
 from ledger.events import CURRENT_SCHEMA_VERSION
 
@@ -96,14 +96,7 @@ class Fold:
         """The guarded ``INSERT ... SELECT``. Parameters: the last position replayed, and a JSON
         array of positions left to Python. An event that is not ``clean`` is passed to
         ``LEFTOVER_FUNCTION`` and written by Python instead (``replay_projection``)."""
-        names = ", ".join(quote(c) for c in self.columns)
         values = ", ".join(self.columns.values())
-        keys = ", ".join(quote(c) for c in self.table.primary_key)
-        updates = ", ".join(
-            f"{quote(c)} = excluded.{quote(c)}"
-            for c in self.columns
-            if c not in self.table.primary_key
-        )
         source = "events AS e"
         where = self.where
         order = "e.position"
@@ -112,12 +105,12 @@ class Fold:
             where = f"f.key IS NOT NULL AND ({where})"
             order += ", f.key"
         return (
-            f"INSERT INTO {self.table.name} ({names}) SELECT {values} FROM {source}"
+            f"{self.table.insert_into(list(self.columns))} SELECT {values} FROM {source}"
             f" WHERE e.event_type = '{self.event_type}' AND e.position <= ?"
             " AND e.position NOT IN (SELECT value FROM json_each(?))"
             f" AND CASE WHEN ({self.clean}) THEN 1 ELSE {LEFTOVER_FUNCTION}(e.position) END"
             f" AND ({where}) ORDER BY {order}"
-            f" ON CONFLICT ({keys}) DO UPDATE SET {updates}"
+            f" {self.table.on_conflict(list(self.columns))}"
             f" WHERE excluded.position >= {self.table.name}.position"
         )
 
