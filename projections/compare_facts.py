@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ledger.connection import placeholders, quote
+from ledger.connection import placeholders
 from ledger.errors import InputError
 from ledger.rules.row import RULES_VERSION
 from projections.compare import RunFacts, run_facts
@@ -36,6 +36,7 @@ from projections.compare_guard import Facts
 from projections.compare_rows import benchmarks_of, rows_by_id
 from projections.ledger_row_text import ROWS, row_text
 from projections.tables import COMPARE_FACTS
+from projections.upsert import upsert_rows
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -46,7 +47,6 @@ FACTS_VERSION = f"1/{RULES_VERSION}"
 # Beyond this many rows to compute, one scan of the benchmark's rows is cheaper than looking
 # them up by id.
 _SCAN_FROM = 2000
-_WRITE_BATCH = 500  # entries per insert statement (3,000 parameters)
 
 # An entry to keep, in ``COMPARE_FACTS.columns`` order: (ledger_id, benchmark_id, run_id,
 # position, facts text, guard text).
@@ -108,9 +108,7 @@ def read_facts(
 
 
 def keep_facts(conn: Connection, entries: Sequence[Entry]) -> None:
-    """Store ``entries`` in a transaction of their own (the read one is ended first), a few
-    hundred rows per statement (on PostgreSQL one statement per row took ~0.5 ms each: 15 s
-    for 30,000 rows after a rebuild).
+    """Store ``entries`` in a transaction of their own (the read one is ended first).
 
     compare is a read command: on SQLite it does not queue behind another process's write
     lock for this (busy timeout 0 for the attempt), and a store that refuses the write
@@ -126,9 +124,8 @@ def keep_facts(conn: Connection, entries: Sequence[Entry]) -> None:
         timeout = conn.execute("PRAGMA busy_timeout").scalar()
         conn.execute("PRAGMA busy_timeout = 0")
     try:
-        for start in range(0, len(entries), _WRITE_BATCH):
-            batch = entries[start : start + _WRITE_BATCH]
-            conn.execute(_upsert_sql(len(batch)), [value for e in batch for value in e])
+        columns = COMPARE_FACTS.columns
+        upsert_rows(conn, COMPARE_FACTS, [dict(zip(columns, e, strict=True)) for e in entries])
         conn.commit()
     except refused:
         conn.rollback()
@@ -136,17 +133,6 @@ def keep_facts(conn: Connection, entries: Sequence[Entry]) -> None:
         if waits:
             conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
             conn.rollback()
-
-
-def _upsert_sql(rows: int) -> str:
-    """``COMPARE_FACTS``' insert-or-replace by primary key of ``rows`` rows at once."""
-    columns, key = COMPARE_FACTS.columns, COMPARE_FACTS.primary_key
-    values = ", ".join([f"({placeholders(len(columns))})"] * rows)
-    updates = ", ".join(f"{quote(c)} = excluded.{quote(c)}" for c in columns if c not in key)
-    return (
-        f"INSERT INTO {COMPARE_FACTS.name} ({', '.join(map(quote, columns))}) VALUES {values}"
-        f" ON CONFLICT ({', '.join(map(quote, key))}) DO UPDATE SET {updates}"
-    )
 
 
 def check_compare_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
