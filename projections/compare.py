@@ -29,7 +29,7 @@ __all__ = [
     "RunFacts",
     "arm_results",
     "build_compare",
-    "compare_facts",
+    "build_compare_from_facts",
     "needs_judgement",
     "render_compare_markdown",
     "run_facts",
@@ -197,10 +197,10 @@ def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) ->
     the CLI to print — on a bad request, a benchmark without rows, an arm without runs, or
     mismatches the request did not allow.
     """
-    return compare_facts(_facts_of(rows, request), request)
+    return build_compare_from_facts(_facts_of(rows, request), request)
 
 
-def compare_facts(facts: Iterable[RunFacts], request: CompareRequest) -> dict[str, Any]:
+def build_compare_from_facts(facts: Iterable[RunFacts], request: CompareRequest) -> dict[str, Any]:
     """``build_compare`` of the rows these are the ``RunFacts`` of (the same document)."""
     policy, metric, results = _arm_results(facts, request)
     mismatches = find_mismatches(results)

@@ -19,7 +19,7 @@ def run_compare(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The compare document of the ledger's rows (as they stand, or stood at ``as_of``)."""
-    from projections.compare import compare_facts
+    from projections.compare import build_compare_from_facts
     from projections.compare_facts import keep_facts, read_facts
     from services.as_of_reads import ledger_reads_at
 
@@ -31,7 +31,7 @@ def run_compare(
             keep_facts(conn, entries)
     as_of_block = {"as_of": moment} if moment is not None else {}
     with collector_paused():
-        document = compare_facts(facts, request)
+        document = build_compare_from_facts(facts, request)
     return {"ok": True, **as_of_block, "compare": document}
 
 

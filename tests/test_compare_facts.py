@@ -24,7 +24,7 @@ from ledger.connection import Connection
 from ledger.errors import InputError
 from ledger.ledger_target import resolve_ledger_target
 from ledger.requests.compare import CompareRequest
-from projections.compare import build_compare, compare_facts, run_facts
+from projections.compare import build_compare, build_compare_from_facts, run_facts
 from projections.compare_facts import (
     FACTS_VERSION,
     _entry,
@@ -85,8 +85,8 @@ def test_cold_and_warm_facts_give_the_whole_rows_document(filled: str, options: 
             warm, again = read_facts(conn, ledger_id, benchmark_id)
         assert again == []  # every fact was kept and is read back
         assert sorted(warm) == sorted(cold)
-        assert _document(compare_facts, cold, request) == expected
-        assert _document(compare_facts, warm, request) == expected
+        assert _document(build_compare_from_facts, cold, request) == expected
+        assert _document(build_compare_from_facts, warm, request) == expected
     with _connection(filled) as conn:
         assert check_compare_cache(conn, 10) == []
 
