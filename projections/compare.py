@@ -13,23 +13,26 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
-from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from ledger.errors import InputError
 from ledger.requests.compare import CompareRequest
 from ledger.rules.ordering import row_sort_key
 from ledger.rules.row import RULES_VERSION
+from ledger.rules.timestamps import UNREADABLE
 from projections import compare_stats as cs
-from projections.compare_guard import Mismatch, find_mismatches
+from projections.compare_guard import Facts, Mismatch, find_mismatches, row_facts
 from projections.compare_markdown import render_compare_markdown
 
 __all__ = [
     "ROW_KEYS",
+    "RunFacts",
     "arm_results",
     "build_compare",
+    "build_compare_from_facts",
     "needs_judgement",
     "render_compare_markdown",
+    "run_facts",
 ]
 
 SCHEMA = "benchmark_run_compare_v0"
@@ -60,8 +63,94 @@ BOOTSTRAP_METHOD = "percentile_over_cases_multinomial_numpy_default_rng"
 POWER_METHOD = "normal_approximation_two_sided"
 
 
-# A row with its verdict: None when the run counts, else the reason it does not.
-Judged = tuple[Mapping[str, Any], str | None]
+class RunFacts(NamedTuple):
+    """All that compare reads of one ledger row, already reduced: where the run goes, whether
+    it counts (``verdict`` None) or why not, and, for a run that counts, its attempt values
+    under either metric, its usage and its comparability facts.
+
+    A pure function of the row (``run_facts``), so it can be kept beside the row and reused
+    while the row is unchanged (``projections.compare_facts``); every value is plain JSON but
+    ``guard``, a tuple of tuples compared whole.
+    """
+
+    benchmark_id: Any
+    case_id: str
+    arm_id: str
+    instant: float | None  # ``recorded_at`` as an instant; None when unreadable (sorts first)
+    run_key: str  # the run id as text: the tie-break of the §6.3 order
+    verdict: str | None
+    detailed: bool  # False: no attempt detail, the run stands for one attempt (``scores[0]``)
+    scores: list[float]
+    passes: list[float]
+    unscored: list[str]  # reasons of the attempts without a score, in attempt order
+    has_usage: bool
+    tokens: float | None  # input + output tokens, when both are numbers
+    dollars: float | None
+    guard: Facts
+
+
+def run_facts(row: Mapping[str, Any]) -> RunFacts:
+    """``RunFacts`` of one row; a row that does not count carries no attempts, usage or facts.
+
+    Reads only ``ROW_KEYS`` unless ``needs_judgement(row)``.
+    """
+    instant, run_key = row_sort_key(row)
+    verdict = _verdict(row)
+    place = (
+        row.get("benchmark_id"),
+        str(row.get("case_id") or "unknown-case"),
+        _arm_of(row),
+        None if instant == UNREADABLE else instant,
+        run_key,
+        verdict,
+    )
+    if verdict is not None:
+        return RunFacts(*place, True, [], [], [], False, None, None, ((), (), (), ()))
+    detailed, scores, passes, unscored = _attempts(row)
+    usage = row.get("usage")
+    tokens = dollars = None
+    if type(usage) is dict:
+        spent_in, spent_out = usage.get("input_tokens"), usage.get("output_tokens")
+        if _numeric(spent_in) and _numeric(spent_out):
+            tokens = spent_in + spent_out
+        if _numeric(paid := usage.get("cost_usd")):
+            dollars = paid
+    return RunFacts(
+        *place,
+        detailed,
+        scores,
+        passes,
+        unscored,
+        type(usage) is dict,
+        tokens,
+        dollars,
+        row_facts(row),
+    )
+
+
+def _attempts(row: Mapping[str, Any]) -> tuple[bool, list[float], list[float], list[str]]:
+    """(detailed, scores, passes, unscored reasons) of a run that counts, in stored (attempt)
+    order; unscored attempts are counted by reason, never read as 0. A row without attempt
+    detail (imported from loopx, or upserted from a record without trials) stands for one
+    attempt: its official score and verdict."""
+    outcomes = row.get("attempt_outcomes")
+    if not isinstance(outcomes, list) or not outcomes:
+        verdict = 1.0 if row.get("official_passed") is True else 0.0
+        return False, [float(row["official_score"])], [verdict], []
+    scores: list[float] = []
+    passes: list[float] = []
+    unscored: list[str] = []
+    for item in outcomes:
+        if type(item) is not dict:  # rows are parsed JSON: objects are plain dicts
+            continue
+        reward = item.get("primary_reward")
+        if type(reward) is not float and (type(reward) is not int or isinstance(reward, bool)):
+            unscored.append(str(item.get("unscored_reason") or "unscored"))
+            continue
+        passed = item.get("passed")
+        passes.append(1.0 if (passed is True or (passed is None and reward >= 1)) else 0.0)
+        scores.append(float(reward))
+    return True, scores, passes, unscored
 
 
 @dataclass(slots=True)
@@ -71,7 +160,7 @@ class ArmCase:
     attempts: list[float] = field(default_factory=list)
     value: float | None = None
     excluded: str | None = None
-    rows: list[Mapping[str, Any]] = field(default_factory=list)
+    rows: list[RunFacts] = field(default_factory=list)  # the counted runs
 
 
 @dataclass
@@ -108,7 +197,12 @@ def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) ->
     the CLI to print — on a bad request, a benchmark without rows, an arm without runs, or
     mismatches the request did not allow.
     """
-    policy, metric, results = arm_results(rows, request)
+    return build_compare_from_facts(_facts_of(rows, request), request)
+
+
+def build_compare_from_facts(facts: Iterable[RunFacts], request: CompareRequest) -> dict[str, Any]:
+    """``build_compare`` of the rows these are the ``RunFacts`` of (the same document)."""
+    policy, metric, results = _arm_results(facts, request)
     mismatches = find_mismatches(results)
     if mismatches and not request.allow_incomparable:
         raise InputError(_refusal(mismatches))
@@ -119,22 +213,46 @@ def arm_results(
     rows: Iterable[Mapping[str, Any]], request: CompareRequest
 ) -> tuple[cs.CasePolicy, str, list[ArmResult]]:
     """Every requested arm on every case of the benchmark: attempts, case value or exclusion."""
+    return _arm_results(_facts_of(rows, request), request)
+
+
+def _facts_of(rows: Iterable[Mapping[str, Any]], request: CompareRequest) -> list[RunFacts]:
+    """The facts of the rows of the requested benchmark (only they are judged)."""
+    wanted = request.benchmark_id
+    return [run_facts(r) for r in rows if matches_benchmark(r.get("benchmark_id"), wanted)]
+
+
+def _order(facts: RunFacts) -> tuple[float, str]:
+    """``row_sort_key`` of the row these are the facts of."""
+    instant = facts.instant
+    return (UNREADABLE if instant is None else instant, facts.run_key)
+
+
+def _arm_results(
+    facts: Iterable[RunFacts], request: CompareRequest
+) -> tuple[cs.CasePolicy, str, list[ArmResult]]:
     policy = _checked(request)
     metric = _metric(request, policy)
-    chosen = sorted(
-        (r for r in rows if matches_benchmark(r.get("benchmark_id"), request.benchmark_id)),
-        key=row_sort_key,
-    )
-    if not chosen:
+    by_arm: dict[str, dict[str, list[RunFacts]]] = defaultdict(lambda: defaultdict(list))
+    matches: dict[Any, bool] = {}  # per distinct benchmark id
+    for run in facts:
+        wanted = matches.get(run.benchmark_id)
+        if wanted is None:
+            wanted = matches[run.benchmark_id] = matches_benchmark(
+                run.benchmark_id, request.benchmark_id
+            )
+        if wanted:
+            by_arm[run.arm_id][run.case_id].append(run)
+    if not by_arm:
         raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
-    by_arm: dict[str, dict[str, list[Judged]]] = defaultdict(lambda: defaultdict(list))
-    for row in chosen:
-        case = str(row.get("case_id") or "unknown-case")
-        by_arm[_arm_of(row)][case].append((row, _verdict(row)))
+    for cases in by_arm.values():  # each case's runs in §6.3 order (most cases have one)
+        for runs in cases.values():
+            if len(runs) > 1:
+                runs.sort(key=_order)
     all_cases = sorted({case for cases in by_arm.values() for case in cases})
     arms = _arms(request, by_arm)
-    attempts = _AttemptReader(metric)
-    results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, attempts) for arm in arms]
+    passes = metric == "pass"
+    results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, passes) for arm in arms]
     return policy, metric, results
 
 
@@ -167,7 +285,7 @@ def _arm_of(row: Mapping[str, Any]) -> str:
     return arm if isinstance(arm, str) and arm else "unknown_arm"
 
 
-def _arms(request: CompareRequest, by_arm: Mapping[str, Mapping[str, list[Judged]]]) -> list[str]:
+def _arms(request: CompareRequest, by_arm: Mapping[str, Mapping[str, list[RunFacts]]]) -> list[str]:
     """Given arms in the order given (the reference first when it is not among them); else every
     arm with a countable run, sorted."""
     if request.arms:
@@ -176,7 +294,7 @@ def _arms(request: CompareRequest, by_arm: Mapping[str, Mapping[str, list[Judged
         arms = sorted(
             arm
             for arm, cases in by_arm.items()
-            if any(verdict is None for runs in cases.values() for _, verdict in runs)
+            if any(run.verdict is None for runs in cases.values() for run in runs)
         )
     if request.reference and request.reference not in arms:
         arms.insert(0, request.reference)
@@ -229,6 +347,10 @@ def _verdict(row: Mapping[str, Any]) -> str | None:
     """
     if row.get("archive_state") == "archived":
         return "archived"
+    # The ledger rules, imported only when a row needs them: a compare whose facts are all
+    # kept (``projections.compare_facts``) judges nothing.
+    from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
+
     judged = None
     if _numeric(row.get("official_score")):
         decision = _stored_decision(row)
@@ -253,12 +375,13 @@ def _verdict(row: Mapping[str, Any]) -> str | None:
 def _arm_result(
     arm: str,
     all_cases: Sequence[str],
-    by_case: Mapping[str, list[Judged]],
+    by_case: Mapping[str, list[RunFacts]],
     policy: cs.CasePolicy,
-    attempts: _AttemptReader,
+    passes: bool,
 ) -> ArmResult:
     result = ArmResult(arm, {})
     value_of = policy.value
+    excluded, unscored = result.runs_excluded, result.attempts_unscored
     for case in all_cases:
         runs = by_case.get(case)
         entry = ArmCase()
@@ -267,77 +390,26 @@ def _arm_result(
             entry.excluded = "missing"
             continue
         counted = []
-        for row, verdict in runs:
-            if verdict is None:
-                counted.append(row)
+        for run in runs:
+            if run.verdict is None:
+                counted.append(run)
             else:
-                result.runs_excluded[verdict] += 1
+                excluded[run.verdict] += 1
         if not counted:
-            entry.excluded = runs[-1][1]
+            entry.excluded = runs[-1].verdict
             continue
-        for row in counted:
-            values, unscored = attempts.of(row)
-            if values is None:
+        attempts = entry.attempts
+        for run in counted:
+            if not run.detailed:
                 result.runs_without_attempt_detail += 1
-                entry.attempts.append(attempts.legacy(row))
-                continue
-            entry.attempts.extend(values)
-            for reason in unscored:
-                result.attempts_unscored[reason] += 1
+            attempts.extend(run.passes if passes else run.scores)
+            for reason in run.unscored:
+                unscored[reason] += 1
         entry.rows = counted
-        entry.value = value_of(entry.attempts)
+        entry.value = value_of(attempts)
         if entry.value is None:
-            entry.excluded = "fewer_attempts_than_k" if entry.attempts else "no_scored_attempt"
+            entry.excluded = "fewer_attempts_than_k" if attempts else "no_scored_attempt"
     return result
-
-
-class _AttemptReader:
-    """A run's scored attempts under the metric, in stored (attempt) order; unscored ones are
-    counted by reason, never read as 0.
-
-    Rows read by ``projections.compare_rows`` share one parsed ``attempt_outcomes`` list per
-    distinct stored text, so the values are worked out once per list (keyed by the list's
-    identity, which holds while the rows are alive: for the length of one ``build_compare``).
-    """
-
-    def __init__(self, metric: str) -> None:
-        self.passes = metric == "pass"
-        self._seen: dict[int, tuple[tuple[float, ...] | None, tuple[str, ...]]] = {}
-
-    def of(self, row: Mapping[str, Any]) -> tuple[tuple[float, ...] | None, tuple[str, ...]]:
-        """(values, unscored reasons); values None for a row without attempt detail."""
-        outcomes = row.get("attempt_outcomes")
-        key = id(outcomes)
-        found = self._seen.get(key)
-        if found is None:
-            found = self._seen[key] = self._read(outcomes)
-        return found
-
-    def legacy(self, row: Mapping[str, Any]) -> float:
-        """A row without attempt detail (imported from loopx, or upserted from a record
-        without trials) stands for one attempt: its official score and verdict."""
-        if self.passes:
-            return 1.0 if row.get("official_passed") is True else 0.0
-        return float(row["official_score"])
-
-    def _read(self, outcomes: Any) -> tuple[tuple[float, ...] | None, tuple[str, ...]]:
-        if not isinstance(outcomes, list) or not outcomes:
-            return None, ()
-        values: list[float] = []
-        unscored: list[str] = []
-        for item in outcomes:
-            if type(item) is not dict:  # rows are parsed JSON: objects are plain dicts
-                continue
-            reward = item.get("primary_reward")
-            if type(reward) is not float and (type(reward) is not int or isinstance(reward, bool)):
-                unscored.append(str(item.get("unscored_reason") or "unscored"))
-                continue
-            if self.passes:
-                passed = item.get("passed")
-                values.append(1.0 if (passed is True or (passed is None and reward >= 1)) else 0.0)
-            else:
-                values.append(float(reward))
-        return tuple(values), tuple(unscored)
 
 
 # --------------------------------------------------------------------------------- document
@@ -428,21 +500,14 @@ def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
     for entry in included.values():
         case_tokens: float | None = 0
         case_dollars: float | None = 0
-        for row in entry.rows:
-            usage = row.get("usage")
-            if type(usage) is not dict:
+        for run in entry.rows:
+            if not run.has_usage:
                 case_tokens = case_dollars = None
                 break
             if case_tokens is not None:
-                spent_in, spent_out = usage.get("input_tokens"), usage.get("output_tokens")
-                case_tokens = (
-                    case_tokens + (spent_in + spent_out)
-                    if _numeric(spent_in) and _numeric(spent_out)
-                    else None
-                )
+                case_tokens = None if run.tokens is None else case_tokens + run.tokens
             if case_dollars is not None:
-                paid = usage.get("cost_usd")
-                case_dollars = case_dollars + paid if _numeric(paid) else None
+                case_dollars = None if run.dollars is None else case_dollars + run.dollars
         if entry.rows and case_tokens is not None:
             tokens.append(case_tokens)
         if entry.rows and case_dollars is not None:

@@ -25,7 +25,8 @@ OFFICIAL = {True: ("official",), False: ("non_official",)}
 
 
 def row_facts(row: Mapping[str, Any]) -> Facts:
-    """One run's facts in ``KINDS`` order, each a sorted tuple; empty when not recorded."""
+    """One run's facts in ``KINDS`` order, each a sorted tuple; empty when not recorded
+    (kept with the run's other facts, ``projections.compare.RunFacts.guard``)."""
     benchmark = row.get("benchmark_id")
     version = (benchmark.partition("@")[2] or "unversioned",) if type(benchmark) is str else ()
     recorded = row.get("comparability")
@@ -80,31 +81,15 @@ def _short(values: Sequence[str]) -> str:
     return "/".join(v if len(v) <= SHOWN_CHARS else v[:SHOWN_CHARS] + "…" for v in values)
 
 
-class _FactReader:
-    """``row_facts`` once per (benchmark, comparability object): rows read by
-    ``projections.compare_rows`` share one parsed object per distinct stored text, and the
-    objects outlive the reader (one ``find_mismatches`` call), so their identity is a key."""
-
-    def __init__(self) -> None:
-        self._seen: dict[tuple[Any, int], Facts] = {}
-
-    def row(self, row: Mapping[str, Any]) -> Facts:
-        recorded = row.get("comparability")
-        key = (row.get("benchmark_id"), id(recorded))
-        found = self._seen.get(key)
-        if found is None:
-            found = self._seen[key] = row_facts(row)
-        return found
-
-    def case(self, entry: ArmCase) -> Facts:
-        """The union of the facts of a case's counted runs."""
-        rows = entry.rows
-        if len(rows) == 1:
-            return self.row(rows[0])
-        every = [self.row(row) for row in rows]
-        return tuple(  # type: ignore[return-value]
-            tuple(sorted({v for f in every for v in f[slot]})) for slot in range(len(KINDS))
-        )
+def case_facts(entry: ArmCase) -> Facts:
+    """The union of the facts of a case's counted runs."""
+    runs = entry.rows
+    if len(runs) == 1:
+        return runs[0].guard
+    every = [run.guard for run in runs]
+    return tuple(  # type: ignore[return-value]
+        tuple(sorted({v for f in every for v in f[slot]})) for slot in range(len(KINDS))
+    )
 
 
 def find_mismatches(results: Sequence[ArmResult]) -> list[Mismatch]:
@@ -113,16 +98,15 @@ def find_mismatches(results: Sequence[ArmResult]) -> list[Mismatch]:
     Most cases agree on every fact at once, so whole fact tuples are compared first and the
     kinds are looked at one by one only for cases that differ.
     """
-    reader = _FactReader()
     facts = {
-        id(result): {case: reader.case(entry) for case, entry in result.included().items()}
+        id(result): {case: case_facts(entry) for case, entry in result.included().items()}
         for result in results
     }
     reference = facts[id(results[0])]
     found: list[Mismatch] = []
     for arm in results:
         mine = facts[id(arm)]
-        mixed = [case for case, sets in mine.items() if any(len(s) > 1 for s in sets)]
+        mixed = [case for case, sets in mine.items() if max(map(len, sets)) > 1]
         differing = (
             []
             if arm is results[0]

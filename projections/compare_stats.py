@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from statistics import NormalDist
 
 import mpmath
@@ -201,7 +202,7 @@ def variance_split(cases: Sequence[Sequence[float]]) -> VarianceSplit:
     if not cases:
         return VarianceSplit(None, None, None)
     sizes = np.array([len(c) for c in cases])
-    flat = np.fromiter((v for c in cases for v in c), dtype=float, count=int(sizes.sum()))
+    flat = np.array(list(chain.from_iterable(cases)), dtype=float)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     means = np.add.reduceat(flat, starts) / sizes
     squares = np.add.reduceat((flat - np.repeat(means, sizes)) ** 2, starts)

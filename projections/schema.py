@@ -50,6 +50,20 @@ Index(
 )
 Index("ix_rm_ledger_rows_render", ledger_rows.c.ledger_id, ledger_rows.c.render_key)
 
+# compare's reduced view of each ledger row (``projections/compare_facts.py``), filled at the
+# first ``compare`` that reads the row and valid while ``position`` equals the row's own; keyed
+# by the row's benchmark so a compare reads its benchmark's entries only.
+compare_facts = Table(
+    "rm_compare_facts",
+    metadata,
+    Column("ledger_id", String(300), primary_key=True),
+    Column("benchmark_id", String(200), primary_key=True),
+    Column("run_id", String(200), primary_key=True),
+    Column("position", _Position, nullable=False),
+    Column("facts", Text, nullable=False),
+    Column("guard", Text, nullable=False),
+)
+
 # One row per case node of a ledger (keys as the document names them): its counts, its JSON
 # up to its runs and its Markdown lines, refreshed for the cases an event touched.
 ledger_cases = Table(

@@ -30,6 +30,11 @@ LEDGER_ROWS = TableSpec(
     ),
     ("ledger_id", "run_id"),
 )
+COMPARE_FACTS = TableSpec(
+    "rm_compare_facts",
+    ("ledger_id", "benchmark_id", "run_id", "position", "facts", "guard"),
+    ("ledger_id", "benchmark_id", "run_id"),
+)
 LEDGER_CASES = TableSpec(
     "rm_ledger_cases",
     (

@@ -19,17 +19,19 @@ def run_compare(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The compare document of the ledger's rows (as they stand, or stood at ``as_of``)."""
-    from projections.compare import build_compare
-    from projections.compare_rows import read_compare_rows
+    from projections.compare import build_compare_from_facts
+    from projections.compare_facts import keep_facts, read_facts
     from services.as_of_reads import ledger_reads_at
 
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     with ledger_reads_at(db, target, as_of, progress) as (conn, _reads, moment):
         with collector_paused():
-            rows = read_compare_rows(conn, target.ledger_id, request.benchmark_id)
+            facts, entries = read_facts(conn, target.ledger_id, request.benchmark_id)
+        if moment is None:  # a past moment's scratch store is thrown away
+            keep_facts(conn, entries)
     as_of_block = {"as_of": moment} if moment is not None else {}
     with collector_paused():
-        document = build_compare(rows, request)
+        document = build_compare_from_facts(facts, request)
     return {"ok": True, **as_of_block, "compare": document}
 
 

@@ -256,7 +256,6 @@ def test_compare_as_of(db_url, tmp_path, monkeypatch):
         event.payload["row"]["arm_id"] = arm
         s.store.append([event])
     s.close()
-    before = live_state(db_url)
 
     def means(*extra):
         out = ok_json(["compare", "--ledger-id", "L", "--benchmark-id", "b", *extra], db_url)
@@ -264,6 +263,7 @@ def test_compare_as_of(db_url, tmp_path, monkeypatch):
 
     now, moment = means()
     assert moment is None and now["treat"] == pytest.approx(0.95)
+    before = live_state(db_url)  # taken after the live compare has kept its facts
     then, moment = means("--as-of", "4")
     assert moment["position"] == 4 and then["treat"] == pytest.approx(0.75)
     assert then["base"] == pytest.approx(0.05)

@@ -4,8 +4,9 @@
 for the whole row when ``needs_judgement`` says the ledger rules must judge it);
 ``read_whole_rows`` parses every row whole, as compare did before. On stores filled through
 the CLI with Harbor, BenchFlow and imported loopx rows, archived runs and numbers whose text
-matters (``0.30000000000000004``, ``1e-07``, ``1e20``), on SQLite and PostgreSQL, the two
-readings must give the same values key by key, the same case values and the same document.
+matters (``0.30000000000000004``, ``1e-07``, ``1e20``), the two readings must give the same
+values key by key, the same case values and the same document. PostgreSQL reads whole rows both
+ways (its ``json`` operators parse a row again at each key: slower than the whole row).
 """
 
 from __future__ import annotations
@@ -134,10 +135,14 @@ def _text(value: Any) -> bytes:
 def test_each_row_holds_the_stored_values_of_the_keys_compare_reads(filled: str) -> None:
     pairs = _stores(filled)
     assert len({lid for lid, _ in pairs}) >= 2  # the project ledger and the imported one
+    whole_only = filled.startswith("postgresql")  # PostgreSQL reads whole rows
     judged = projected = 0
     for ledger_id, benchmark_id in pairs:
         light, whole = _both(filled, ledger_id, benchmark_id)
         assert len(light) == len(whole) > 0
+        if whole_only:
+            assert _text(light) == _text(whole)
+            continue
         by_id = {row["run_id"]: row for row in whole}
         for row in light:
             full = by_id[row["run_id"]]
@@ -148,7 +153,7 @@ def test_each_row_holds_the_stored_values_of_the_keys_compare_reads(filled: str)
                 projected += 1
                 expected = {k: full[k] for k in ROW_KEYS if full.get(k) is not None}
                 assert _text(row) == _text(expected)
-    assert judged and projected  # both paths ran
+    assert whole_only or (judged and projected)  # both paths ran
 
 
 def test_odd_numbers_keep_their_value(filled: str) -> None:

@@ -81,6 +81,8 @@ def _one_line(err: str) -> str:
         ("db", "current"),
         ("sql", "SELECT count(*) FROM events_v"),
         ("rebuild", "--verify"),
+        # compare keeps no facts there (``projections.compare_facts.keep_facts``)
+        ("compare", "--benchmark-id", "terminal-bench", "--run-ledger-path", LEDGER),
     ],
 )
 def test_read_commands_work_on_a_read_only_store(read_only_store, args):
