@@ -49,7 +49,7 @@ def run_benchmark(
 
     The cyclic collector is paused throughout: the records, events and files of a large ingest
     are acyclic and stay alive until the command ends, so every collection that their
-    allocations triggered walked all of them and freed nothing (~4 % of a 3,000-trial ingest).
+    allocations triggered walked all of them and freed nothing (bench/README.md).
     """
     with collector_paused():
         return _run_benchmark(request, db, registry, runtime_root, metadata, progress)
