@@ -8,6 +8,7 @@ models, and a command still never imports SQLAlchemy to name one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -26,16 +27,33 @@ class TableSpec:
     def upsert_sql(self) -> str:
         """Insert-or-replace by primary key, values in ``columns`` order (``?`` each): the
         same text on SQLite (3.24+) and PostgreSQL."""
+        values = ", ".join("?" * len(self.columns))
+        return f"{self.insert_into()} VALUES ({values}) {self.on_conflict()}"
+
+    @cached_property
+    def upsert_from_json_sql(self) -> str:
+        """PostgreSQL: ``upsert_sql`` for many rows at once, given as one JSON array of objects
+        keyed by column (one ``?``); the server converts each value to its column's type."""
         names = ", ".join(quote(c) for c in self.columns)
+        return (
+            f"{self.insert_into()} SELECT {names}"
+            f" FROM json_populate_recordset(NULL::{self.name}, ?::json) {self.on_conflict()}"
+        )
+
+    def insert_into(self, columns: Sequence[str] | None = None) -> str:
+        """``INSERT INTO`` the table's ``columns`` (all of them by default)."""
+        names = ", ".join(quote(c) for c in (columns or self.columns))
+        return f"INSERT INTO {self.name} ({names})"
+
+    def on_conflict(self, columns: Sequence[str] | None = None) -> str:
+        """``ON CONFLICT`` on the primary key: the other ``columns`` take the new values."""
         updates = ", ".join(
-            f"{quote(c)} = excluded.{quote(c)}" for c in self.columns if c not in self.primary_key
+            f"{quote(c)} = excluded.{quote(c)}"
+            for c in (columns or self.columns)
+            if c not in self.primary_key
         )
         keys = ", ".join(quote(c) for c in self.primary_key)
-        values = ", ".join("?" * len(self.columns))
-        return (
-            f"INSERT INTO {self.name} ({names}) VALUES ({values}) "
-            f"ON CONFLICT ({keys}) DO UPDATE SET {updates}"
-        )
+        return f"ON CONFLICT ({keys}) DO UPDATE SET {updates}"
 
     @cached_property
     def select_sql(self) -> str:

@@ -80,9 +80,7 @@ def resolve_moment(conn: Connection, value: str, option: str = "--as-of") -> Mom
     found = conn.execute(query, params).first()
     if found is None:
         first = conn.execute("SELECT recorded_at FROM events WHERE position = 1").scalar()
-        raise InputError(
-            f"{option} {value.strip()}: before the first event (recorded {first})"
-        )
+        raise InputError(f"{option} {value.strip()}: before the first event (recorded {first})")
     return Moment(int(found[0]), str(found[1]), str(found[2]))
 
 

@@ -98,8 +98,16 @@ def build_diff(
         case
         for key in sorted(keys)
         if benchmark_id is None or key[0] == benchmark_id
-        for case in [_case_diff(key, cases_before.get(key, {}), cases_after.get(key, {}),
-                                runs_before, runs_after, touches)]  # fmt: skip
+        for case in [
+            _case_diff(
+                key,
+                cases_before.get(key, {}),
+                cases_after.get(key, {}),
+                runs_before,
+                runs_after,
+                touches,
+            )
+        ]  # fmt: skip
         if case["changes"]
     ]
     return {

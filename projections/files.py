@@ -192,9 +192,7 @@ class ExportCheck:
         return self.summary["ok"] and all(f["ok"] for f in self.files)
 
 
-_LAST_EVENT_SQL = (
-    "SELECT position FROM events WHERE event_type <> ? ORDER BY position DESC LIMIT 1"
-)
+_LAST_EVENT_SQL = "SELECT position FROM events WHERE event_type <> ? ORDER BY position DESC LIMIT 1"
 _LAST_EXPORT_SQL = "SELECT max(position) FROM events WHERE event_type = ?"
 
 

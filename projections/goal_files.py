@@ -78,9 +78,7 @@ def rollout_log_rel(goal_id: str) -> str:
 
 
 def render_rollout_log(conn: Connection, goal_id: str, runtime_root: Path) -> list[dict[str, str]]:
-    query = (
-        "SELECT record FROM rm_rollout_events WHERE goal_id = ? ORDER BY position, event_id"
-    )
+    query = "SELECT record FROM rm_rollout_events WHERE goal_id = ? ORDER BY position, event_id"
     lines = [render_event_line(orjson.loads(text)) for (text,) in conn.execute(query, (goal_id,))]
     if not lines:
         return []

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from ledger.connection import Connection
 
 
-
 class LedgerQueries:
     """Row lookups by ledger, case and run id over ``rm_ledger_rows``."""
 

@@ -35,9 +35,7 @@ def render_past_ledger(
         if LedgerQueries(conn).ledger(target.ledger_id) is None:
             raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
         if output is not None:
-            written = render_ledger_files(
-                conn, target.ledger_id, output, markdown_path_for(output)
-            )
+            written = render_ledger_files(conn, target.ledger_id, output, markdown_path_for(output))
             return {"ledger_id": target.ledger_id, "rendered": written}
         with tempfile.TemporaryDirectory(prefix="benchledger-as-of-render-") as tmp:
             json_path = Path(tmp) / "ledger.json"

@@ -10,7 +10,7 @@ import orjson
 from ledger.connection import scalars
 from projections.ledger_queries import LedgerQueries
 
-_RECORDS = 'SELECT stem, record FROM rm_goal_runs WHERE goal_id = ?'
+_RECORDS = "SELECT stem, record FROM rm_goal_runs WHERE goal_id = ?"
 
 
 class StoreReads(LedgerQueries):

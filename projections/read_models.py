@@ -12,9 +12,20 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger import events as ev
-from ledger.connection import quote
+from ledger.connection import placeholders, quote
 from ledger.events import CURRENT_SCHEMA_VERSION
 from ledger.table_spec import TableSpec
+from projections.database_fold import (
+    DatabasePlan,
+    Fold,
+    is_text,
+    or_else,
+    sql_flag,
+    supported,
+    text,
+    text_or_null,
+    truthy,
+)
 from projections.ledger_cases import CACHE_COLUMNS, check_render_cache, write_rows
 from projections.ledger_row_text import ROWS, row_text
 from projections.ledger_v0 import bucket_of
@@ -97,6 +108,13 @@ class LedgerRowsProjection:
         return LedgerRowsBuffer(
             max_bytes=REPLAY_BUFFER_BYTES, resume=resume, in_events=not self_contained
         )
+
+    def database_plan(self, conn: Connection) -> DatabasePlan | None:
+        """Single-row upserts by SQL (their rows stay in the events); the other ledger events,
+        and the upserts each ledger's own row is decided by, through ``replayer``."""
+        if not supported(conn, self.handles):
+            return None
+        return DatabasePlan((_LEDGER_ROWS_FOLD,), _ledger_events_for_python)
 
 
 class LedgerRowsBuffer:
@@ -211,17 +229,6 @@ class LedgerRowsBuffer:
         write_rows(conn, items, fresh=self.fresh)
 
 
-def _sql_flag(value: str) -> str:
-    """SQL: 1 when a ``json_extract`` result is certainly truthy in Python (a non-empty string
-    or container, a non-zero number, true), 0 when falsy, 2 for ``'{}'``/``'[]'`` text (an
-    empty container, or a two-character string: only the JSON type could tell). A simple
-    CASE evaluates ``value`` once."""
-    return (
-        f"CASE coalesce({value}, '') WHEN '' THEN 0 WHEN 0 THEN 0"
-        f" WHEN '{{}}' THEN 2 WHEN '[]' THEN 2 ELSE 1 END"
-    )
-
-
 def _sql_plain_text(value: str) -> str:
     """SQL: a ``json_extract`` result that is certainly a JSON string (objects and arrays
     come back as text too, starting with a bracket; a string that does is not trusted)."""
@@ -244,8 +251,8 @@ WITH keys AS MATERIALIZED (
     SELECT position AS p,
            json_extract(payload, '$.ledger_id') AS lid,
            json_extract(payload, '$.row.run_id') AS rid,
-           {_sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
-           {_sql_flag("json_extract(payload, '$.update_policy')")} AS qf
+           {sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
+           {sql_flag("json_extract(payload, '$.update_policy')")} AS qf
     FROM events WHERE event_type || '' = ? AND position <= ?
     LIMIT -1)
   GROUP BY lid, CASE WHEN {_sql_plain_text("lid")} AND {_sql_plain_text("rid")}
@@ -257,6 +264,82 @@ UNION SELECT a FROM ledgers
 UNION SELECT c FROM ledgers WHERE c IS NOT NULL UNION SELECT d FROM ledgers WHERE d IS NOT NULL
 ORDER BY 1
 """
+
+
+_ROW = "$.row"
+# A single-row upsert as ``LedgerRowsBuffer.apply`` writes it on a live replay (the row stays in
+# its event: ``row`` NULL; the render cache empty).
+_LEDGER_ROWS_FOLD = Fold(
+    LEDGER_ROWS,
+    ev.LEDGER_UPSERTED,
+    {
+        "ledger_id": text("$.ledger_id"),
+        "run_id": text("$.row.run_id"),
+        "benchmark_id": or_else("$.row.benchmark_id", "''"),
+        "case_id": or_else("$.row.case_id", "''"),
+        "recorded_at": or_else("$.row.recorded_at", "''"),
+        "archived": f"CASE WHEN {text('$.row.archive_state')} = 'archived' THEN 1 ELSE 0 END",
+        "row": "NULL",
+        "position": "e.position",
+        **dict.fromkeys(CACHE_COLUMNS, "NULL"),
+    },
+    " AND ".join(
+        [
+            is_text("$.ledger_id"),
+            f"e.stream = 'ledger/' || {text('$.ledger_id')}",
+            f"json_type(e.payload, '{_ROW}') = 'object'",
+            is_text("$.row.run_id"),
+            text_or_null("$.row.benchmark_id"),
+            text_or_null("$.row.case_id"),
+            text_or_null("$.row.recorded_at"),
+        ]
+    ),
+)
+
+
+def _ledger_events_for_python(conn: Connection, upto: int) -> list[int]:
+    """The ledger events the database replay leaves to ``replayer``: all but the single-row
+    upserts, and per ledger the upserts its own row (``_ledger_row``) is decided by — its first
+    and last, its first with an update policy and its last with a ledger path. The fold only
+    takes upserts on their own ledger's stream, so these are found through the stream index,
+    reading a ledger's events from either end only until one qualifies."""
+    others = sorted(LedgerRowsProjection.handles - {ev.LEDGER_UPSERTED})
+    found = {
+        position
+        for (position,) in conn.execute(
+            f"SELECT position FROM events WHERE event_type IN ({placeholders(len(others))})"
+            " AND position <= ?",
+            [*others, upto],
+        )
+    }
+    streams = conn.execute(
+        "SELECT DISTINCT stream FROM events WHERE stream >= 'ledger/' AND stream < 'ledger0'"
+    ).all()
+    for (stream,) in streams:
+        for sql in _LEDGER_UPSERT_PICKS:
+            hit = conn.execute(sql, (stream, upto)).first()
+            if hit is not None:
+                found.add(hit[0])
+    return sorted(found)
+
+
+def _pick_upsert(condition: str, direction: str) -> str:
+    """SQL: the first (``ASC``) or last (``DESC``) upsert the ledger fold takes on a stream that
+    meets ``condition`` (``|| ''`` keeps the planner on the stream index)."""
+    return (
+        "SELECT e.position FROM events AS e WHERE e.stream = ?"
+        f" AND e.event_type || '' = '{ev.LEDGER_UPSERTED}' AND e.position <= ?"
+        f" AND ({_LEDGER_ROWS_FOLD.clean}) AND ({condition})"
+        f" ORDER BY e.stream_version {direction} LIMIT 1"
+    )
+
+
+_LEDGER_UPSERT_PICKS = (
+    _pick_upsert("1", "ASC"),
+    _pick_upsert("1", "DESC"),
+    _pick_upsert(truthy("$.update_policy"), "ASC"),
+    _pick_upsert(truthy("$.ledger_path"), "DESC"),
+)
 
 
 def _row_entry(row: dict[str, Any], position: int, *, in_event: bool = False) -> tuple[Any, ...]:
@@ -311,9 +394,7 @@ def _ledger_row(
 
 
 def _stored_ledger(conn: Connection, ledger_id: str) -> dict[str, Any] | None:
-    found = conn.execute(
-        f"{LEDGERS.select_sql} WHERE ledger_id = ?", (ledger_id,)
-    ).first()
+    found = conn.execute(f"{LEDGERS.select_sql} WHERE ledger_id = ?", (ledger_id,)).first()
     return dict(zip(LEDGERS.columns, found, strict=True)) if found else None
 
 
@@ -348,6 +429,9 @@ class GoalRunsProjection:
     handles = frozenset({ev.RUN_APPENDED})
     tables = (GOAL_RUNS,)
 
+    def database_plan(self, conn: Connection) -> DatabasePlan | None:
+        return DatabasePlan((_GOAL_RUNS_FOLD,)) if supported(conn, self.handles) else None
+
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         _upsert(
             conn,
@@ -373,6 +457,9 @@ class RolloutProjection:
     light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset({ev.RUN_APPENDED})
     tables = (ROLLOUT_EVENTS,)
+
+    def database_plan(self, conn: Connection) -> DatabasePlan | None:
+        return DatabasePlan((_ROLLOUT_FOLD,)) if supported(conn, self.handles) else None
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         rows = []
@@ -425,6 +512,9 @@ class ExportsProjection:
     handles = frozenset({ev.EXPORT_WRITTEN})
     tables = (EXPORTS,)
 
+    def database_plan(self, conn: Connection) -> DatabasePlan | None:
+        return DatabasePlan((_EXPORTS_FOLD,)) if supported(conn, self.handles) else None
+
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         _upsert(
             conn,
@@ -440,6 +530,76 @@ class ExportsProjection:
                 for f in e.payload.get("files", [])
             ],
         )
+
+
+# The database replay of the projections above (``projections/database_fold.py``): each fold
+# writes what the ``apply`` it sits under writes, for the events its ``clean`` admits.
+_GOAL_RUNS_FOLD = Fold(
+    GOAL_RUNS,
+    ev.RUN_APPENDED,
+    {
+        "goal_id": text("$.goal_id"),
+        "stem": text("$.stem"),
+        "run_key": text("$.run_key"),
+        "generated_at": or_else("$.generated_at", "e.recorded_at"),
+        "record": text("$.record"),
+        "position": "e.position",
+    },
+    " AND ".join(
+        [
+            is_text("$.goal_id"),
+            is_text("$.stem"),
+            text_or_null("$.run_key"),
+            text_or_null("$.generated_at"),
+            "json_type(e.payload, '$.record') = 'object'",
+        ]
+    ),
+)
+_ROLLOUT = "$.rollout_event"
+_ROLLOUT_FOLD = Fold(
+    ROLLOUT_EVENTS,
+    ev.RUN_APPENDED,
+    {
+        "goal_id": text("$.goal_id"),
+        "event_id": or_else(f"{_ROLLOUT}.event_id", "e.event_id"),
+        "event_kind": or_else(f"{_ROLLOUT}.event_kind", or_else(f"{_ROLLOUT}.kind", "''")),
+        "status": or_else(f"{_ROLLOUT}.status", "''"),
+        "record": text(_ROLLOUT),
+        "position": "e.position",
+    },
+    # A rollout record that is absent, null or an object (a truthy one is kept, as ``apply``).
+    " AND ".join(
+        [
+            f"coalesce(json_type(e.payload, '{_ROLLOUT}'), 'null') IN ('object', 'null')",
+            f"(json_type(e.payload, '{_ROLLOUT}') IS NOT 'object' OR {is_text('$.goal_id')})",
+            *(
+                text_or_null(f"{_ROLLOUT}.{k}")
+                for k in ("event_id", "event_kind", "kind", "status")
+            ),
+        ]
+    ),
+    where=f"json_type(e.payload, '{_ROLLOUT}') = 'object' AND {text(_ROLLOUT)} <> '{{}}'",
+)
+_FILE = "f.value"
+_EXPORTS_FOLD = Fold(
+    EXPORTS,
+    ev.EXPORT_WRITTEN,
+    {
+        "path": text("$.path", _FILE),
+        "kind": or_else("$.kind", "''", _FILE),
+        "sha256": text("$.sha256", _FILE),
+        "position": "e.position",
+    },
+    # ``files`` absent or a list, each file an object whose path and sha256 are strings.
+    " AND ".join(
+        [
+            "coalesce(json_type(e.payload, '$.files'), 'array') = 'array'",
+            f"(f.key IS NULL OR (f.type = 'object' AND {is_text('$.path', _FILE)}"
+            f" AND {is_text('$.sha256', _FILE)} AND {text_or_null('$.kind', _FILE)}))",
+        ]
+    ),
+    each="json_each(e.payload, '$.files')",
+)
 
 
 def all_projections() -> list:

@@ -58,9 +58,7 @@ def _already_published(conn: Any, exports: list[dict[str, str]]) -> bool:
     recorded = {path: sha for path, sha in conn.execute(query, paths)}
     if not all(recorded.get(f["path"]) == f["sha256"] for f in exports):
         return False
-    last = conn.execute(
-        "SELECT event_type FROM events ORDER BY position DESC LIMIT 1"
-    ).scalar()
+    last = conn.execute("SELECT event_type FROM events ORDER BY position DESC LIMIT 1").scalar()
     return last in (None, EXPORT_WRITTEN)
 
 

@@ -113,9 +113,10 @@ def verify_snapshot(
             return {**snapshot.as_dict(), "ok": False, "differences": [],
                     "problem": "does not match this store (other chain or schema)"}  # fmt: skip
     moment = _moment_of(snapshot)
-    with scratch_at(store, projections, moment) as (fresh, _replayed), scratch_database(
-        "snapshot-verify", seed=snapshot.db_path
-    ) as copy:
+    with (
+        scratch_at(store, projections, moment) as (fresh, _replayed),
+        scratch_database("snapshot-verify", seed=snapshot.db_path) as copy,
+    ):
         differences = compare_read_models(projections, checked=copy, reference=fresh, limit=limit)
     return {**snapshot.as_dict(), "ok": not differences, "differences": differences}
 

@@ -91,7 +91,7 @@ def test_rebuild_replays_in_bounded_batches(db_url, monkeypatch):
     s = opened(db_url)
     s.store.append([upsert_event("L", f"r{i}") for i in range(50)])
     seen: list[int] = []
-    s.projections.rebuild(s.store, progress=seen.append)
+    s.projections.rebuild(s.store, progress=seen.append, in_database=False)
     assert seen == [7 * k for k in range(1, 8)]
     assert len(_rows(s)) == 50
     s.close()

@@ -76,15 +76,13 @@ def _history() -> list[list[NewEvent]]:
 
 
 def _snapshot(conn) -> dict[str, list[tuple]]:
-    return {
-        t.name: table_rows(conn, t)
-        for t in READ_MODELS
-    }
+    return {t.name: table_rows(conn, t) for t in READ_MODELS}
 
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
 @pytest.mark.parametrize("batch", [3, 5000])
-def test_sparse_rebuild_equals_incremental_read_models(db_url, monkeypatch, batch):
+@pytest.mark.parametrize("in_database", [False, True], ids=["python", "in-database"])
+def test_sparse_rebuild_equals_incremental_read_models(db_url, monkeypatch, batch, in_database):
     import projections.engine as engine_module
 
     s = opened(db_url)
@@ -106,7 +104,7 @@ def test_sparse_rebuild_equals_incremental_read_models(db_url, monkeypatch, batc
         assert 3 in upserts and 3 not in plan  # r1 again in the same command
         assert up_to_3 == [2, 3]  # what a replay that ends at position 3 needs
     monkeypatch.setattr(engine_module, "REPLAY_BATCH", batch)
-    report = s.projections.rebuild(s.store)
+    report = s.projections.rebuild(s.store, in_database=in_database)
     assert report.events_replayed == s.store.head_position()  # skipped ones still count
     with s.store.database.connect() as conn:
         assert _snapshot(conn) == incremental

@@ -1,0 +1,204 @@
+"""Replay done by the database: a read model whose events each set whole rows by key is rebuilt
+by ``INSERT ... SELECT`` over the events table, not by decoding every payload in Python.
+
+Why: on a realistic log most runs are ingested once, so nearly every event changes a row and
+the sparse replay skips little; decoding ~2 KB of JSON per event, building dicts and binding
+them back into SQL was most of a rebuild's time (bench/README.md, issue 18). SQLite's JSON
+functions read the few keys a read model keeps where the payload lies, in C.
+
+Exactness. The stored payload is canonical JSON (orjson, sorted keys, compact: the hash chain
+holds it to that form), so a sub-object SQLite extracts is, byte for byte, the canonical text
+the Python path would write. A fold states when its SQL gives exactly what the projection's
+``apply`` gives (``clean``: the JSON types the event contracts promise); any other event —
+outside those types, carrying several rows, needed for a per-ledger row, or of a type with an
+upcaster — is a *leftover*, applied by the projection's own Python code. Leftovers are applied
+first, into the empty tables; the SQL then writes a row only over an older one
+(``excluded.position >= position``: within one event, later list entries win). Every row a
+fold writes is wholly decided by one event, so the tables end exactly as a replay in position
+order leaves them. ``rebuild --verify`` replays in Python into a scratch database and compares
+every row, so the two paths keep checking each other.
+
+Only for a rebuild of the live read models on SQLite, whose events are in the same database;
+``--as-of``, snapshots and ``verify`` replay in Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import orjson
+
+from ledger.connection import placeholders
+from ledger.event_rows import REPLAY_COLUMNS
+from ledger.events import CURRENT_SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from ledger.connection import Connection
+    from ledger.table_spec import TableSpec
+
+_LEFTOVER_CHUNK = 500  # positions per ``IN (...)`` when reading leftovers
+
+
+def text(path: str, source: str = "e.payload") -> str:
+    """SQL: the value at ``path`` (a JSON string comes back as SQL text)."""
+    return f"json_extract({source}, '{path}')"
+
+
+def is_text(path: str, source: str = "e.payload") -> str:
+    """SQL: the value at ``path`` is a JSON string (0 or 1, never NULL)."""
+    return f"json_type({source}, '{path}') IS 'text'"
+
+
+def text_or_null(path: str, source: str = "e.payload") -> str:
+    """SQL: the value at ``path`` is a JSON string, null or absent (``dict.get`` gives a str or
+    None, so Python's ``value or fallback`` and SQL's ``nullif(value, '')`` agree)."""
+    return f"coalesce(json_type({source}, '{path}'), 'null') IN ('text', 'null')"
+
+
+def or_else(path: str, fallback: str, source: str = "e.payload") -> str:
+    """SQL for Python's ``payload.get(key) or fallback`` on a string-or-null value."""
+    return f"coalesce(nullif({text(path, source)}, ''), {fallback})"
+
+
+def sql_flag(value: str) -> str:
+    """SQL: 1 when a ``json_extract`` result is certainly truthy in Python (a non-empty string
+    or container, a non-zero number, true), 0 when falsy, 2 for ``'{}'``/``'[]'`` text (an
+    empty container, or a two-character string: only the JSON type could tell). A simple
+    CASE evaluates ``value`` once."""
+    return (
+        f"CASE coalesce({value}, '') WHEN '' THEN 0 WHEN 0 THEN 0"
+        f" WHEN '{{}}' THEN 2 WHEN '[]' THEN 2 ELSE 1 END"
+    )
+
+
+@dataclass(frozen=True)
+class Fold:
+    """How the events of one type set rows of one table, in SQL.
+
+    ``columns``: each column of ``table`` it writes, as SQL over the event row ``e`` (and the
+    ``each`` row ``f`` if any); the others keep their defaults. ``clean``: SQL, true when the
+    SQL gives what the projection's ``apply`` would for that event (or ``each`` row).
+    ``where``: the events (or ``each`` rows) that write a row at all. ``each``: a table-valued
+    source left-joined per event when one event writes several rows (``json_each``; an event
+    without any still has its ``clean`` checked), ordered by its ``key`` after the position.
+    """
+
+    table: TableSpec
+    event_type: str
+    columns: dict[str, str]
+    clean: str
+    where: str = "1"
+    each: str | None = None
+
+    def insert_sql(self) -> str:
+        """The guarded ``INSERT ... SELECT``. Parameters: the last position replayed, and a JSON
+        array of positions left to Python. An event that is not ``clean`` is passed to
+        ``LEFTOVER_FUNCTION`` and written by Python instead (``replay_projection``)."""
+        values = ", ".join(self.columns.values())
+        source = "events AS e"
+        where = self.where
+        order = "e.position"
+        if self.each:
+            source += f" LEFT JOIN {self.each} AS f"
+            where = f"f.key IS NOT NULL AND ({where})"
+            order += ", f.key"
+        return (
+            f"{self.table.insert_into(list(self.columns))} SELECT {values} FROM {source}"
+            f" WHERE e.event_type = '{self.event_type}' AND e.position <= ?"
+            " AND e.position NOT IN (SELECT value FROM json_each(?))"
+            f" AND CASE WHEN ({self.clean}) THEN 1 ELSE {LEFTOVER_FUNCTION}(e.position) END"
+            f" AND ({where}) ORDER BY {order}"
+            f" {self.table.on_conflict(list(self.columns))}"
+            f" WHERE excluded.position >= {self.table.name}.position"
+        )
+
+
+# The SQL function a fold's insert calls with the position of an event it cannot write.
+LEFTOVER_FUNCTION = "benchledger_leftover"
+
+
+def truthy(path: str, source: str = "e.payload") -> str:
+    """SQL: 1 when the value at ``path`` is truthy as Python sees it, else 0 (absent: 0)."""
+    kind = f"json_type({source}, '{path}')"
+    value = text(path, source)
+    return (
+        f"CASE {kind} WHEN 'true' THEN 1 WHEN 'text' THEN {value} <> ''"
+        f" WHEN 'integer' THEN {value} <> 0 WHEN 'real' THEN {value} <> 0"
+        f" WHEN 'object' THEN {value} <> '{{}}' WHEN 'array' THEN {value} <> '[]' ELSE 0 END"
+    )
+
+
+def no_positions(conn: Connection, upto: int) -> list[int]:
+    return []
+
+
+@dataclass(frozen=True)
+class DatabasePlan:
+    """A projection's database replay: its ``folds``, and ``python(conn, upto)``: the sorted
+    positions of the events its own Python code always replays."""
+
+    folds: tuple[Fold, ...]
+    python: Callable[[Connection, int], list[int]] = no_positions
+
+
+def supported(conn: Connection, event_types: Iterable[str]) -> bool:
+    """SQLite with JSON functions, and payloads stored as replay sees them (no upcaster)."""
+    return conn.dialect == "sqlite" and not any(t in CURRENT_SCHEMA_VERSION for t in event_types)
+
+
+def replay_projection(
+    conn: Connection,
+    plan: DatabasePlan,
+    upto: int,
+    tables: Sequence[TableSpec],
+    apply_python: Callable[[Sequence[int]], None],
+) -> None:
+    """Replay one projection into its empty ``tables``: the events Python must replay go
+    first (``apply_python(positions)``), then each fold's guarded insert. An event a fold
+    finds unclean (never, for events the contracts admitted) sends the replay round again
+    with that event left to Python as well, so Python always writes before SQL does."""
+    python = plan.python(conn, upto)
+    apply_python(python)
+    unclean = _run_folds(conn, plan, upto, python)
+    if not unclean:
+        return
+    for table in reversed(tables):
+        conn.execute(f"DELETE FROM {table.name}")  # SQLite only (``supported``)
+    python = sorted({*python, *unclean})
+    apply_python(python)
+    _run_folds(conn, plan, upto, python)
+
+
+def _run_folds(conn: Connection, plan: DatabasePlan, upto: int, python: Sequence[int]) -> set[int]:
+    """Each fold's insert, skipping the ``python`` positions; the positions found unclean."""
+    unclean: set[int] = set()
+
+    def leftover(position: int) -> int:
+        unclean.add(position)
+        return 0
+
+    raw = conn.dbapi_connection()
+    raw.create_function(LEFTOVER_FUNCTION, 1, leftover)
+    try:
+        skipped = orjson.dumps(list(python)).decode()
+        for fold in plan.folds:
+            conn.execute(fold.insert_sql(), (upto, skipped))
+    finally:
+        raw.create_function(LEFTOVER_FUNCTION, 1, None)
+    return unclean
+
+
+def rows_at(conn: Connection, positions: Sequence[int]) -> list[Sequence[object]]:
+    """``REPLAY_COLUMNS`` tuples of the events at ``positions``, in position order."""
+    rows: list[Sequence[object]] = []
+    columns = ", ".join(REPLAY_COLUMNS)
+    for start in range(0, len(positions), _LEFTOVER_CHUNK):
+        chunk = positions[start : start + _LEFTOVER_CHUNK]
+        query = (
+            f"SELECT {columns} FROM events WHERE position IN ({placeholders(len(chunk))})"
+            " ORDER BY position"
+        )
+        rows.extend(conn.execute(query, list(chunk)).all())
+    return rows
