@@ -12,11 +12,12 @@ the Python path would write. A fold states when its SQL gives exactly what the p
 ``apply`` gives (``clean``: the JSON types the event contracts promise); any other event —
 outside those types, carrying several rows, needed for a per-ledger row, or of a type with an
 upcaster — is a *leftover*, applied by the projection's own Python code. Leftovers are applied
-first, into the empty tables; the SQL then writes a row only over an older one
-(``excluded.position >= position``: within one event, later list entries win). Every row a
-fold writes is wholly decided by one event, so the tables end exactly as a replay in position
-order leaves them. ``rebuild --verify`` replays in Python into a scratch database and compares
-every row, so the two paths keep checking each other.
+first, into the empty tables, and the SQL never writes from those events; it then writes a
+row only over an older one (``excluded.position > position``, newest event first; within one
+event, the later list entry first). Every row a fold writes is wholly decided by one event, so
+the tables end exactly as a replay in position order leaves them. ``rebuild --verify``
+replays in Python into a scratch database and compares every row, so the two paths keep
+checking each other.
 
 Only for a rebuild of the live read models on SQLite, whose events are in the same database;
 ``--as-of``, snapshots and ``verify`` replay in Python.
@@ -95,15 +96,20 @@ class Fold:
     def insert_sql(self) -> str:
         """The guarded ``INSERT ... SELECT``. Parameters: the last position replayed, and a JSON
         array of positions left to Python. An event that is not ``clean`` is passed to
-        ``LEFTOVER_FUNCTION`` and written by Python instead (``replay_projection``)."""
+        ``LEFTOVER_FUNCTION`` and written by Python instead (``replay_projection``).
+
+        Newest first: the first row written for a key is its last one, and each older row
+        meets the guard and is dropped without a write, so a log that rewrites the same runs
+        over and over costs an index probe per superseded row, not an update. Within one
+        event, the later list entry comes first and wins the same way."""
         values = ", ".join(self.columns.values())
         source = "events AS e"
         where = self.where
-        order = "e.position"
+        order = "e.position DESC"
         if self.each:
             source += f" LEFT JOIN {self.each} AS f"
             where = f"f.key IS NOT NULL AND ({where})"
-            order += ", f.key"
+            order += ", f.key DESC"
         return (
             f"{self.table.insert_into(list(self.columns))} SELECT {values} FROM {source}"
             f" WHERE e.event_type = '{self.event_type}' AND e.position <= ?"
@@ -111,7 +117,7 @@ class Fold:
             f" AND CASE WHEN ({self.clean}) THEN 1 ELSE {LEFTOVER_FUNCTION}(e.position) END"
             f" AND ({where}) ORDER BY {order}"
             f" {self.table.on_conflict(list(self.columns))}"
-            f" WHERE excluded.position >= {self.table.name}.position"
+            f" WHERE excluded.position > {self.table.name}.position"
         )
 
 
