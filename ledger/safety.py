@@ -291,10 +291,27 @@ def ctext(value: Any, limit: int) -> str | None:
 
 
 def ledger_text_status(value: Any, limit: int) -> tuple[str | None, bool]:
-    """``ledger_text`` that also says whether the safety filter dropped the value."""
+    """``ledger_text`` that also says whether the safety filter dropped the value.
+
+    Short strings go through a cache, as in ``ctext_status``: the rows of one ingest repeat
+    their benchmark, agent, model, mode and status texts in every row."""
+    if type(value) is str and len(value) <= _CACHED_TEXT_MAX:
+        return _ledger_str_status(value, limit)
     raw = _scalar_text(value)
     if raw is None:
         return None, False
+    return _ledger_text_status(raw, limit)
+
+
+@lru_cache(maxsize=1 << 14)
+def _ledger_str_status(value: str, limit: int) -> tuple[str | None, bool]:
+    """``ledger_text_status`` of a plain ``str`` of at most ``_CACHED_TEXT_MAX`` characters,
+    memoised (the filter is a pure function of it)."""
+    return _ledger_text_status(value, limit)
+
+
+def _ledger_text_status(raw: str, limit: int) -> tuple[str | None, bool]:
+    """Whitespace normalised, filtered, cut to L-3 characters plus ``...``."""
     text = " ".join(raw.split())
     if not text:
         return None, False

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 _CHUNK = 1024 * 1024
 _STREAM_ROWS = 2000
+# How much of a SQLite store the streaming render maps (the rest, if any, is read as usual).
+_MAP_BYTES = 1 << 30
 
 
 class StaleCache(Exception):
@@ -178,12 +180,18 @@ def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tupl
         cursor.itersize = _STREAM_ROWS
         cursor.execute(sql.format("%s"), (ledger_id,))
     else:
+        # Read through a memory map: the rows come in render-key order, not in the table's, so
+        # a 2 MB page cache reads each 16 KiB table page again for nearly every row (25,000
+        # ``pread`` copies, 400 MB, at 30,000 rows); mapped, the pages are read in place.
+        raw.execute(f"PRAGMA mmap_size={_MAP_BYTES}")
         cursor = raw.cursor()
         cursor.execute(sql.format("?"), (ledger_id,))
     try:
         yield iter(cursor)
     finally:
         cursor.close()
+        if conn.dialect != "postgresql":
+            raw.execute("PRAGMA mmap_size=0")
 
 
 def _write_runs(stream: Iterator, case: _Case, write: _Buffered, run_lines: list[str]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from ledger.clock import utc_now_seconds
 from ledger.errors import BenchledgerError
 from ledger.faults import reach
+from ledger.gc_pause import collector_paused
 from ledger.handlers.benchmark_run import (
     BenchmarkRunPlan,
     RunInputs,
@@ -44,7 +45,24 @@ def run_benchmark(
     metadata: dict[str, Any],
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Validate, build, decide, append in one transaction, render; return the payload."""
+    """Validate, build, decide, append in one transaction, render; return the payload.
+
+    The cyclic collector is paused throughout: the records, events and files of a large ingest
+    are acyclic and stay alive until the command ends, so every collection that their
+    allocations triggered walked all of them and freed nothing (bench/README.md).
+    """
+    with collector_paused():
+        return _run_benchmark(request, db, registry, runtime_root, metadata, progress)
+
+
+def _run_benchmark(
+    request: BenchmarkRunRequest,
+    db: str | None,
+    registry: str | None,
+    runtime_root: str | None,
+    metadata: dict[str, Any],
+    progress: Progress | None,
+) -> dict[str, Any]:
     from ledger.preflight import make_which
     from services.store_session import open_store
 

@@ -106,6 +106,8 @@ def run_import_loopx(
             already = result.already_recorded
             if render:
                 render_ledger(opened, target)
+            elif not already:
+                _fill_render_cache(opened, target.ledger_id)
         finally:
             opened.close()
     return {
@@ -120,6 +122,21 @@ def run_import_loopx(
         "source_rewritten": render and _same_file(target.json_path, path),
         **summary,
     }
+
+
+def _fill_render_cache(opened: Any, ledger_id: str) -> None:
+    """Compute the imported rows' render pieces now, in a transaction of their own after the
+    import's, holding the append lock as a render does.
+
+    The render cache is filled lazily (``projections.ledger_cases``), so without this the
+    first upsert into an imported ledger paid for every row's pieces: ~3 s of CPU at 30,000
+    rows instead of ~0.5 s. An import reads and writes every row anyway, so it is the command
+    that pays; a crash between the two transactions only leaves the fill to the first render.
+    """
+    from projections.ledger_cases import fill_render_cache
+
+    with opened.store.transaction() as uow:  # the writers' lock: rows cannot change meanwhile
+        fill_render_cache(uow.conn, ledger_id)
 
 
 def _same_file(rendered: Path, given: str) -> bool:

@@ -244,6 +244,33 @@ def test_cli_sequence_on_the_real_loopx_ledger(db_url, tmp_path, monkeypatch, fi
     assert env.ok("rebuild", "--verify")["ok"]
 
 
+def test_an_import_fills_the_render_cache_of_its_ledger(
+    db_url, tmp_path, monkeypatch, fixtures_dir
+):
+    """``import loopx-ledger`` without ``--in-place`` renders nothing but computes the pieces
+    (else the first upsert into the imported ledger pays for every row); they are what the
+    rows give (``rebuild --verify`` checks them) and render the same bytes as a full render."""
+    monkeypatch.chdir(tmp_path)
+    env = _Cli(db_url)
+    src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
+    shutil.copyfile(src, tmp_path / "L.json")
+    env.ok("import", "loopx-ledger", "L.json", "--execute")
+    s = opened(db_url)
+    try:
+        with s.store.database.connect() as conn:
+            rows = conn.execute("SELECT count(*) FROM rm_ledger_rows").scalar()
+            unfilled = conn.execute(
+                "SELECT count(*) FROM rm_ledger_rows WHERE render_key IS NULL"
+            ).scalar()
+            cases = conn.execute("SELECT count(*) FROM rm_ledger_cases").scalar()
+    finally:
+        s.close()
+    assert rows > 0 and unfilled == 0 and cases > 0
+    assert env.ok("rebuild", "--verify")["ok"]
+    env.ok("render", "--run-ledger-path", "L.json")
+    _files_equal_full_render(db_url, tmp_path, "L.json")
+
+
 # ------------------------------------------------------------------------------- migration
 
 
