@@ -13,7 +13,7 @@ on SQLite, and every statement here is a handful of hand-written SQL anyway.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -50,7 +50,9 @@ class Connection(Protocol):
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> None: ...
 
-    def stream(self, sql: str, params: Params = (), *, batch: int = 1000) -> Iterator[Any]:
+    def stream(
+        self, sql: str, params: Params = (), *, batch: int = 1000
+    ) -> Generator[Any, None, None]:
         """Rows fetched ``batch`` at a time (a server-side cursor on PostgreSQL)."""
         ...
 

@@ -8,7 +8,7 @@ statement text (``ledger.connection.to_pyformat``); no per-row SQLAlchemy proces
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -42,7 +42,9 @@ class SqlAlchemyConnection:
         if rows:
             self.sa.exec_driver_sql(self._sql(sql, True), [_one(r) for r in rows])
 
-    def stream(self, sql: str, params: Params = (), *, batch: int = 1000) -> Iterator[Any]:
+    def stream(
+        self, sql: str, params: Params = (), *, batch: int = 1000
+    ) -> Generator[Any, None, None]:
         options = {"stream_results": True, "max_row_buffer": batch}
         text = self._sql(sql, bool(params))
         result = self.sa.exec_driver_sql(

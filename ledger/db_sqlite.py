@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,9 @@ class SqliteConnection:
             except sqlite3.DatabaseError as exc:
                 raise explain(exc, self.path) from None
 
-    def stream(self, sql: str, params: Params = (), *, batch: int = 1000) -> Iterator[Any]:
+    def stream(
+        self, sql: str, params: Params = (), *, batch: int = 1000
+    ) -> Generator[Any, None, None]:
         """A cursor already fetches lazily, so this is a plain iteration."""
         yield from self.execute(sql, params)
 

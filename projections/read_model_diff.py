@@ -9,6 +9,7 @@ the columns a replay reproduces and checks its cache itself.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 from ledger.tables import PROJECTION_CHECKPOINTS
@@ -55,14 +56,17 @@ def compare_tables(
     differences: list[dict[str, Any]] = []
     for table in tables:
         keys = table.primary_key
-        live_rows = live.execute(f"{_select(table, live)} ORDER BY {_byte_order(keys, live)}")
-        scratch_rows = scratch.execute(
+        # ``stream``: PostgreSQL sends the rows through a server-side cursor, a batch at a time
+        # (a plain execute held every row of the table in the client: 955 MB at 1M events).
+        live_rows = live.stream(f"{_select(table, live)} ORDER BY {_byte_order(keys, live)}")
+        scratch_rows = scratch.stream(
             f"{_select(table, scratch)} ORDER BY {_byte_order(keys, scratch)}"
         )
-        for diff in _diff_sorted(live_rows, scratch_rows, table):
-            differences.append({"table": table.name, **diff})
-            if len(differences) >= limit:
-                return differences
+        with closing(live_rows), closing(scratch_rows):
+            for diff in _diff_sorted(live_rows, scratch_rows, table):
+                differences.append({"table": table.name, **diff})
+                if len(differences) >= limit:
+                    return differences
     return differences
 
 
