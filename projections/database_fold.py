@@ -94,8 +94,9 @@ class Fold:
     each: str | None = None
 
     def insert_sql(self) -> str:
-        """The guarded ``INSERT ... SELECT``. Parameters: the last position replayed, and a JSON
-        array of positions left to Python. An event that is not ``clean`` is passed to
+        """The guarded ``INSERT ... SELECT``. Parameters: the last position replayed, a JSON
+        array of positions left to Python, and twice a JSON array of the only positions worth
+        reading (NULL: all; see ``DatabasePlan.only``). An event that is not ``clean`` is passed to
         ``LEFTOVER_FUNCTION`` and written by Python instead (``replay_projection``).
 
         Newest first: the first row written for a key is its last one, and each older row
@@ -114,6 +115,7 @@ class Fold:
             f"{self.table.insert_into(list(self.columns))} SELECT {values} FROM {source}"
             f" WHERE e.event_type = '{self.event_type}' AND e.position <= ?"
             " AND e.position NOT IN (SELECT value FROM json_each(?))"
+            " AND (? IS NULL OR e.position IN (SELECT value FROM json_each(?)))"
             f" AND CASE WHEN ({self.clean}) THEN 1 ELSE {LEFTOVER_FUNCTION}(e.position) END"
             f" AND ({where}) ORDER BY {order}"
             f" {self.table.on_conflict(list(self.columns))}"
@@ -142,11 +144,14 @@ def no_positions(conn: Connection, upto: int) -> list[int]:
 
 @dataclass(frozen=True)
 class DatabasePlan:
-    """A projection's database replay: its ``folds``, and ``python(conn, upto)``: the sorted
-    positions of the events its own Python code always replays."""
+    """A projection's database replay: its ``folds``, ``python(conn, upto)``: the sorted
+    positions of the events its own Python code always replays, and ``only``."""
 
     folds: tuple[Fold, ...]
     python: Callable[[Connection, int], list[int]] = no_positions
+    # The only positions worth folding (None: every event), worked out on a second connection
+    # while the other projections replay: a superset of the events the final rows come from.
+    only: Callable[[Connection, int], list[int] | None] | None = None
 
 
 def supported(conn: Connection, event_types: Iterable[str]) -> bool:
@@ -160,6 +165,7 @@ def replay_projection(
     upto: int,
     tables: Sequence[TableSpec],
     apply_python: Callable[[Sequence[int]], None],
+    only: Sequence[int] | None = None,
 ) -> None:
     """Replay one projection into its empty ``tables``: the events Python must replay go
     first (``apply_python(positions)``), then each fold's guarded insert. An event a fold
@@ -167,18 +173,25 @@ def replay_projection(
     with that event left to Python as well, so Python always writes before SQL does."""
     python = plan.python(conn, upto)
     apply_python(python)
-    unclean = _run_folds(conn, plan, upto, python)
+    unclean = _run_folds(conn, plan, upto, python, only)
     if not unclean:
         return
     for table in reversed(tables):
         conn.execute(f"DELETE FROM {table.name}")  # SQLite only (``supported``)
     python = sorted({*python, *unclean})
     apply_python(python)
-    _run_folds(conn, plan, upto, python)
+    _run_folds(conn, plan, upto, python, only)
 
 
-def _run_folds(conn: Connection, plan: DatabasePlan, upto: int, python: Sequence[int]) -> set[int]:
-    """Each fold's insert, skipping the ``python`` positions; the positions found unclean."""
+def _run_folds(
+    conn: Connection,
+    plan: DatabasePlan,
+    upto: int,
+    python: Sequence[int],
+    only: Sequence[int] | None,
+) -> set[int]:
+    """Each fold's insert, skipping the ``python`` positions (and, with ``only``, every other
+    position); the positions found unclean."""
     unclean: set[int] = set()
 
     def leftover(position: int) -> int:
@@ -189,8 +202,9 @@ def _run_folds(conn: Connection, plan: DatabasePlan, upto: int, python: Sequence
     raw.create_function(LEFTOVER_FUNCTION, 1, leftover)
     try:
         skipped = orjson.dumps(list(python)).decode()
+        wanted = None if only is None else orjson.dumps(list(only)).decode()
         for fold in plan.folds:
-            conn.execute(fold.insert_sql(), (upto, skipped))
+            conn.execute(fold.insert_sql(), (upto, skipped, wanted, wanted))
     finally:
         raw.create_function(LEFTOVER_FUNCTION, 1, None)
     return unclean

@@ -196,7 +196,7 @@ class ProjectionEngine:
                         store, python, conn, read_conn=conn, progress=progress, upto=head
                     )
                 if plans:
-                    replay_in_database(chosen, plans, conn, head)
+                    replay_in_database(store, chosen, plans, conn, head)
                     replayed = count_events(conn, chosen, head)
                     if progress:
                         progress(replayed)
@@ -314,15 +314,27 @@ def database_plans(chosen: Sequence[Projection], conn: Connection) -> dict[str, 
 
 
 def replay_in_database(
-    chosen: Sequence[Projection], plans: dict[str, DatabasePlan], conn: Connection, upto: int
+    store: EventStore,
+    chosen: Sequence[Projection],
+    plans: dict[str, DatabasePlan],
+    conn: Connection,
+    upto: int,
 ) -> None:
     """Each planned projection into its empty tables (``database_fold.replay_projection``),
-    the events it leaves to Python applied by the projection's own replay sink."""
-    with collector_paused():
-        for projection in chosen:
-            plan = plans.get(projection.name)
-            if plan is None:
-                continue
+    the events it leaves to Python applied by the projection's own replay sink. A plan's
+    ``only`` scan runs on a second connection and thread (waiting on SQLite releases the GIL)
+    while the projections without one replay; those with one come last."""
+    ordered = sorted(
+        (p for p in chosen if p.name in plans), key=lambda p: plans[p.name].only is not None
+    )
+    with collector_paused(), _plan_connection(store, conn) as plan_conn:
+        scans = {
+            p.name: _start(plans[p.name].only, plan_conn, upto, inline=plan_conn is conn)
+            for p in ordered
+            if plans[p.name].only is not None
+        }
+        for projection in ordered:
+            plan = plans[projection.name]
 
             def apply_python(positions: Sequence[int], projection: Projection = projection) -> None:
                 sink = _replay_sink(projection)
@@ -333,7 +345,22 @@ def replay_in_database(
                 if flush is not None:
                     flush(conn)
 
-            replay_projection(conn, plan, upto, list(projection.tables), apply_python)
+            scan = scans.get(projection.name)
+            only = scan.result() if scan is not None else None
+            replay_projection(conn, plan, upto, list(projection.tables), apply_python, only)
+
+
+def _start(scan: Any, conn: Connection, upto: int, *, inline: bool) -> Any:
+    """``scan(conn, upto)`` on a thread (a future), or now when ``conn`` is the writer's own."""
+    if inline:
+        return _Done(scan(conn, upto))
+    # imported here: concurrent.futures pulls in logging, and only a rebuild needs it
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchledger-plan")
+    future = pool.submit(scan, conn, upto)
+    pool.shutdown(wait=False)
+    return future
 
 
 def count_events(conn: Connection, chosen: Sequence[Projection], upto: int) -> int:

@@ -121,7 +121,9 @@ class LedgerRowsProjection:
         and the upserts each ledger's own row is decided by, through ``replayer``."""
         if not supported(conn, self.handles):
             return None
-        return DatabasePlan((_LEDGER_ROWS_FOLD,), _ledger_events_for_python)
+        return DatabasePlan(
+            (_LEDGER_ROWS_FOLD,), _ledger_events_for_python, only=_upserts_not_superseded
+        )
 
 
 class LedgerRowsBuffer:
@@ -302,6 +304,12 @@ _LEDGER_ROWS_FOLD = Fold(
         ]
     ),
 )
+
+
+def _upserts_not_superseded(conn: Connection, upto: int) -> list[int] | None:
+    """The upserts the ledger fold needs (``LedgerRowsBuffer.sparse_replay``): a log that
+    rewrites the same runs over and over is folded from its latest upserts only."""
+    return LedgerRowsBuffer().sparse_replay(conn, upto)
 
 
 def _ledger_events_for_python(conn: Connection, upto: int) -> list[int]:
