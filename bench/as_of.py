@@ -67,7 +67,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="benchledger-as-of-") as tmp:
         url = f"sqlite:///{Path(tmp) / 'ledger.db'}"
         print(f"filling {args.events:,} events ...", flush=True)
-        fill(url, args.events)
+        fill(url, args.events, "realistic")
         env = {**os.environ, "BENCHLEDGER_SNAPSHOT_DIR": str(Path(tmp) / "snapshots")}
         base = ["--db", url]
         as_of = max(1, args.events - args.tail)
