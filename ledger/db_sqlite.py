@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -222,18 +222,27 @@ class SqliteDatabase:
             conn.raw.close()
 
     @contextmanager
-    def begin(self) -> Iterator[SqliteConnection]:
+    def begin(self, *, attach: Mapping[str, str] | None = None) -> Iterator[SqliteConnection]:
+        """A write transaction; ``attach``: other database files (name -> path) it may read,
+        attached before it begins (SQLite refuses to inside one) and detached after."""
         with self.connect() as conn:
             if self.in_memory and self._memory_users > 1 and conn.raw.in_transaction:
                 yield conn  # nested in a transaction on the one connection: part of it
                 return
             conn.rollback()  # an in-memory connection's earlier reads
+            for name, path in (attach or {}).items():
+                conn.raw.execute(f"ATTACH DATABASE ? AS {name}", (path,))
             try:
-                conn.raw.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
-            except sqlite3.DatabaseError as exc:
-                raise explain(exc, self.path) from None
-            yield conn
-            conn.commit()
+                try:
+                    conn.raw.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
+                except sqlite3.DatabaseError as exc:
+                    raise explain(exc, self.path) from None
+                yield conn
+                conn.commit()
+            finally:
+                conn.rollback()
+                for name in attach or {}:
+                    conn.raw.execute(f"DETACH DATABASE {name}")
 
     def sqlalchemy_engine(self) -> Any:
         """For Alembic: its connections get this module's settings and explicit ``BEGIN``

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ledger.errors import InputError
 
 if TYPE_CHECKING:
-    from ledger.connection import Connection, Database
+    from ledger.connection import Connection
     from ledger.db_sqlite import SqliteDatabase
     from ledger.store import EventStore
     from projections.engine import ProjectionEngine
@@ -152,7 +152,7 @@ def scratch_at(
 def advance(
     store: EventStore,
     projections: ProjectionEngine,
-    scratch: Database,
+    scratch: SqliteDatabase,
     after: int,
     upto: int,
     progress: Callable[[int, int], None] | None = None,
@@ -160,7 +160,21 @@ def advance(
     """Replay ``(after, upto]`` onto scratch read models that stand at ``after``."""
     total = upto - after
     report = (lambda done: progress(min(done, total), total)) if progress else None
-    with store.database.connect() as live, scratch.begin() as conn:
+    # A replay from position 1 out of a SQLite file is done by the database (``database_fold``):
+    # the live file is attached, read-only in effect, to the scratch connection.
+    from ledger.db_sqlite import SqliteDatabase as Sqlite
+
+    live_db = store.database
+    attach = None
+    if after == 0 and isinstance(live_db, Sqlite) and not live_db.in_memory:
+        attach = {"live": live_db.path}
+    with store.database.connect() as live, scratch.begin(attach=attach) as conn:
         return projections.replay_range(
-            store, conn, read_conn=live, after=after, upto=upto, progress=report
+            store,
+            conn,
+            read_conn=live,
+            after=after,
+            upto=upto,
+            progress=report,
+            events="live.events" if attach else None,
         )

@@ -26,7 +26,7 @@ Only for a rebuild of the live read models on SQLite, whose events are in the sa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import orjson
@@ -92,19 +92,25 @@ class Fold:
     clean: str
     where: str = "1"
     each: str | None = None
+    # Columns written otherwise when the tables go where no events are (a scratch database
+    # for ``--as-of``): the text itself instead of a reference to the event.
+    self_contained: dict[str, str] = field(default_factory=dict)
 
-    def insert_sql(self) -> str:
+    def insert_sql(self, events: str = "events", *, self_contained: bool = False) -> str:
         """The guarded ``INSERT ... SELECT``. Parameters: the last position replayed, a JSON
         array of positions left to Python, and twice a JSON array of the only positions worth
-        reading (NULL: all; see ``DatabasePlan.only``). An event that is not ``clean`` is passed to
-        ``LEFTOVER_FUNCTION`` and written by Python instead (``replay_projection``).
+        reading (NULL: all; see ``DatabasePlan.only``). ``events``: the table the events are
+        read from (``live.events`` when the live store is attached to a scratch database).
+        An event that is not ``clean`` is passed to ``LEFTOVER_FUNCTION`` and written by
+        Python instead (``replay_projection``).
 
         Newest first: the first row written for a key is its last one, and each older row
         meets the guard and is dropped without a write, so a log that rewrites the same runs
         over and over costs an index probe per superseded row, not an update. Within one
         event, the later list entry comes first and wins the same way."""
-        values = ", ".join(self.columns.values())
-        source = "events AS e"
+        columns = {**self.columns, **self.self_contained} if self_contained else self.columns
+        values = ", ".join(columns.values())
+        source = f"{events} AS e"
         where = self.where
         order = "e.position DESC"
         if self.each:
@@ -166,48 +172,60 @@ def replay_projection(
     tables: Sequence[TableSpec],
     apply_python: Callable[[Sequence[int]], None],
     only: Sequence[int] | None = None,
+    *,
+    read_conn: Connection | None = None,
+    events: str = "events",
+    self_contained: bool = False,
 ) -> None:
     """Replay one projection into its empty ``tables``: the events Python must replay go
     first (``apply_python(positions)``), then each fold's guarded insert. An event a fold
     finds unclean (never, for events the contracts admitted) sends the replay round again
-    with that event left to Python as well, so Python always writes before SQL does."""
-    python = plan.python(conn, upto)
+    with that event left to Python as well, so Python always writes before SQL does.
+    ``read_conn``: where the plan's own queries read the events (the live store, when ``conn``
+    is a scratch database with the live one attached as ``events``' schema)."""
+    python = plan.python(read_conn or conn, upto)
     apply_python(python)
-    unclean = _run_folds(conn, plan, upto, python, only)
+    fold = _Folding(plan, upto, events, self_contained)
+    unclean = fold.run(conn, python, only)
     if not unclean:
         return
     for table in reversed(tables):
         conn.execute(f"DELETE FROM {table.name}")  # SQLite only (``supported``)
     python = sorted({*python, *unclean})
     apply_python(python)
-    _run_folds(conn, plan, upto, python, only)
+    fold.run(conn, python, only)
 
 
-def _run_folds(
-    conn: Connection,
-    plan: DatabasePlan,
-    upto: int,
-    python: Sequence[int],
-    only: Sequence[int] | None,
-) -> set[int]:
-    """Each fold's insert, skipping the ``python`` positions (and, with ``only``, every other
-    position); the positions found unclean."""
-    unclean: set[int] = set()
+@dataclass(frozen=True)
+class _Folding:
+    """One projection's folds as ``replay_projection`` runs them (once, or twice after an
+    unclean event)."""
 
-    def leftover(position: int) -> int:
-        unclean.add(position)
-        return 0
+    plan: DatabasePlan
+    upto: int
+    events: str
+    self_contained: bool
 
-    raw = conn.dbapi_connection()
-    raw.create_function(LEFTOVER_FUNCTION, 1, leftover)
-    try:
-        skipped = orjson.dumps(list(python)).decode()
-        wanted = None if only is None else orjson.dumps(list(only)).decode()
-        for fold in plan.folds:
-            conn.execute(fold.insert_sql(), (upto, skipped, wanted, wanted))
-    finally:
-        raw.create_function(LEFTOVER_FUNCTION, 1, None)
-    return unclean
+    def run(self, conn: Connection, python: Sequence[int], only: Sequence[int] | None) -> set[int]:
+        """Each fold's insert, skipping the ``python`` positions (and, with ``only``, every
+        other position); the positions found unclean."""
+        unclean: set[int] = set()
+
+        def leftover(position: int) -> int:
+            unclean.add(position)
+            return 0
+
+        raw = conn.dbapi_connection()
+        raw.create_function(LEFTOVER_FUNCTION, 1, leftover)
+        try:
+            skipped = orjson.dumps(list(python)).decode()
+            wanted = None if only is None else orjson.dumps(list(only)).decode()
+            for fold in self.plan.folds:
+                sql = fold.insert_sql(self.events, self_contained=self.self_contained)
+                conn.execute(sql, (self.upto, skipped, wanted, wanted))
+        finally:
+            raw.create_function(LEFTOVER_FUNCTION, 1, None)
+        return unclean
 
 
 def rows_at(conn: Connection, positions: Sequence[int]) -> list[Sequence[object]]:

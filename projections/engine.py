@@ -228,16 +228,21 @@ class ProjectionEngine:
         after: int,
         upto: int,
         progress: Callable[[int], None] | None = None,
+        events: str | None = None,
     ) -> int:
         """Replay the events in ``(after, upto]`` into every read model on ``conn`` and set the
         checkpoints to ``upto``: from position 0 into empty tables, or onto read models that
-        already stand at ``after`` (a snapshot, or an earlier ``replay_range``)."""
+        already stand at ``after`` (a snapshot, or an earlier ``replay_range``). ``events``:
+        the events table as ``conn`` can read it (the live store attached), so a replay from
+        position 0 is done by the database (``database_fold``)."""
         chosen = list(self.projections.values())
         tables = [t.name for p in chosen for t in p.tables] if after == 0 else []
+        plans = database_plans(chosen, conn) if after == 0 and events else {}
+        python = [p for p in chosen if p.name not in plans]
         with _bulk_settings(conn), indexes_built_after(conn, tables):
             replayed = self._replay(
                 store,
-                chosen,
+                python,
                 conn,
                 read_conn=read_conn,
                 progress=progress,
@@ -245,6 +250,20 @@ class ProjectionEngine:
                 upto=upto,
                 self_contained=True,
             )
+            if plans and events:
+                replay_in_database(
+                    store,
+                    chosen,
+                    plans,
+                    conn,
+                    upto,
+                    read_conn=read_conn,
+                    events=events,
+                    self_contained=True,
+                )
+                replayed = count_events(read_conn, chosen, upto)
+                if progress:
+                    progress(replayed)
         _set_checkpoints(conn, [p.name for p in chosen], upto)
         return replayed
 
@@ -319,26 +338,31 @@ def replay_in_database(
     plans: dict[str, DatabasePlan],
     conn: Connection,
     upto: int,
+    *,
+    read_conn: Connection | None = None,
+    events: str = "events",
+    self_contained: bool = False,
 ) -> None:
     """Each planned projection into its empty tables (``database_fold.replay_projection``),
     the events it leaves to Python applied by the projection's own replay sink. A plan's
     ``only`` scan runs on a second connection and thread (waiting on SQLite releases the GIL)
-    while the projections without one replay; those with one come last."""
+    while the projections without one replay; those with one come last. ``read_conn`` and
+    ``events``: where the events are, when not beside the tables (``replay_range``)."""
+    source = read_conn or conn
     ordered = sorted(
         (p for p in chosen if p.name in plans), key=lambda p: plans[p.name].only is not None
     )
-    with collector_paused(), _plan_connection(store, conn) as plan_conn:
+    with collector_paused(), _plan_connection(store, source) as plan_conn:
         scans = {
-            p.name: _start(plans[p.name].only, plan_conn, upto, inline=plan_conn is conn)
+            p.name: _start(plans[p.name].only, plan_conn, upto, inline=plan_conn is source)
             for p in ordered
             if plans[p.name].only is not None
         }
         for projection in ordered:
-            plan = plans[projection.name]
 
             def apply_python(positions: Sequence[int], projection: Projection = projection) -> None:
-                sink = _replay_sink(projection)
-                rows = rows_at(conn, positions)
+                sink = _replay_sink(projection, self_contained=self_contained)
+                rows = rows_at(source, positions)
                 for start in range(0, len(rows), REPLAY_BATCH):
                     sink.apply(conn, _light_events(rows[start : start + REPLAY_BATCH]))
                 flush = getattr(sink, "flush", None)
@@ -346,8 +370,17 @@ def replay_in_database(
                     flush(conn)
 
             scan = scans.get(projection.name)
-            only = scan.result() if scan is not None else None
-            replay_projection(conn, plan, upto, list(projection.tables), apply_python, only)
+            replay_projection(
+                conn,
+                plans[projection.name],
+                upto,
+                list(projection.tables),
+                apply_python,
+                scan.result() if scan is not None else None,
+                read_conn=source,
+                events=events,
+                self_contained=self_contained,
+            )
 
 
 def _start(scan: Any, conn: Connection, upto: int, *, inline: bool) -> Any:

@@ -303,6 +303,7 @@ _LEDGER_ROWS_FOLD = Fold(
             text_or_null("$.row.recorded_at"),
         ]
     ),
+    self_contained={"row": text(_ROW)},
 )
 
 

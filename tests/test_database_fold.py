@@ -16,6 +16,9 @@ from ledger.events import (
     NewEvent,
 )
 from projections import tables
+from projections.as_of import advance
+from projections.read_model_diff import compare_read_models
+from projections.scratch import scratch_database
 from tests.support_store import opened, table_rows
 
 READ_MODELS = (
@@ -127,14 +130,14 @@ def test_database_replay_equals_python_replay_and_the_listener(db_url, monkeypat
         s.store.append(command, metadata={"actor": "t"})
     live = _snapshot(s)
     rounds: list[set[int]] = []
-    real_run = fold_module._run_folds
+    real_run = fold_module._Folding.run
 
-    def spy(*args, **kwargs):
-        found = real_run(*args, **kwargs)
+    def spy(self, *args, **kwargs):
+        found = real_run(self, *args, **kwargs)
         rounds.append(found)
         return found
 
-    monkeypatch.setattr(fold_module, "_run_folds", spy)
+    monkeypatch.setattr(fold_module._Folding, "run", spy)
     report = s.projections.rebuild(s.store)
     in_database = _snapshot(s)
     s.projections.rebuild(s.store, in_database=False)
@@ -154,4 +157,8 @@ def test_database_replay_equals_python_replay_and_the_listener(db_url, monkeypat
     assert goal_runs[("g", "s2")][3] != ""  # generated_at '' fell back to recorded_at
     assert goal_runs[("g", "s1")][4].startswith('{"escapes":"quote \\" backslash')
     assert s.projections.verify_rebuild(s.store).ok
+    # --as-of from position 1 (the live SQLite file attached to a scratch database) too
+    with scratch_database("test-as-of") as scratch:
+        advance(s.store, s.projections, scratch, 0, s.store.head_position())
+        assert compare_read_models(s.projections, checked=scratch, reference=s.store.database) == []
     s.close()
