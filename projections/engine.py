@@ -239,7 +239,8 @@ class ProjectionEngine:
         tables = [t.name for p in chosen for t in p.tables] if after == 0 else []
         plans = database_plans(chosen, conn) if after == 0 and events else {}
         python = [p for p in chosen if p.name not in plans]
-        with _bulk_settings(conn), indexes_built_after(conn, tables):
+        schema = events.rpartition(".")[0] if plans and events else None
+        with _bulk_settings(conn, schema), indexes_built_after(conn, tables):
             replayed = self._replay(
                 store,
                 python,
@@ -567,7 +568,7 @@ def _apply_batch(conn: Connection, events: list[StoredEvent], sinks: list[Any]) 
 
 
 @contextmanager
-def _bulk_settings(conn: Connection) -> Iterator[None]:
+def _bulk_settings(conn: Connection, attached: str | None = None) -> Iterator[None]:
     """A bigger SQLite page cache for the one long rebuild transaction, so flushes into a
     large read model find its pages in memory instead of re-reading them from the OS (the
     default is 2 MB); restored afterwards because the connection goes back to the pool."""
@@ -576,6 +577,8 @@ def _bulk_settings(conn: Connection) -> Iterator[None]:
         return
     saved = int(conn.execute("PRAGMA cache_size").scalar())
     conn.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")
+    if attached:  # the attached database the events are read from has a cache of its own
+        conn.execute(f"PRAGMA {attached}.cache_size=-{REBUILD_CACHE_KIB}")
     try:
         yield
     finally:
