@@ -19,8 +19,10 @@ the tables end exactly as a replay in position order leaves them. ``rebuild --ve
 replays in Python into a scratch database and compares every row, so the two paths keep
 checking each other.
 
-Only for a rebuild of the live read models on SQLite, whose events are in the same database;
-``--as-of``, snapshots and ``verify`` replay in Python.
+On SQLite only: a rebuild of the live read models (the events are in the same database),
+and a replay from position 1 into a scratch database for ``--as-of`` or a snapshot, with the
+live file attached (``events`` names its table; the scratch keeps texts itself:
+``Fold.self_contained``). ``rebuild --verify`` and replays onto a snapshot replay in Python.
 """
 
 from __future__ import annotations
