@@ -111,8 +111,12 @@ class SqliteDatabase:
 
     dialect = "sqlite"
 
-    def __init__(self, url: str, *, read_only: bool = False) -> None:
+    def __init__(self, url: str, *, read_only: bool = False, disposable: bool = False) -> None:
+        """``disposable``: a scratch file thrown away after use (``projections/scratch.py``):
+        no WAL and no syncs, since a crash loses nothing that matters; in WAL mode a replay's
+        pages were written twice, to the log and again at the checkpoint."""
         self.url = url
+        self.disposable = disposable
         self.path = url.removeprefix("sqlite:///") if url != "sqlite://" else MEMORY
         self.path = self.path or MEMORY
         self.read_only = read_only
@@ -177,8 +181,12 @@ class SqliteDatabase:
             # of a few KB, and 16 KiB pages write a new store's first ingest in a quarter of
             # the page writes of the 4 KiB default.
             raw.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            _use_wal(raw)
-            raw.execute("PRAGMA synchronous=NORMAL")
+            if self.disposable:
+                raw.execute("PRAGMA journal_mode=MEMORY")
+                raw.execute("PRAGMA synchronous=OFF")
+            else:
+                _use_wal(raw)
+                raw.execute("PRAGMA synchronous=NORMAL")
         raw.execute("PRAGMA foreign_keys=ON")
         return raw
 

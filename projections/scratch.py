@@ -26,10 +26,11 @@ def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[Sqli
         path = Path(tmp) / "scratch.db"
         if seed is not None:
             shutil.copyfile(seed, path)
-        scratch = SqliteDatabase(f"sqlite:///{path}")
+        # A new file is made disposable (no WAL, no syncs); a copied snapshot stays in the WAL
+        # mode it was written in (leaving it rewrote the 1 GB copy's header and cost more than
+        # the few pages a short replay writes).
+        scratch = SqliteDatabase(f"sqlite:///{path}", disposable=seed is None)
         try:
-            with scratch.connect() as conn:
-                conn.raw.execute("PRAGMA synchronous=OFF")
             if seed is None:
                 create_at_head(scratch)
             yield scratch
