@@ -16,6 +16,36 @@ from ledger.errors import InputError
 MAX_DEPTH = 1024  # orjson's own nesting limit; the stdlib fallback is held to the same
 
 
+# JSON can hold U+0000 only as this escape: a document without it costs one substring search.
+_NUL_ESCAPE = b"\\u0000"
+NUL_REASON = (
+    "a text in it holds a NUL character (\\u0000), which benchledger does not store"
+    " (PostgreSQL cannot); remove it"
+)
+
+
+def holds_nul(raw: bytes, document: Any) -> bool:
+    """Whether a key or string of ``document`` (parsed from ``raw``) holds U+0000.
+
+    Why refuse it: SQLite keeps it and PostgreSQL refuses it in any text, so the same input
+    would be ledgered on one store and fail half-way on the other."""
+    if _NUL_ESCAPE not in raw:
+        return False
+    stack = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            if any("\x00" in key for key in item):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def json_failure(raw: bytes) -> str | None:
     """Why ``raw`` is not one JSON document (None when it is); one short clause."""
     try:
@@ -35,6 +65,8 @@ def parse_json(raw: bytes, *, what: str, unique_keys: bool = False) -> Any:
         document = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"{what}: {_reason(raw, exc)}") from None
+    if holds_nul(raw, document):
+        raise InputError(f"{what}: {NUL_REASON}")
     if unique_keys and isinstance(document, dict | list):
         key = _duplicate_key(raw)
         if key is not None:

@@ -414,3 +414,42 @@ def test_real_fixtures_are_far_below_the_limits() -> None:
     sizes = [p.stat().st_size for p in FIXTURES_DIR.rglob("*.json")]
     assert sizes and max(sizes) * 16 < RUNNER_JSON_LIMIT
     assert 90 * 1024 * 1024 * 4 < LEDGER_JSON_LIMIT  # the 30,000-row loopx ledger is ~90 MB
+
+
+# --------------------------------------------------------------------------- NUL characters
+
+
+def test_harbor_text_holding_a_nul_is_refused_on_both_stores(env: Env) -> None:
+    """PostgreSQL cannot store U+0000 in any text and SQLite can: refused up front, the same
+    way on both, instead of ledgered on one and failing half-way on the other."""
+    job = _harbor_job(env.root)
+    trial = job / HARBOR_TRIAL / "result.json"
+    data = json.loads(trial.read_text())
+    data["task_name"] = data["task_name"] + "\u0000x"
+    trial.write_text(json.dumps(data))
+    line = _harbor(env, job)
+    assert f"Harbor job file {HARBOR_TRIAL}/result.json" in line and "NUL" in line, line
+    assert not (env.root / "benchmark-run-ledger.json").exists()
+
+
+def test_a_record_holding_a_nul_is_refused(env: Env) -> None:
+    run = compact_run("a", score=1, job="j")
+    run["case_id"] = "case\u0000one"
+    (env.root / "run.json").write_text(json.dumps(run))
+    line = env.refused(
+        "benchmark", "run-ledger-upsert", "--benchmark-run-json", "run.json", "--execute",
+    )  # fmt: skip
+    assert "NUL" in line, line
+    run["case_id"] = "case\\u0000one"  # a backslash and the letters: an ordinary text
+    (env.root / "run.json").write_text(json.dumps(run))
+    result = env.run("benchmark", "run-ledger-upsert", "--benchmark-run-json", "run.json")
+    assert "NUL" not in result.output, result.output
+
+
+def test_benchflow_file_holding_a_nul_reads_as_unreadable() -> None:
+    """As a lone surrogate does: text that could not be written back as it was read."""
+    from ledger.sources.benchflow_reading import _parse_object
+
+    assert _parse_object(b'{"reward": 1, "task": "x\\u0000"}') is None
+    plain = _parse_object(b'{"reward": 1, "task": "x\\\\u0000"}')  # a backslash, then letters
+    assert plain == {"reward": 1, "task": "x\\u0000"}

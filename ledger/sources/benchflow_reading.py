@@ -22,6 +22,7 @@ import orjson
 
 from ledger.errors import InputError, SourceError
 from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
+from ledger.json_input import holds_nul
 from ledger.safety import finite_number
 from ledger.sources.base import sha256_bytes
 
@@ -435,6 +436,8 @@ def _parse_object(raw: bytes | None) -> dict[str, Any] | None:
             return None
         if _has_unencodable_text(value):
             return None
+    if holds_nul(raw, value):  # as unusable as a lone surrogate (``json_input.holds_nul``)
+        return None
     return value if isinstance(value, dict) else None
 
 

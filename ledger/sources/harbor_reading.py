@@ -21,8 +21,9 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ledger.errors import SourceError
+from ledger.errors import InputError, SourceError
 from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
+from ledger.json_input import NUL_REASON, holds_nul
 from ledger.rules.vocabulary import MULTIPLIER_KEYS as _MULTIPLIERS
 
 _TRIAL_MARKERS = ("result.json", "config.json", "lock.json")
@@ -82,6 +83,8 @@ class _Reader:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             return _Json("corrupt")
+        if holds_nul(raw, data):
+            raise InputError(f"Harbor job file {rel}: {NUL_REASON}")
         # Harbor writes only objects; anything else is as unusable as torn JSON.
         return _Json("ok", data) if isinstance(data, dict) else _Json("corrupt")
 
