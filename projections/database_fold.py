@@ -29,12 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ledger.connection import placeholders
-from ledger.event_rows import REPLAY_COLUMNS
+from ledger.event_rows import sparse_query
 from ledger.events import CURRENT_SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -63,17 +62,6 @@ def text_or_null(path: str, source: str = "e.payload") -> str:
 def or_else(path: str, fallback: str, source: str = "e.payload") -> str:
     """SQL for Python's ``payload.get(key) or fallback`` on a string-or-null value."""
     return f"coalesce(nullif({text(path, source)}, ''), {fallback})"
-
-
-def sql_flag(value: str) -> str:
-    """SQL: 1 when a ``json_extract`` result is certainly truthy in Python (a non-empty string
-    or container, a non-zero number, true), 0 when falsy, 2 for ``'{}'``/``'[]'`` text (an
-    empty container, or a two-character string: only the JSON type could tell). A simple
-    CASE evaluates ``value`` once."""
-    return (
-        f"CASE coalesce({value}, '') WHEN '' THEN 0 WHEN 0 THEN 0"
-        f" WHEN '{{}}' THEN 2 WHEN '[]' THEN 2 ELSE 1 END"
-    )
 
 
 @dataclass(frozen=True)
@@ -230,15 +218,12 @@ class _Folding:
         return unclean
 
 
-def rows_at(conn: Connection, positions: Sequence[int]) -> list[Sequence[object]]:
-    """``REPLAY_COLUMNS`` tuples of the events at ``positions``, in position order."""
-    rows: list[Sequence[object]] = []
-    columns = ", ".join(REPLAY_COLUMNS)
+def rows_at(conn: Connection, positions: Sequence[int]) -> list[Sequence[Any]]:
+    """``REPLAY_COLUMNS`` tuples of the events at ``positions``, in position order (the kept
+    positions of ``event_rows.sparse_query``, a chunk at a time)."""
+    rows: list[Sequence[Any]] = []
     for start in range(0, len(positions), _LEFTOVER_CHUNK):
-        chunk = positions[start : start + _LEFTOVER_CHUNK]
-        query = (
-            f"SELECT {columns} FROM events WHERE position IN ({placeholders(len(chunk))})"
-            " ORDER BY position"
-        )
-        rows.extend(conn.execute(query, list(chunk)).all())
+        query = sparse_query(0, 0, [], list(positions[start : start + _LEFTOVER_CHUNK]))
+        if query is not None:
+            rows.extend(conn.execute(*query).all())
     return rows

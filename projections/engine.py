@@ -474,15 +474,7 @@ def _light_replay(
     others = [s for s in sinks if s is not sparse]
     offer = sparse.target
     with _plan_connection(store, read_conn) as plan_conn:
-        if plan_conn is read_conn:
-            future: Any = _Done(offer.sparse_replay(read_conn, head))
-        else:
-            # imported here: concurrent.futures pulls in logging, and only a rebuild needs it
-            from concurrent.futures import ThreadPoolExecutor
-
-            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchledger-plan")
-            future = pool.submit(offer.sparse_replay, plan_conn, head)
-            pool.shutdown(wait=False)
+        future = _start(offer.sparse_replay, plan_conn, head, inline=plan_conn is read_conn)
         try:
             if others:
                 types = frozenset().union(*(s.handles for s in others))

@@ -20,7 +20,6 @@ from projections.database_fold import (
     Fold,
     is_text,
     or_else,
-    sql_flag,
     supported,
     text,
     text_or_null,
@@ -238,6 +237,17 @@ class LedgerRowsBuffer:
         write_rows(conn, items, fresh=self.fresh)
 
 
+def _sql_flag(value: str) -> str:
+    """SQL: 1 when a ``json_extract`` result is certainly truthy in Python (a non-empty string
+    or container, a non-zero number, true), 0 when falsy, 2 for ``'{}'``/``'[]'`` text (an
+    empty container, or a two-character string: only the JSON type could tell). A simple
+    CASE evaluates ``value`` once."""
+    return (
+        f"CASE coalesce({value}, '') WHEN '' THEN 0 WHEN 0 THEN 0"
+        f" WHEN '{{}}' THEN 2 WHEN '[]' THEN 2 ELSE 1 END"
+    )
+
+
 def _sql_plain_text(value: str) -> str:
     """SQL: a ``json_extract`` result that is certainly a JSON string (objects and arrays
     come back as text too, starting with a bracket; a string that does is not trusted)."""
@@ -260,8 +270,8 @@ WITH keys AS MATERIALIZED (
     SELECT position AS p,
            json_extract(payload, '$.ledger_id') AS lid,
            json_extract(payload, '$.row.run_id') AS rid,
-           {sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
-           {sql_flag("json_extract(payload, '$.update_policy')")} AS qf
+           {_sql_flag("json_extract(payload, '$.ledger_path')")} AS pf,
+           {_sql_flag("json_extract(payload, '$.update_policy')")} AS qf
     FROM events WHERE event_type || '' = ? AND position <= ?
     LIMIT -1)
   GROUP BY lid, CASE WHEN {_sql_plain_text("lid")} AND {_sql_plain_text("rid")}
