@@ -282,7 +282,8 @@ def _aggregate_payload(
     active_set = set(active)
     runnable_missing = [c for c in missing if c not in active_set]
     runnable_blocked = [c for c in blocked if c not in active_set]
-    runnable = [c for c in canonical if c in set(runnable_missing) | set(runnable_blocked)]
+    runnable_set = {*runnable_missing, *runnable_blocked}  # built once: this ran per case
+    runnable = [c for c in canonical if c in runnable_set]
     # Listed twice on purpose: inside ``standard_case_sets`` and at the top level.
     case_sets = {
         "accepted_case_ids": accepted,
