@@ -130,7 +130,8 @@ def _run_sqlite(
         raw.set_progress_handler(stop, PROGRESS_STEPS)
         cursor = raw.cursor()
         try:
-            raw.execute("BEGIN")
+            if not raw.in_transaction:  # (an overlay's connection is already in its own)
+                raw.execute("BEGIN")
             cursor.execute(statement)
             columns = [d[0] for d in cursor.description or ()]
             return columns, cursor.fetchmany(limit + 1)

@@ -10,7 +10,7 @@ then query the scratch database exactly as they query the live one.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +30,10 @@ _POSITION = re.compile(r"^[0-9]+$")
 # time order on both databases.
 _STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
 _MOMENT = "SELECT position, hash, recorded_at FROM events"
+# What a reader of one ledger reads (``rm_ledgers``, ``rm_ledger_rows`` and their caches, all
+# of one projection): a past moment replays only this projection for ``compare``,
+# ``run-ledger-aggregate`` and ``diff``.
+LEDGER_READ_MODELS = ("ledger_rows",)
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class AsOfView:
     database: SqliteDatabase  # a scratch store (``engine.scratch_database``)
     snapshot_position: int | None
     events_replayed: int
+    # The projections replayed to ``moment`` (the reader reads no others); None: all of them.
+    read_models: Sequence[str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +110,7 @@ class AsOfView:
                 else "replay from position 1"
             ),
             "events_replayed": self.events_replayed,
+            "read_models": list(self.read_models) if self.read_models is not None else "all",
         }
 
 
@@ -115,18 +122,26 @@ def read_models_as_of(
     *,
     snapshot_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    names: Sequence[str] | None = None,
+    own_file: bool = False,
 ) -> Iterator[AsOfView]:
     """Scratch read models as they stood after the event ``value`` names (see module doc);
     ``snapshot_dir`` None: replay from position 1. Removed when the block ends.
-    ``progress(done, total)``: events replayed so far, of how many."""
+    ``progress(done, total)``: events replayed so far, of how many. ``names``: only these
+    projections (the ones the reader reads: a replay of one read model costs a fraction of
+    all of them); the others are left empty, or as the snapshot had them. ``own_file``: see
+    ``scratch_at``."""
     from projections.snapshot_cards import nearest_snapshot
 
     with store.database.connect() as live:
         moment = resolve_moment(live, value)
         base = nearest_snapshot(live, snapshot_dir, moment.position) if snapshot_dir else None
-    with scratch_at(store, projections, moment, base, progress) as (scratch, replayed):
+    with scratch_at(store, projections, moment, base, progress, names, own_file=own_file) as (
+        scratch,
+        replayed,
+    ):
         yield AsOfView(
-            moment, str(value).strip(), scratch, base.position if base else None, replayed
+            moment, str(value).strip(), scratch, base.position if base else None, replayed, names
         )
 
 
@@ -137,15 +152,24 @@ def scratch_at(
     moment: Moment,
     base: Any = None,
     progress: Callable[[int, int], None] | None = None,
+    names: Sequence[str] | None = None,
+    *,
+    own_file: bool = False,
 ) -> Iterator[tuple[SqliteDatabase, int]]:
-    """A scratch database holding the read models at ``moment``, replayed from ``base`` (a
-    ``Snapshot``) or from position 1; yields it with the number of events replayed."""
-    from projections.scratch import scratch_database
+    """A scratch database holding the read models (of ``names``; default all) at ``moment``,
+    replayed from ``base`` (a ``Snapshot``) or from position 1; yields it with the number of
+    events replayed. ``own_file``: the database must be a file of its own (to be published
+    as a snapshot, or given events), never the snapshot overlaid (``scratch_from_snapshot``)."""
+    from projections.scratch import scratch_database, scratch_from_snapshot
 
-    seed = base.db_path if base is not None else None
     after = base.position if base is not None else 0
-    with scratch_database("as-of", seed=seed) as scratch:
-        replayed = advance(store, projections, scratch, after, moment.position, progress)
+    scratch_cm = (
+        scratch_from_snapshot(base.db_path, tail=moment.position - after, own_file=own_file)
+        if base is not None
+        else scratch_database("as-of")
+    )
+    with scratch_cm as scratch:
+        replayed = advance(store, projections, scratch, after, moment.position, progress, names)
         yield scratch, replayed
 
 
@@ -156,8 +180,10 @@ def advance(
     after: int,
     upto: int,
     progress: Callable[[int, int], None] | None = None,
+    names: Sequence[str] | None = None,
 ) -> int:
-    """Replay ``(after, upto]`` onto scratch read models that stand at ``after``."""
+    """Replay ``(after, upto]`` onto scratch read models (of ``names``; default all) that
+    stand at ``after``."""
     total = upto - after
     report = (lambda done: progress(min(done, total), total)) if progress else None
     # A replay from position 1 out of a SQLite file is done by the database (``database_fold``):
@@ -177,4 +203,5 @@ def advance(
             upto=upto,
             progress=report,
             events="live.events" if attach else None,
+            names=names,
         )

@@ -17,6 +17,7 @@ from ledger.event_rows import EVENT_COLUMNS
 if TYPE_CHECKING:
     from ledger.connection import Database
     from ledger.store import EventStore
+    from projections.engine import ProjectionEngine
 
 _NAMES_EVENTS = re.compile(r"\bevents(_v)?\b", re.IGNORECASE)
 _INSERT = (
@@ -28,25 +29,73 @@ _INSERT = (
 def query_as_of(
     opened: Any, as_of: str, statement: str, *, limit: int, timeout: float, progress: Any = None
 ) -> dict[str, Any]:
+    from ledger.db_overlay import SqliteOverlay
     from ledger.db_sqlite import SqliteDatabase
     from ledger.sql_query import checked_statement, query_sqlite
     from projections.as_of import read_models_as_of
     from projections.snapshots import default_snapshot_dir
 
     statement = checked_statement(statement)  # refused before any replay
+    names_events = bool(_NAMES_EVENTS.search(statement))
     snapshots = default_snapshot_dir(opened.location)
     with read_models_as_of(
-        opened.store, opened.projections, as_of, snapshot_dir=snapshots, progress=progress
+        opened.store,
+        opened.projections,
+        as_of,
+        snapshot_dir=snapshots,
+        progress=progress,
+        names=projections_read_by(opened.projections, statement),
+        own_file=names_events,
     ) as view:
-        if _NAMES_EVENTS.search(statement):
+        if names_events:
             copy_events(opened.store, view.database, view.moment.position)
-        view.database.dispose()
-        reader = SqliteDatabase(view.database.url, read_only=True)
-        try:
-            result = query_sqlite(reader, statement, limit=limit, timeout=timeout)
-        finally:
-            reader.dispose()
+        if isinstance(view.database, SqliteOverlay):  # its replayed tail is in its connection
+            view.database.refuse_writes()
+            result = query_sqlite(view.database, statement, limit=limit, timeout=timeout)
+        else:
+            view.database.dispose()
+            reader = SqliteDatabase(view.database.url, read_only=True)
+            try:
+                result = query_sqlite(reader, statement, limit=limit, timeout=timeout)
+            finally:
+                reader.dispose()
     return {"as_of": view.as_dict(), **result}
+
+
+def projections_read_by(projections: ProjectionEngine, statement: str) -> list[str] | None:
+    """The projections whose tables ``statement`` reads, as SQLite's authorizer reports them
+    while it compiles the statement on an empty store at the schema head (a view reports the
+    tables under it). Only those are replayed: a query of the ledger rows does not wait for
+    the goal runs, rollouts and exports. None (replay all) when it does not compile there;
+    running it reports why."""
+    import sqlite3
+
+    from ledger.database import create_at_head
+    from ledger.db_sqlite import SqliteDatabase
+
+    owner = {t.name: p.name for p in projections.projections.values() for t in p.tables}
+    read: set[str] = set()
+
+    def note(action: int, table: str | None, *_: object) -> int:
+        if action == sqlite3.SQLITE_READ and table in owner:
+            read.add(owner[table])
+        return sqlite3.SQLITE_OK
+
+    schema = SqliteDatabase("sqlite://")
+    try:
+        create_at_head(schema)
+        with schema.connect() as conn:
+            raw = conn.dbapi_connection()
+            raw.set_authorizer(note)
+            try:
+                raw.execute(f"EXPLAIN {statement}")
+            except sqlite3.Error:
+                return None
+            finally:
+                raw.set_authorizer(None)
+    finally:
+        schema.dispose()
+    return sorted(read)
 
 
 def copy_events(store: EventStore, scratch: Database, upto: int) -> None:

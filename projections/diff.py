@@ -68,7 +68,7 @@ def build_diff(
     snapshot_dir: Path | None = None,
 ) -> dict[str, Any]:
     """The ``benchmark_ledger_diff_v0`` document of ``ledger_id`` from one moment to another."""
-    from projections.as_of import advance, resolve_moment, scratch_at
+    from projections.as_of import LEDGER_READ_MODELS, advance, resolve_moment, scratch_at
     from projections.snapshots import nearest_snapshot
 
     with store.database.connect() as live:
@@ -80,11 +80,11 @@ def build_diff(
             )
         touches = _touches(store, live, ledger_id, start.position, end.position)
         base = nearest_snapshot(live, snapshot_dir, start.position) if snapshot_dir else None
-    with scratch_at(store, projections, start, base) as (scratch, _replayed):
+    with scratch_at(store, projections, start, base, names=LEDGER_READ_MODELS) as (scratch, _):
         known_before = _ledger_known(scratch, ledger_id)
         runs_before = _runs(scratch, ledger_id, touches)
         cases_before = _case_rows(scratch, ledger_id, {_key(r) for r in runs_before.values()})
-        advance(store, projections, scratch, start.position, end.position)
+        advance(store, projections, scratch, start.position, end.position, names=LEDGER_READ_MODELS)
         if not known_before and not _ledger_known(scratch, ledger_id):
             raise InputError(f"no ledger {ledger_id} in the store at --to")
         runs_after = _runs(scratch, ledger_id, touches)

@@ -229,13 +229,16 @@ class ProjectionEngine:
         upto: int,
         progress: Callable[[int], None] | None = None,
         events: str | None = None,
+        names: Sequence[str] | None = None,
     ) -> int:
-        """Replay the events in ``(after, upto]`` into every read model on ``conn`` and set the
-        checkpoints to ``upto``: from position 0 into empty tables, or onto read models that
-        already stand at ``after`` (a snapshot, or an earlier ``replay_range``). ``events``:
-        the events table as ``conn`` can read it (the live store attached), so a replay from
-        position 0 is done by the database (``database_fold``)."""
-        chosen = list(self.projections.values())
+        """Replay the events in ``(after, upto]`` into the read models of ``names`` (default:
+        all) on ``conn`` and set their checkpoints to ``upto``: from position 0 into empty
+        tables, or onto read models that already stand at ``after`` (a snapshot, or an earlier
+        ``replay_range``). ``events``: the events table as ``conn`` can read it (the live store
+        attached), so a replay from position 0 is done by the database (``database_fold``)."""
+        chosen = self.select(names) if names is None or names else []
+        if not chosen:
+            return 0  # the reader reads no read model (``sql`` over the events alone)
         tables = [t.name for p in chosen for t in p.tables] if after == 0 else []
         plans = database_plans(chosen, conn) if after == 0 and events else {}
         python = [p for p in chosen if p.name not in plans]
@@ -284,7 +287,9 @@ class ProjectionEngine:
         with ``after`` > 0 their tables already hold the state at ``after``.
         ``self_contained``: ``conn`` holds no events (an ``--as-of`` scratch or a snapshot),
         so read models keep nothing by reference to them."""
-        handled = frozenset().union(*(p.handles for p in chosen)) if chosen else frozenset()
+        if not chosen:
+            return 0  # (an empty type list would read every event, for no sink)
+        handled = frozenset().union(*(p.handles for p in chosen))
         sinks = [_replay_sink(p, resume=after > 0, self_contained=self_contained) for p in chosen]
         replayed = 0
 

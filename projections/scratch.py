@@ -36,3 +36,29 @@ def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[Sqli
             yield scratch
         finally:
             scratch.dispose()
+
+
+# The longest tail an overlay holds in memory (``ledger/db_overlay.py``: nothing spills to the
+# snapshot file): a longer replay goes into a copy of the snapshot instead.
+OVERLAY_MAX_TAIL = 200_000
+
+
+@contextmanager
+def scratch_from_snapshot(
+    seed: Path, *, tail: int, own_file: bool = False
+) -> Iterator[SqliteDatabase]:
+    """Where a replay of ``tail`` events onto the snapshot file ``seed`` goes: the snapshot
+    itself, overlaid (its changes never written; copying a 1 GB snapshot cost more than a
+    short tail's replay), or a copy of it when the tail is long, the overlay cannot be had,
+    or the caller needs a file of its own (``own_file``: to publish it or write events)."""
+    from ledger.db_overlay import open_overlay
+
+    overlay = None if own_file or tail > OVERLAY_MAX_TAIL else open_overlay(seed)
+    if overlay is None:
+        with scratch_database("as-of", seed=seed) as scratch:
+            yield scratch
+        return
+    try:
+        yield overlay
+    finally:
+        overlay.dispose()

@@ -58,7 +58,7 @@ def create_snapshot(
     at = value if value is not None else str(store.head_position() or "")
     if not at:
         raise InputError("the store has no events yet: nothing to snapshot")
-    with read_models_as_of(store, projections, at, snapshot_dir=directory) as view:
+    with read_models_as_of(store, projections, at, snapshot_dir=directory, own_file=True) as view:
         moment = view.moment
         card = directory / f"{_PREFIX}{moment.position:012d}-{moment.hash[:16]}.json"
         existing = _read_card(card)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +17,16 @@ Progress = Callable[[int, int], None]
 
 @contextmanager
 def read_database(
-    opened: OpenStore, as_of: str | None, progress: Progress | None = None
+    opened: OpenStore,
+    as_of: str | None,
+    progress: Progress | None = None,
+    names: Sequence[str] | None = None,
 ) -> Iterator[tuple[Database, dict[str, Any] | None]]:
     """The database to read, with the ``as_of`` block to print (None for the live store).
 
-    A past moment is replayed into scratch read models from the nearest snapshot in the
-    store's snapshot directory; nothing live is written.
+    A past moment is replayed into scratch read models (of the projections ``names``, the
+    ones the caller reads; default all) from the nearest snapshot in the store's snapshot
+    directory; nothing live is written.
     """
     if as_of is None:
         yield opened.store.database, None
@@ -32,7 +36,12 @@ def read_database(
 
     snapshots = default_snapshot_dir(opened.location)
     with read_models_as_of(
-        opened.store, opened.projections, as_of, snapshot_dir=snapshots, progress=progress
+        opened.store,
+        opened.projections,
+        as_of,
+        snapshot_dir=snapshots,
+        progress=progress,
+        names=names,
     ) as view:
         yield view.database, view.as_dict()
 
@@ -45,12 +54,13 @@ def ledger_reads_at(
     ``as_of``), with the ``as_of`` block; a ledger the store did not hold then is refused."""
     from ledger.errors import InputError
     from ledger.handlers.ledger_store import require_store_ledger
+    from projections.as_of import LEDGER_READ_MODELS
     from projections.queries import StoreReads
     from services.store_session import open_store
 
     opened = open_store(db)
     try:
-        with read_database(opened, as_of, progress) as (database, moment):
+        with read_database(opened, as_of, progress, LEDGER_READ_MODELS) as (database, moment):
             with database.connect() as conn:
                 reads = StoreReads(conn)
                 if moment is not None and reads.ledger(target.ledger_id) is None:
