@@ -11,7 +11,7 @@ ledger), builds its read models with ``benchledger rebuild``, then runs, each as
 * the same after ``snapshot create --at S`` (S a little before P: only P - S events replayed):
   target, at least 10x faster than ``rebuild``.
 
-Usage: python bench/as_of.py [--events N] [--tail T] [--runs R]
+Usage: python bench/as_of.py [--events N] [--tail T] [--runs R] [--reuse]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT.parent))
 
-from rebuild_throughput import LEDGERS, fill  # noqa: E402
+from rebuild_throughput import CACHE, LEDGERS, fill  # noqa: E402
 
 BENCHLEDGER = [sys.executable, "-m", "commands.cli"]
 TARGET_SPEEDUP = 10.0
@@ -63,11 +63,19 @@ def main() -> None:
     parser.add_argument("--tail", type=int, default=5_000,
                         help="events between the snapshot and the as-of position")  # fmt: skip
     parser.add_argument("--runs", type=int, default=1, help="runs per measurement (median)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="copy the store rebuild_throughput.py keeps in bench/.data "
+                             "(--fill-only makes it) instead of filling a new one")  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="benchledger-as-of-") as tmp:
         url = f"sqlite:///{Path(tmp) / 'ledger.db'}"
-        print(f"filling {args.events:,} events ...", flush=True)
-        fill(url, args.events, "realistic")
+        kept = CACHE / f"rebuild-realistic-{args.events}.db"
+        if args.reuse and kept.is_file():
+            print(f"copying {kept.name} ...", flush=True)
+            _copy_store(kept, Path(tmp) / "ledger.db")
+        else:
+            print(f"filling {args.events:,} events ...", flush=True)
+            fill(url, args.events, "realistic")
         env = {**os.environ, "BENCHLEDGER_SNAPSHOT_DIR": str(Path(tmp) / "snapshots")}
         base = ["--db", url]
         as_of = max(1, args.events - args.tail)
@@ -101,6 +109,20 @@ def main() -> None:
                 f"{'MET' if speedup >= TARGET_SPEEDUP else 'MISSED'}]",
                 flush=True,
             )
+
+
+def _copy_store(source: Path, target: Path) -> None:
+    """The kept store, its write-ahead log folded in first, and its head witness."""
+    import shutil
+    import sqlite3
+
+    with sqlite3.connect(source) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    shutil.copyfile(source, target)
+    witness = source.with_name(source.name + ".head")
+    if witness.is_file():
+        shutil.copyfile(witness, target.with_name(target.name + ".head"))
 
 
 def _same(a: dict, b: dict) -> bool:

@@ -21,12 +21,15 @@ def read_database(
     as_of: str | None,
     progress: Progress | None = None,
     names: Sequence[str] | None = None,
+    *,
+    own_file: bool = False,
 ) -> Iterator[tuple[Database, dict[str, Any] | None]]:
     """The database to read, with the ``as_of`` block to print (None for the live store).
 
     A past moment is replayed into scratch read models (of the projections ``names``, the
     ones the caller reads; default all) from the nearest snapshot in the store's snapshot
-    directory; nothing live is written.
+    directory; nothing live is written. ``own_file``: the caller writes into that database
+    (events copied in), so it must not be a snapshot read in place.
     """
     if as_of is None:
         yield opened.store.database, None
@@ -42,6 +45,7 @@ def read_database(
         snapshot_dir=snapshots,
         progress=progress,
         names=names,
+        own_file=own_file,
     ) as view:
         yield view.database, view.as_dict()
 

@@ -60,7 +60,8 @@ def _past_report(
     from projections.queries import StoreReads
     from services.as_of_reads import read_database
 
-    with read_database(opened, as_of, progress) as (database, moment):
+    # the past report copies the events up to that moment into its scratch store
+    with read_database(opened, as_of, progress, own_file=True) as (database, moment):
         with database.connect() as conn:
             if StoreReads(conn).ledger(request.ledger_id) is None:
                 raise InputError(f"no ledger {request.ledger_id} in the store at that moment")

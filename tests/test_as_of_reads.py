@@ -170,3 +170,44 @@ def test_replaying_no_read_model_reads_no_event(mixed_url):
                 assert conn.execute("SELECT count(*) FROM rm_goal_runs").scalar() == 0
     finally:
         s.close()
+
+
+def _without(out: dict) -> dict:
+    """A command's JSON output but for how its past read models were built."""
+    return {k: v for k, v in out.items() if k != "as_of"}
+
+
+READ_COMMANDS = {
+    "render": ["render", "--ledger-id", "L"],
+    "aggregate": ["benchmark", "run-ledger-aggregate", "--ledger-id", "L", "--benchmark-id", "b"],
+    "compare": ["compare", "--ledger-id", "L", "--benchmark-id", "b"],
+    "events": ["events", "list"],
+    "sql": ["sql", "SELECT run_id, archived FROM ledger_runs_v ORDER BY run_id"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_COMMANDS))
+def test_every_read_command_answers_the_same_from_a_snapshot(mixed_url, name):
+    args = [*READ_COMMANDS[name], "--as-of", "7"]
+    replayed = ok_json(args, mixed_url)
+    ok_json(["snapshot", "create", "--at", "3"], mixed_url)
+    from_snapshot = ok_json(args, mixed_url)
+    if name != "events":  # (events list replays nothing)
+        assert from_snapshot["as_of"]["built_from"] == "snapshot at position 3"
+    assert _without(from_snapshot) == _without(replayed)
+
+
+def test_diff_and_report_from_a_snapshot(mixed_url, tmp_path):
+    diff_args = ["diff", "--ledger-id", "L", "--from", "4", "--to", "7"]
+    replayed = ok_json(diff_args, mixed_url)
+    ok_json(["snapshot", "create", "--at", "3"], mixed_url)
+    from_snapshot = ok_json(diff_args, mixed_url)
+    assert from_snapshot["diff"].pop("built_from") == "snapshot at position 3"
+    replayed["diff"].pop("built_from")
+    assert from_snapshot == replayed
+    pytest.importorskip("jinja2")
+    pytest.importorskip("matplotlib")
+    past = ok_json(["report", "--ledger-id", "L", "--as-of", "7",
+                    "--out", str(tmp_path / "past")], mixed_url)  # fmt: skip
+    assert past["as_of"]["built_from"] == "snapshot at position 3"
+    assert (tmp_path / "past" / "index.html").is_file()
