@@ -31,13 +31,25 @@ def json_like_stdlib(value: Any, *, sort_keys: bool = False, plain: bool | None 
     ``0.00001``, and a sound one is slower over a large document than the walk. ``plain`` is
     the walk's answer when the caller already has it (``orjson_prints_as_stdlib``).
     """
+    data = orjson_like_stdlib(value, sort_keys=sort_keys, plain=plain)
+    if data is not None:
+        return data
+    text = json.dumps(value, indent=2, sort_keys=sort_keys, ensure_ascii=False) + "\n"
+    return text.encode("utf-8", "surrogatepass")
+
+
+def orjson_like_stdlib(
+    value: Any, *, sort_keys: bool = False, plain: bool | None = None
+) -> bytes | None:
+    """``json_like_stdlib``'s orjson path alone: its bytes, or None when only ``json`` prints
+    ``value`` right. Bytes from here are valid UTF-8 (orjson refuses lone surrogates), so a
+    caller may write them to a UTF-8 stream as they are."""
     if plain if plain is not None else not _orjson_would_differ(value):
         try:
             return orjson.dumps(value, option=_INDENT | (orjson.OPT_SORT_KEYS if sort_keys else 0))
         except (TypeError, orjson.JSONEncodeError):
             pass
-    text = json.dumps(value, indent=2, sort_keys=sort_keys, ensure_ascii=False) + "\n"
-    return text.encode("utf-8", "surrogatepass")
+    return None
 
 
 def _orjson_would_differ(
