@@ -175,12 +175,13 @@ if _COLLECTING:
 
 
 def main() -> None:
+    from commands import quick_exit
+
+    quick_exit.reset()
     try:
         cli(prog_name="benchledger")  # standalone mode: always ends in SystemExit
     except SystemExit as exc:
-        from commands.quick_exit import exit_now
-
-        exit_now(exc.code)  # returns unless the command allowed skipping teardown
+        quick_exit.exit_now(exc.code)  # returns unless the command allowed skipping teardown
         raise
 
 

@@ -33,6 +33,14 @@ def allow(keep: object = None) -> None:
     _kept = keep
 
 
+def reset() -> None:
+    """A new command starts: nothing is allowed until it says so (an earlier command run in
+    the same process, by a test runner say, must not let this one skip its shutdown)."""
+    global _allowed, _kept
+    _allowed = False
+    _kept = None
+
+
 def exit_now(code: object) -> None:
     """``os._exit(code)`` when ``allow()`` was called and nothing could be lost; else return
     so the caller re-raises its ``SystemExit`` and Python shuts down as usual."""
