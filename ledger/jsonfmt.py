@@ -16,20 +16,40 @@ import orjson
 _INDENT = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 
 
-def json_like_stdlib(value: Any, *, sort_keys: bool = False) -> bytes:
+def orjson_prints_as_stdlib(value: Any) -> bool:
+    """Whether orjson writes ``value`` exactly as ``json`` would (the walk below): a caller that
+    dumps one document twice (a run record and its index line) walks it once and passes the
+    answer as ``plain``."""
+    return not _orjson_would_differ(value)
+
+
+def json_like_stdlib(value: Any, *, sort_keys: bool = False, plain: bool | None = None) -> bytes:
     """The bytes ``json.dumps`` would write, from orjson whenever the walk proves them equal.
 
     The walk checks values, not orjson's output text: a regex over the text cannot tell a hex id
     such as ``"3e048a99"`` from an exponent, nor see that orjson writes ``1e-05`` as
-    ``0.00001``, and a sound one is slower over a large document than the walk.
+    ``0.00001``, and a sound one is slower over a large document than the walk. ``plain`` is
+    the walk's answer when the caller already has it (``orjson_prints_as_stdlib``).
     """
-    if not _orjson_would_differ(value):
+    data = orjson_like_stdlib(value, sort_keys=sort_keys, plain=plain)
+    if data is not None:
+        return data
+    text = json.dumps(value, indent=2, sort_keys=sort_keys, ensure_ascii=False) + "\n"
+    return text.encode("utf-8", "surrogatepass")
+
+
+def orjson_like_stdlib(
+    value: Any, *, sort_keys: bool = False, plain: bool | None = None
+) -> bytes | None:
+    """``json_like_stdlib``'s orjson path alone: its bytes, or None when only ``json`` prints
+    ``value`` right. Bytes from here are valid UTF-8 (orjson refuses lone surrogates), so a
+    caller may write them to a UTF-8 stream as they are."""
+    if plain if plain is not None else not _orjson_would_differ(value):
         try:
             return orjson.dumps(value, option=_INDENT | (orjson.OPT_SORT_KEYS if sort_keys else 0))
         except (TypeError, orjson.JSONEncodeError):
             pass
-    text = json.dumps(value, indent=2, sort_keys=sort_keys, ensure_ascii=False) + "\n"
-    return text.encode("utf-8", "surrogatepass")
+    return None
 
 
 def _orjson_would_differ(
@@ -57,9 +77,10 @@ def _orjson_would_differ(
     return False
 
 
-def json_line_like_stdlib(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, via orjson when equal."""
-    if not _orjson_would_differ(value):
+def json_line_like_stdlib(value: Any, *, plain: bool | None = None) -> str:
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, via orjson when equal
+    (``plain`` as for ``json_like_stdlib``)."""
+    if plain if plain is not None else not _orjson_would_differ(value):
         try:
             return orjson.dumps(value).decode("utf-8")
         except (TypeError, orjson.JSONEncodeError):

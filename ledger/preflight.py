@@ -242,10 +242,14 @@ def probe_search_path(env: Mapping[str, str]) -> str:
 
 
 def make_which(env: Mapping[str, str]) -> Which:
-    import shutil  # here, not at the top: an ingest imports this module and never probes
-
     search = probe_search_path(env)
-    return lambda name: shutil.which(name, path=search)
+
+    def which(name: str) -> str | None:
+        import shutil  # on the first probe, not before: an ingest makes a ``which``, never probes
+
+        return shutil.which(name, path=search)
+
+    return which
 
 
 def make_run_probe(env: Mapping[str, str]) -> RunProbe:

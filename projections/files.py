@@ -28,6 +28,9 @@ from ledger.events import EXPORT_WRITTEN
 if TYPE_CHECKING:
     from ledger.store import EventStore
 
+_CREATE_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
 STALE_TEMP_SECONDS = 3600  # no render takes an hour: an older temp file is a leftover
 _TEMP_NAME = re.compile(r"^\..+\.(\d+)\.tmp$")
 _swept: set[Path] = set()  # directories the current render has already cleaned
@@ -51,14 +54,25 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     ``durable`` adds an fsync before the rename (power-loss safety); per-run files that the
     store can always re-render skip it, since thousands of fsyncs dominate a large ingest.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent not in _swept:  # a directory swept in this render was there: no mkdir
+        path.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale_temp_files(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
+    try:
+        fd = os.open(tmp, _CREATE_FLAGS, 0o666)  # the mode ``open(tmp, "wb")`` would give
+    except FileNotFoundError:  # the directory went away since: make it again, as before
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, _CREATE_FLAGS, 0o666)
+    # Unbuffered, without ``open``'s file object (its size, tty and position probes are three
+    # more system calls per file, and a large ingest writes hundreds of files).
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
         if durable:
-            os.fsync(handle.fileno())
+            os.fsync(fd)
+    finally:
+        os.close(fd)
     os.replace(tmp, path)
 
 

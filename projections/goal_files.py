@@ -17,6 +17,7 @@ import orjson
 
 from ledger.faults import reach
 from ledger.goal_run_rules import index_path_rel, record_paths_rel
+from ledger.jsonfmt import orjson_prints_as_stdlib
 from ledger.rollout_events import render_event_line
 from projections.files import atomic_write
 from projections.goal_runs import (
@@ -47,13 +48,15 @@ def render_goal_files(
     query = "SELECT stem, record FROM rm_goal_runs WHERE goal_id = ? ORDER BY position, stem"
     for stem, text in conn.execute(query, (goal_id,)):
         record = orjson.loads(text)
+        # One walk for both dumps: the index row is the record plus two path strings.
+        plain = orjson_prints_as_stdlib(record)
         if wanted is None or stem in wanted:
             json_rel, md_rel = record_paths_rel(goal_id, stem)
             exports.append(
                 _export(
                     runtime_root / json_rel,
                     "run_record_json",
-                    render_record_json(record).encode(),
+                    render_record_json(record, plain=plain).encode(),
                     durable=False,
                 )
             )
@@ -66,7 +69,8 @@ def render_goal_files(
                     durable=False,
                 )
             )
-        index_lines.append(render_index_line(index_row(record, goal_id=goal_id, stem=stem)))
+        row = index_row(record, goal_id=goal_id, stem=stem)
+        index_lines.append(render_index_line(row, plain=plain))
     exports.append(
         _export(runtime_root / index_path_rel(goal_id), "run_index", "".join(index_lines).encode())
     )

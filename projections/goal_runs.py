@@ -22,9 +22,10 @@ from ledger.rules.values import as_mapping
 MARKDOWN_TITLE = "# Benchmark Run Append"
 
 
-def render_record_json(record: Mapping[str, Any]) -> str:
-    """A run record's file text, byte-identical to what loopx's ``json.dumps`` wrote."""
-    return json_like_stdlib(dict(record)).decode("utf-8", "surrogatepass")
+def render_record_json(record: Mapping[str, Any], *, plain: bool | None = None) -> str:
+    """A run record's file text, byte-identical to what loopx's ``json.dumps`` wrote
+    (``plain``: ``orjson_prints_as_stdlib(record)`` when the caller already knows it)."""
+    return json_like_stdlib(dict(record), plain=plain).decode("utf-8", "surrogatepass")
 
 
 # --- index.jsonl (§5.3) ------------------------------------------------------------------------
@@ -35,8 +36,8 @@ def index_row(record: Mapping[str, Any], *, goal_id: str, stem: str) -> dict[str
     return {**record, "json_path": json_path, "markdown_path": markdown_path}
 
 
-def render_index_line(row: Mapping[str, Any]) -> str:
-    return json_line_like_stdlib(dict(row)) + "\n"
+def render_index_line(row: Mapping[str, Any], *, plain: bool | None = None) -> str:
+    return json_line_like_stdlib(dict(row), plain=plain) + "\n"
 
 
 def read_index(lines: Iterable[str], *, exists: Callable[[str], bool]) -> dict[str, Any]:

@@ -1,0 +1,84 @@
+"""Skipping interpreter teardown after ``benchmark run`` (``commands.quick_exit``) loses
+nothing: exit functions run, output is flushed, the store is closed, and it is refused
+whenever shutdown still has work to do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from commands import quick_exit
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = Path(sys.executable).with_name("benchledger")
+
+
+def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "OUT": str(tmp_path)},
+    )  # fmt: skip
+
+
+def test_exit_functions_run_and_output_is_flushed(tmp_path: Path) -> None:
+    done = _python(
+        """
+        import atexit, os, sys
+        from commands import quick_exit
+        atexit.register(lambda: open(os.environ["OUT"] + "/atexit", "w").write("ran"))
+        sys.stdout.write("x" * 100000)  # buffered, no newline
+        sys.stderr.write("err")
+        quick_exit.allow()
+        quick_exit.exit_now(3)
+        print("not reached")
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 3
+    assert done.stdout == "x" * 100000
+    assert done.stderr == "err"
+    assert (tmp_path / "atexit").read_text() == "ran"
+
+
+def test_refused_unless_allowed_and_alone() -> None:
+    quick_exit.reset()
+    quick_exit.exit_now(0)  # not allowed: returns
+    quick_exit.allow()
+    quick_exit.exit_now("a message")  # SystemExit would print it: returns
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        quick_exit.exit_now(0)  # another thread alive: shutdown would wait for it
+    finally:
+        release.set()
+        other.join()
+        quick_exit.reset()
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="benchledger is not installed in this venv")
+def test_an_ingest_that_skipped_teardown_left_a_closed_verified_store(
+    tmp_path: Path, fixtures_dir: Path
+) -> None:
+    job = fixtures_dir / "harbor/tb2-pilot-20260502/jobs/2026-05-02__09-14-07"
+    env = {k: v for k, v in os.environ.items() if k != "BENCHLEDGER_DATABASE_URL"}
+    env["HOME"] = str(tmp_path)
+
+    def run(*argv: str) -> dict:
+        out = subprocess.run([str(SCRIPT), "--runtime-root", "rt", "--format", "json", *argv],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)  # the whole payload was flushed
+
+    payload = run("benchmark", "run", "terminal-bench", "--goal-id", "g", "--harbor-job-dir",
+                  str(job), "--update-run-ledger", "--no-global-sync", "--execute")
+    assert payload["ok"] and payload["rendered_files"] > 0
+    store = tmp_path / ".benchledger"
+    assert not (store / "ledger.db-wal").exists()  # every connection was closed first
+    assert run("verify", "--files")["ok"]
