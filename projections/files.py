@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import orjson
 
 from ledger.events import EXPORT_WRITTEN
+from projections.file_swap import replace_file, wait_discarded
 
 if TYPE_CHECKING:
     from ledger.store import EventStore
@@ -54,12 +55,13 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale_temp_files(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    wait_discarded(tmp)
     with open(tmp, "wb") as handle:
         handle.write(data)
         handle.flush()
         if durable:
             os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    replace_file(tmp, path, len(data))
 
 
 class HashingWriter:
@@ -126,6 +128,7 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
     path.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale_temp_files(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    wait_discarded(tmp)
     try:
         with open(tmp, "wb") as handle:
             writer = HashingWriter(handle, durable=durable)
@@ -133,10 +136,11 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
                 yield writer
             finally:
                 writer.finish()
+            size = handle.tell()
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    os.replace(tmp, path)
+    replace_file(tmp, path, size)
 
 
 def start_sweeping() -> None:
