@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import getpass
 import os
-import socket
 import sys
 from typing import Any
 
@@ -34,7 +33,7 @@ def command_metadata(
         tool_version = installed_version()
     return {
         "actor": _actor(),
-        "host": socket.gethostname(),
+        "host": _hostname(),
         "tool": "benchledger",
         "tool_version": tool_version,
         "argv": redact_argv(_command_argv() if argv is None else argv),
@@ -47,6 +46,16 @@ def _command_argv() -> list[str]:
 
     running = current_command().get("argv")
     return list(running) if running is not None else sys.argv[1:]
+
+
+def _hostname() -> str:
+    """``socket.gethostname()`` without importing ``socket`` (~3 ms of every write command): on
+    POSIX systems both read the kernel's node name."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
 
 
 def _actor() -> str:
