@@ -33,6 +33,7 @@ SWAP_MIN_BYTES = 1 << 20
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 _renameat2: Any = None  # the libc function once loaded; False when unavailable
+_loading = threading.Lock()
 _discarding: dict[Path, threading.Thread] = {}
 
 
@@ -45,6 +46,12 @@ def replace_file(tmp: Path, path: Path, size: int) -> None:
     thread = threading.Thread(target=_unlink, args=(tmp,), name="discard-old-file")
     _discarding[tmp] = thread
     thread.start()
+
+
+def preload() -> None:
+    """Load the exchange call now (importing ctypes costs ~5 ms): ``atomic_stream`` runs this
+    on its writer thread while the caller is still producing the file."""
+    _load()
 
 
 def wait_discarded(tmp: Path) -> None:
@@ -76,17 +83,22 @@ def _exchange(tmp: Path, path: Path) -> bool:
 
 def _load() -> Any:
     global _renameat2
-    if _renameat2 is None:
-        _renameat2 = False
-        if sys.platform.startswith("linux"):
-            import ctypes
-
-            try:
-                call = ctypes.CDLL(None, use_errno=True).renameat2
-            except (OSError, AttributeError):  # a libc without it (glibc before 2.28)
-                return _renameat2
-            call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
-            call.argtypes += [ctypes.c_uint]
-            call.restype = ctypes.c_int
-            _renameat2 = call
+    with _loading:  # the writer thread may be loading it right now (``preload``)
+        if _renameat2 is None:
+            _renameat2 = _find_renameat2()
     return _renameat2
+
+
+def _find_renameat2() -> Any:
+    """libc's ``renameat2``, or False where there is none to call."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        call = ctypes.CDLL(None, use_errno=True).renameat2
+    except (ImportError, OSError, AttributeError):  # no ctypes, or glibc before 2.28
+        return False
+    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    call.restype = ctypes.c_int
+    return call

@@ -15,7 +15,7 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import orjson
 
 from ledger.events import EXPORT_WRITTEN
-from projections.file_swap import replace_file, wait_discarded
+from projections.file_swap import preload, replace_file, wait_discarded
 
 if TYPE_CHECKING:
     from ledger.store import EventStore
@@ -75,9 +75,12 @@ class HashingWriter:
 
     _PENDING = 8
 
-    def __init__(self, handle: BinaryIO, *, durable: bool) -> None:
+    def __init__(
+        self, handle: BinaryIO, *, durable: bool, first: Callable[[], None] | None = None
+    ) -> None:
         self._handle = handle
         self._durable = durable
+        self._first = first  # run on the thread before the first chunk arrives
         self._digest = hashlib.sha256()
         self._queue: queue.Queue[list[bytes] | None] = queue.Queue(maxsize=self._PENDING)
         self._error: BaseException | None = None
@@ -104,6 +107,11 @@ class HashingWriter:
             raise self._error
 
     def _run(self) -> None:
+        if self._first is not None:
+            try:
+                self._first()
+            except Exception:  # noqa: BLE001 - only a head start: the caller does it again
+                pass
         while (parts := self._queue.get()) is not None:
             if self._error is None:
                 try:
@@ -131,7 +139,7 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
     wait_discarded(tmp)
     try:
         with open(tmp, "wb") as handle:
-            writer = HashingWriter(handle, durable=durable)
+            writer = HashingWriter(handle, durable=durable, first=preload)
             try:
                 yield writer
             finally:
