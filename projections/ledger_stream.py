@@ -219,7 +219,8 @@ def _case_runs(stream: Iterator, case: _Case, run_lines: list[str]) -> tuple[byt
     archived`` rows of the stream must all be this case's and carry their pieces. The stream is
     in render-key order, and the keys that start with a prefix are one contiguous range of that
     order, so the first and the last key starting with the case's prefix means every key
-    between them does (a NULL key sorts first, so it can only be a first key)."""
+    between them does (a NULL key sorts first on SQLite and last on PostgreSQL, so it can
+    only be a first or a last key)."""
     count = case.active + case.archived
     rows = list(islice(stream, count))
     if len(rows) != count:
@@ -228,7 +229,9 @@ def _case_runs(stream: Iterator, case: _Case, run_lines: list[str]) -> tuple[byt
         return ()
     first, last = rows[0][0], rows[-1][0]
     prefix = case.prefix
-    if first is None or not (bytes(first).startswith(prefix) and bytes(last).startswith(prefix)):
+    if first is None or last is None:
+        raise StaleCache("a row without its render key")
+    if not (bytes(first).startswith(prefix) and bytes(last).startswith(prefix)):
         raise StaleCache("a case's rows differ from its cached case")
     _keys, fragments, lines = zip(*rows, strict=True)
     if None in fragments:
