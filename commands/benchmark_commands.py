@@ -52,9 +52,12 @@ def _int_option(name: str):  # noqa: ANN202
 
 
 def _skillsbench_routes() -> tuple[str, ...]:
-    from ledger.terminal_bench_options import skillsbench_routes
+    """The route table's names, read when the CLI loads (click wants its choices then): from
+    the route table itself, since ``ledger.terminal_bench_options`` also builds the request
+    dataclass of ``benchmark run``, which every other command would pay for."""
+    from ledger.sources.skillsbench_routes import ROUTE_NAMES
 
-    return skillsbench_routes()
+    return ROUTE_NAMES
 
 
 def _delivery_scales() -> tuple[str, ...]:

@@ -183,6 +183,18 @@ def main() -> None:
     except SystemExit as exc:
         quick_exit.exit_now(exc.code)  # returns unless the command allowed skipping teardown
         raise
+    finally:
+        _skip_final_collections()
+
+
+def _skip_final_collections() -> None:
+    """Leave the objects still alive at exit out of the interpreter's final garbage
+    collections: every file is closed and the store disposed by now, the OS frees the memory,
+    and those collections were 25-50 ms of an upsert into a 30,000-row ledger (teardown, from
+    the last write to ``exit_group``: ~30-54 ms with them, ~5 ms without)."""
+    import gc
+
+    gc.freeze()
 
 
 if __name__ == "__main__":

@@ -75,8 +75,8 @@ def _db(ctx: click.Context) -> str | None:
 def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """Upsert compact benchmark runs into the public run ledger (dry run unless --execute)."""
     from commands.runtime import command_metadata
-    from ledger.requests.ledger import LedgerUpsertRequest
     from ledger.requests.options import request_from_options
+    from ledger.requests.write_controls import LedgerUpsertRequest
     from services.ledger_upsert import run_ledger_upsert
 
     fmt = resolve_format(ctx, output_format)

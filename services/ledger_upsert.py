@@ -8,7 +8,7 @@ from typing import Any
 from ledger.errors import BenchledgerError, InputError
 from ledger.ledger_target import LedgerTarget, resolve_ledger_target
 from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
-from ledger.requests.ledger import LedgerUpsertRequest
+from ledger.requests.write_controls import LedgerUpsertRequest
 from services.inputs import read_input
 
 

@@ -188,6 +188,30 @@ def test_a_cache_that_does_not_add_up_is_never_published(db_url, tmp_path):
         s.close()
 
 
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
+@pytest.mark.parametrize("run_ids", [("r0",), ("r3",), ("r0", "r1", "r2", "r3")])
+def test_a_row_without_its_render_key_is_never_published(db_url, tmp_path, run_ids):
+    """A case's rows are checked by their first and last render keys only (the keys between
+    lie in the same range); a NULL key sorts first on SQLite and last on PostgreSQL, so it is
+    always a first or a last one: the streamed render falls back or writes the full render's
+    bytes, it never fails or differs."""
+    s = opened(db_url)
+    try:
+        rows = [{"run_id": f"r{i}", "benchmark_id": "b", "case_id": f"c{i % 2}"} for i in range(4)]
+        s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 1)])
+        with s.store.database.begin() as conn:
+            assert streamed_render(conn, "L1", tmp_path) is not None  # fills the cache
+            for run_id in run_ids:
+                conn.execute(
+                    "UPDATE rm_ledger_rows SET render_key = NULL WHERE run_id = ?", (run_id,)
+                )
+        with s.store.database.connect() as conn:
+            streamed = streamed_render(conn, "L1", tmp_path)
+            assert streamed is None or streamed == full_render(conn, "L1")
+    finally:
+        s.close()
+
+
 # ------------------------------------------------------------------------------- the CLI
 
 
