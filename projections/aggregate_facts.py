@@ -135,21 +135,6 @@ def keep_aggregate_facts(conn: Connection, entries: Sequence[Entry]) -> None:
     keep_entries(conn, AGGREGATE_FACTS, entries)
 
 
-def fill_aggregate_facts(conn: Connection) -> int:
-    """Compute and store the facts of every row of every ledger that has none valid (what
-    ``snapshot create`` does to the file it publishes); how many were stored."""
-    pairs = conn.execute(
-        "SELECT DISTINCT ledger_id, benchmark_id FROM rm_ledger_rows ORDER BY 1, 2"
-    ).all()
-    stored = 0
-    for ledger_id, benchmark_id in pairs:
-        reader = AggregateFactsReader(conn)
-        reader.facts(ledger_id, benchmark_id)
-        keep_entries(conn, AGGREGATE_FACTS, reader.entries)
-        stored += len(reader.entries)
-    return stored
-
-
 def check_aggregate_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
     """What ``rebuild --verify`` reports about this cache: every entry the aggregate would use
     must equal what its row gives now."""
