@@ -56,9 +56,30 @@ def emit(
     markdown: Callable[[dict[str, Any]], str] | None = None,
 ) -> None:
     if fmt == "json":
-        click.echo(printable(dumps(payload)))
+        click.echo(_json_bytes(payload) or printable(dumps(payload)) + "\n", nl=False)
         return
     click.echo(printable(markdown(payload) if markdown else bullets(title, payload)))
+
+
+def _json_bytes(payload: Any) -> bytes | None:
+    """``dumps(payload)`` and a newline as the UTF-8 bytes to write, or None when only the
+    text path prints them (a value orjson and json both refuse, lone surrogates).
+
+    Why: a large payload (``run-ledger-aggregate`` of 30,000 cases prints 55 MB) went bytes ->
+    text -> stripped copy -> bytes again on its way out; writing the bytes is the same output
+    at a fraction of the time and memory."""
+    from ledger.jsonfmt import json_like_stdlib
+
+    try:
+        data = json_like_stdlib(payload)
+    except (TypeError, ValueError):
+        return None
+    if not data.isascii():
+        try:
+            data.decode("utf-8")  # strict: encoded lone surrogates go the text way
+        except UnicodeDecodeError:
+            return None
+    return data
 
 
 def printable(text: str) -> str:
