@@ -169,10 +169,11 @@ def aggregate(
     case_best: dict[str, dict] = {}
     buckets: dict[str, str] = {}
     lane_counts: dict[str, int] = {}
+    by_lane = lanes.enabled
     for case in canonical:
         judged = [run if type(run) is RowFacts else _facts(run) for run in by_case.get(case, ())]
         lane_source = None
-        if lanes.enabled:
+        if by_lane:
             chosen, lane_source = _pick_lane(judged, lanes, policy)
             lane_counts[lane_source] = lane_counts.get(lane_source, 0) + 1
         else:
@@ -200,9 +201,13 @@ def _active_rows_by_case(
     run_ids: set[str] = set()
     for row in rows:
         if isinstance(row, RowFacts):
-            if row.benchmark_id != benchmark_id or row.archived:
+            if row.archived or row.benchmark_id != benchmark_id:
                 continue
-            by_case.setdefault(row.case_id, []).append(row)
+            found = by_case.get(row.case_id)
+            if found is None:
+                by_case[row.case_id] = [row]
+            else:
+                found.append(row)
             if row.run:  # not empty exactly when the row's run id is truthy
                 run_ids.add(row.run)
             continue
