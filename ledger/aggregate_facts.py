@@ -130,11 +130,16 @@ def noncanonical_source(row: Mapping[str, Any]) -> bool:
 
 
 def row_facts(row: dict) -> RowFacts:
-    """The facts of ``row``, its summary read from the row itself when it is chosen."""
+    """The facts of ``row``, its summary read from the row itself when it is chosen. An
+    archived row is never judged nor chosen (the aggregate skips it first), so its facts say
+    only that: judging it was a fifth of a first aggregate of an archive-heavy ledger."""
+    if is_archived(row):
+        return RowFacts(row.get("benchmark_id"), True, "", False, "missing", False, "", None,
+                        "", UNREADABLE, "", "", "", {})  # fmt: skip
     judged = judge_row(row)
     return RowFacts(
         row.get("benchmark_id"),
-        is_archived(row),
+        False,
         str(row.get("case_id") or ""),
         noncanonical_source(row),
         judged.bucket,
@@ -156,14 +161,14 @@ def encode(facts: RowFacts) -> tuple[str, str] | None:
     None when JSON cannot carry the facts exactly (a score of numeric text that overflowed to
     infinity, say): those are judged again at each read instead."""
     recorded = None if facts.recorded == UNREADABLE else facts.recorded
+    values = [*facts[:9], recorded, *facts[10:13], AGGREGATE_FACTS_VERSION]
     try:
-        text = orjson.dumps([*facts[:9], recorded, *facts[10:13], AGGREGATE_FACTS_VERSION])
+        text = orjson.dumps(values)
         # The summary is part of a row orjson parsed, so it comes back exactly as it is.
         summary = orjson.dumps(facts.summary_fields())
     except TypeError:
         return None
-    stored = decode(text, summary)
-    if stored is None or stored[:13] != facts[:13]:
+    if orjson.loads(text) != values:
         return None
     return text.decode(), summary.decode()
 

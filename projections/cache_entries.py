@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ledger.table_spec import TableSpec
 
 
-def keep_entries(conn: Connection, table: TableSpec, entries: Sequence[Sequence[Any]]) -> None:
+def keep_entries(conn: Connection, table: TableSpec, entries: Sequence[tuple[Any, ...]]) -> None:
     """Upsert ``entries`` (tuples in ``table.columns`` order) in a transaction of their own
     (the read one is ended first). On SQLite the attempt does not wait for another process's
     write lock (busy timeout 0 for it); a refusal is swallowed: the values are computed again
@@ -29,17 +29,20 @@ def keep_entries(conn: Connection, table: TableSpec, entries: Sequence[Sequence[
     conn.rollback()
     # the store's one-sentence errors (read-only, locked) are InputErrors
     refused: tuple[type[Exception], ...] = (InputError, *conn.errors)
-    waits = conn.dialect == "sqlite"
-    if waits:
+    sqlite = conn.dialect == "sqlite"
+    if sqlite:
         timeout = conn.execute("PRAGMA busy_timeout").scalar()
         conn.execute("PRAGMA busy_timeout = 0")
     try:
-        columns = table.columns
-        upsert_rows(conn, table, [dict(zip(columns, e, strict=True)) for e in entries])
+        if sqlite:  # the tuples as they are, in key order (the key leads each tuple)
+            conn.executemany(table.upsert_sql, sorted(entries))
+        else:
+            columns = table.columns
+            upsert_rows(conn, table, [dict(zip(columns, e, strict=True)) for e in entries])
         conn.commit()
     except refused:
         conn.rollback()
     finally:
-        if waits:
+        if sqlite:
             conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
             conn.rollback()
