@@ -18,7 +18,9 @@ are written after the rows were read, in a transaction of their own, only on the
 (``projections.cache_entries``).
 
 The summary fields (half a row) are a column of their own and parsed only for the run each
-case ends up with.
+case ends up with. A table of its own rather than more columns of ``rm_compare_facts``: the two
+caches are filled by different commands and versioned apart, so neither command has to
+compute the other's half and a change to one's format leaves the other's entries valid.
 """
 
 from __future__ import annotations
