@@ -28,7 +28,7 @@ ENV_URL = "BENCHLEDGER_DATABASE_URL"
 STORE_DIR = ".benchledger"
 STORE_FILE = "ledger.db"
 # The Alembic head this code expects; tests/test_migrations.py keeps it equal to the scripts.
-SCHEMA_HEAD = "0005_compare_facts"
+SCHEMA_HEAD = "0006_aggregate_facts"
 # Every revision this code knows, oldest first (kept equal to the scripts by the tests): a
 # store stamped with anything else was written by a newer benchledger.
 KNOWN_REVISIONS = (
@@ -36,6 +36,7 @@ KNOWN_REVISIONS = (
     "0002_ledger_render_cache",
     "0003_store_integrity",
     "0004_ledger_row_once",
+    "0005_compare_facts",
     SCHEMA_HEAD,
 )
 MIGRATION_LOCK_KEY = 0x62656E6D  # "benm": held while a new store is migrated

@@ -29,14 +29,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger.connection import placeholders
-from ledger.errors import InputError
 from ledger.rules.row import RULES_VERSION
+from projections.cache_entries import keep_entries
 from projections.compare import RunFacts, run_facts
 from projections.compare_guard import Facts
 from projections.compare_rows import benchmarks_of, rows_by_id
 from projections.ledger_row_text import ROWS, row_text
 from projections.tables import COMPARE_FACTS
-from projections.upsert import upsert_rows
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -108,31 +107,9 @@ def read_facts(
 
 
 def keep_facts(conn: Connection, entries: Sequence[Entry]) -> None:
-    """Store ``entries`` in a transaction of their own (the read one is ended first).
-
-    compare is a read command: on SQLite it does not queue behind another process's write
-    lock for this (busy timeout 0 for the attempt), and a store that refuses the write
-    (read-only, locked, full) keeps computing those facts at each compare instead.
-    """
-    if not entries:
-        return
-    conn.rollback()
-    # the store's one-sentence errors (read-only, locked) are InputErrors
-    refused: tuple[type[Exception], ...] = (InputError, *conn.errors)
-    waits = conn.dialect == "sqlite"
-    if waits:
-        timeout = conn.execute("PRAGMA busy_timeout").scalar()
-        conn.execute("PRAGMA busy_timeout = 0")
-    try:
-        columns = COMPARE_FACTS.columns
-        upsert_rows(conn, COMPARE_FACTS, [dict(zip(columns, e, strict=True)) for e in entries])
-        conn.commit()
-    except refused:
-        conn.rollback()
-    finally:
-        if waits:
-            conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
-            conn.rollback()
+    """Store ``entries`` (``projections.cache_entries.keep_entries``: a transaction of their
+    own; compare is a read command, so it never waits for the write lock nor fails for it)."""
+    keep_entries(conn, COMPARE_FACTS, entries)
 
 
 def check_compare_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from projections.ledger_cases import CACHE_COLUMNS, check_render_cache, write_ro
 from projections.ledger_row_text import ROWS, row_text
 from projections.ledger_v0 import bucket_of
 from projections.tables import (
+    AGGREGATE_FACTS,
     COMPARE_FACTS,
     EXPORTS,
     GLOBAL_REGISTRY,
@@ -82,19 +83,22 @@ class LedgerRowsProjection:
             ev.LEDGER_IMPORTED,
         }
     )
-    tables = (LEDGERS, LEDGER_ROWS, LEDGER_CASES, COMPARE_FACTS)
-    # What replay reproduces; the render cache (filled at render, never replayed) and
-    # compare's (filled at compare) are not.
+    tables = (LEDGERS, LEDGER_ROWS, LEDGER_CASES, COMPARE_FACTS, AGGREGATE_FACTS)
+    # What replay reproduces; the render cache (filled at render, never replayed), compare's
+    # and the aggregate's (filled at compare and run-ledger-aggregate) are not.
     compared_tables = (LEDGERS, LEDGER_ROW_FACTS)
 
     def check_cache(self, conn: Connection, limit: int) -> list[dict[str, Any]]:
-        """Cached render pieces and compare facts that differ from what their rows give now."""
+        """Cached render pieces, compare and aggregate facts that differ from what their rows
+        give now."""
+        from projections.aggregate_facts import check_aggregate_cache
         from projections.compare_facts import check_compare_cache  # numpy: compare's alone
 
         found = check_render_cache(conn, limit)
-        return (
-            found + check_compare_cache(conn, limit - len(found)) if len(found) < limit else found
-        )
+        for check in (check_compare_cache, check_aggregate_cache):
+            if len(found) < limit:
+                found += check(conn, limit - len(found))
+        return found
 
     def apply(self, conn: Connection, events: list[StoredEvent]) -> None:
         buffer = LedgerRowsBuffer()

@@ -64,6 +64,20 @@ compare_facts = Table(
     Column("guard", Text, nullable=False),
 )
 
+# ``run-ledger-aggregate``'s reduced view of each ledger row (``projections/aggregate_facts.py``):
+# its verdict and sort keys, and apart the summary fields the aggregate prints for a chosen run;
+# filled like compare's and valid on the same terms.
+aggregate_facts = Table(
+    "rm_aggregate_facts",
+    metadata,
+    Column("ledger_id", String(300), primary_key=True),
+    Column("benchmark_id", String(200), primary_key=True),
+    Column("run_id", String(200), primary_key=True),
+    Column("position", _Position, nullable=False),
+    Column("facts", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+)
+
 # One row per case node of a ledger (keys as the document names them): its counts, its JSON
 # up to its runs and its Markdown lines, refreshed for the cases an event touched.
 ledger_cases = Table(

@@ -64,6 +64,7 @@ def create_snapshot(
         existing = _read_card(card)
         if existing is not None and existing.db_path.is_file():
             return existing, {**view.as_dict(), "created": False}
+        _fill_caches(view.database)
         view.database.dispose()  # closes the connections: the file is complete on its own
         _publish(Path(view.database.path), card.with_suffix(".db"))
     body = {
@@ -76,6 +77,17 @@ def create_snapshot(
     made = _read_card(card)
     assert made is not None  # just written
     return made, {**view.as_dict(), "created": True}
+
+
+def _fill_caches(database: Any) -> None:
+    """Fill the snapshot's compare and aggregate facts before it is published: an ``--as-of``
+    read from it cannot fill them (its scratch store is thrown away), so it finds them here
+    (``projections/row_caches.py``)."""
+    from ledger.gc_pause import collector_paused
+    from projections.row_caches import fill_row_caches
+
+    with database.connect() as conn, collector_paused():
+        fill_row_caches(conn)
 
 
 def _publish(source: Path, target: Path) -> None:

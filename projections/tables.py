@@ -35,6 +35,11 @@ COMPARE_FACTS = TableSpec(
     ("ledger_id", "benchmark_id", "run_id", "position", "facts", "guard"),
     ("ledger_id", "benchmark_id", "run_id"),
 )
+AGGREGATE_FACTS = TableSpec(
+    "rm_aggregate_facts",
+    ("ledger_id", "benchmark_id", "run_id", "position", "facts", "summary"),
+    ("ledger_id", "benchmark_id", "run_id"),
+)
 LEDGER_CASES = TableSpec(
     "rm_ledger_cases",
     (

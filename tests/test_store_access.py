@@ -83,6 +83,9 @@ def _one_line(err: str) -> str:
         ("rebuild", "--verify"),
         # compare keeps no facts there (``projections.compare_facts.keep_facts``)
         ("compare", "--benchmark-id", "terminal-bench", "--run-ledger-path", LEDGER),
+        # nor does the aggregate (``projections.aggregate_facts.keep_aggregate_facts``)
+        ("benchmark", "run-ledger-aggregate", "--benchmark-id", "terminal-bench@2.0",
+         "--run-ledger-path", LEDGER),  # fmt: skip
     ],
 )
 def test_read_commands_work_on_a_read_only_store(read_only_store, args):

@@ -1,0 +1,163 @@
+"""``run-ledger-aggregate``'s cache: each ledger row's ``RowFacts`` (``ledger.aggregate_facts``),
+kept in ``rm_aggregate_facts`` beside the row and filled lazily, at the first aggregate that
+reads it (or by ``snapshot create``, for the snapshot's own rows).
+
+Why: the aggregate of a 29,722-case, 66,000-row benchmark of the 1M-event bench store took
+4.6 s, nearly all of it parsing whole rows and judging them by the ledger rules; the verdict,
+sort keys and summary fields it needs are a pure function of the row, so they are worked out
+once and read back as they are (bench/README.md).
+
+What makes it exact is compare's rule (``projections/compare_facts.py``): an entry holds the
+``position`` of the row it was computed from, and a row is rewritten only by an event at a
+later position, so an entry is used only while its position equals its row's and its format
+is this code's (``AGGREGATE_FACTS_VERSION``, which follows the ledger rules' version too).
+Appends and replays leave the table alone (a ``rebuild`` empties it); ``rebuild --verify``
+checks every valid entry against what its row gives now (``check_aggregate_cache``). Entries
+are written after the rows were read, in a transaction of their own, only on the live store
+(an ``--as-of`` scratch store is thrown away), and never waited for
+(``projections.cache_entries``).
+
+The summary fields (half a row) are a column of their own and parsed only for the run each
+case ends up with. A table of its own rather than more columns of ``rm_compare_facts``: the two
+caches are filled by different commands and versioned apart, so neither command has to
+compute the other's half and a change to one's format leaves the other's entries valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ledger.aggregate_facts import RowFacts, decode, encode, row_facts
+from ledger.connection import placeholders
+from projections.cache_entries import keep_entries
+from projections.ledger_row_text import ROWS, row_text
+from projections.tables import AGGREGATE_FACTS
+
+if TYPE_CHECKING:
+    from ledger.connection import Connection
+
+# An entry to keep, in ``AGGREGATE_FACTS.columns`` order: (ledger_id, benchmark_id, run_id,
+# position, facts text, summary text).
+Entry = tuple[str, str, str, int, str, str]
+# Beyond this many rows to compute, one scan of the benchmark's rows is cheaper than looking
+# them up by id.
+_SCAN_FROM = 2000
+_CHUNK = 500  # run ids per ``IN (...)``
+_WHERE = "ledger_id = ? AND benchmark_id = ?"
+
+
+class AggregateFactsReader:
+    """The facts of one ledger's rows, for ``ledger.handlers.ledger_aggregate``; collects in
+    ``entries`` the facts it had to compute, for ``keep_aggregate_facts``."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.entries: list[Entry] = []
+
+    def facts(self, ledger_id: str, benchmark_id: str) -> list[RowFacts]:
+        """The facts of every row of ``benchmark_id``, archived included, in the read model's
+        order: stored ones where valid, the others computed from their rows.
+
+        Two scans matched in Python (the rows' positions, then the benchmark's entries)
+        rather than a join, as compare's cache does (its join was three times as slow)."""
+        conn, params = self.conn, (ledger_id, benchmark_id)
+        sql = f"SELECT run_id, position FROM rm_ledger_rows WHERE {_WHERE}"
+        positions: dict[str, int] = {
+            run_id: position for run_id, position in conn.execute(sql, params)
+        }
+        found = self._stored(ledger_id, benchmark_id, positions)
+        missing = [run_id for run_id in positions if run_id not in found]
+        if missing:
+            wanted = None if len(missing) > _SCAN_FROM else missing
+            for run_id, position, row in _rows(conn, ledger_id, benchmark_id, wanted):
+                if run_id not in found:
+                    found[run_id] = self._computed((ledger_id, benchmark_id, run_id, position), row)
+        return [found[run_id] for run_id in positions if run_id in found]
+
+    def rows(self, ledger_id: str, benchmark_id: str) -> tuple[list[dict], list[RowFacts]]:
+        """The whole rows of ``benchmark_id`` (to merge other ledgers' rows into) and, in the
+        same order, their facts: stored ones where valid, the others computed."""
+        rows: list[dict] = []
+        positions: dict[str, int] = {}
+        for run_id, position, row in _rows(self.conn, ledger_id, benchmark_id, None):
+            rows.append(row)
+            positions[run_id] = position
+        found = self._stored(ledger_id, benchmark_id, positions)
+        facts = []
+        for row, (run_id, position) in zip(rows, positions.items(), strict=True):
+            known = found.get(run_id)
+            if known is None:
+                known = self._computed((ledger_id, benchmark_id, run_id, position), row)
+            facts.append(known)
+        return rows, facts
+
+    def _stored(
+        self, ledger_id: str, benchmark_id: str, positions: dict[str, int]
+    ) -> dict[str, RowFacts]:
+        """Valid entries by run id: same position as the row's, this code's format."""
+        found: dict[str, RowFacts] = {}
+        sql = f"SELECT run_id, position, facts, summary FROM rm_aggregate_facts WHERE {_WHERE}"
+        get = positions.get
+        for run_id, position, text, summary in self.conn.execute(sql, (ledger_id, benchmark_id)):
+            if get(run_id) == position and (facts := decode(text, summary)) is not None:
+                found[run_id] = facts
+        return found
+
+    def _computed(self, key: tuple[str, str, str, int], row: dict) -> RowFacts:
+        facts = row_facts(row)
+        stored = encode(facts)
+        if stored is not None:
+            self.entries.append((*key, *stored))
+        return facts
+
+
+def _rows(
+    conn: Connection, ledger_id: str, benchmark_id: str, run_ids: Sequence[str] | None
+) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """(run id, position, whole row) of every row of the benchmark, or of ``run_ids``."""
+    loads = orjson.loads
+    base = f"SELECT r.run_id, r.position, {row_text(conn)} FROM {ROWS} WHERE r.ledger_id = ?"
+    chunks = [None] if run_ids is None else [
+        run_ids[i : i + _CHUNK] for i in range(0, len(run_ids), _CHUNK)
+    ]  # fmt: skip
+    # By id, the benchmark test uses no index on SQLite (``+``): see compare_rows._where.
+    by_id = " AND +r.benchmark_id = ?" if conn.dialect == "sqlite" else " AND r.benchmark_id = ?"
+    for chunk in chunks:
+        sql = f"{base} AND r.benchmark_id = ?"
+        if chunk is not None:
+            sql = f"{base}{by_id} AND r.run_id IN ({placeholders(len(chunk))})"
+        for run_id, position, text in conn.execute(sql, (ledger_id, benchmark_id, *(chunk or ()))):
+            yield run_id, position, loads(text)
+
+
+def keep_aggregate_facts(conn: Connection, entries: Sequence[Entry]) -> None:
+    """Store ``entries`` (``projections.cache_entries.keep_entries``: a transaction of their
+    own; the aggregate is a read command, so it never waits for the write lock nor fails for
+    it)."""
+    keep_entries(conn, AGGREGATE_FACTS, entries)
+
+
+def check_aggregate_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
+    """What ``rebuild --verify`` reports about this cache: every entry the aggregate would use
+    must equal what its row gives now."""
+    problems: list[dict[str, Any]] = []
+    rows = conn.stream(
+        f"SELECT r.ledger_id, r.run_id, {row_text(conn)}, f.facts, f.summary FROM {ROWS}"
+        " JOIN rm_aggregate_facts f ON f.ledger_id = r.ledger_id"
+        " AND f.benchmark_id = r.benchmark_id AND f.run_id = r.run_id AND f.position = r.position",
+        batch=1000,
+    )
+    for ledger_id, run_id, text, facts_text, summary in rows:
+        kept = decode(facts_text, summary)
+        if kept is None:
+            continue  # never used: computed again at the next aggregate
+        now = encode(row_facts(orjson.loads(text)))
+        if now is None or kept != decode(*now):
+            key = [ledger_id, run_id]
+            problems.append({"table": AGGREGATE_FACTS.name, "key": key, "problem": "stale facts"})
+            if len(problems) >= limit:
+                break
+    return problems

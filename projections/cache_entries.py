@@ -1,0 +1,48 @@
+"""Writing a read command's cache entries (compare's and the aggregate's per-row facts) without
+ever making the command wait or fail for them.
+
+Why apart: both caches are filled by commands that only read, after they have read, so the
+same rules hold for both: a transaction of their own, no queue behind another process's write
+lock, and a store that refuses the write (read-only, locked, full) simply stays unfilled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ledger.errors import InputError
+from projections.upsert import upsert_rows
+
+if TYPE_CHECKING:
+    from ledger.connection import Connection
+    from ledger.table_spec import TableSpec
+
+
+def keep_entries(conn: Connection, table: TableSpec, entries: Sequence[tuple[Any, ...]]) -> None:
+    """Upsert ``entries`` (tuples in ``table.columns`` order) in a transaction of their own
+    (the read one is ended first). On SQLite the attempt does not wait for another process's
+    write lock (busy timeout 0 for it); a refusal is swallowed: the values are computed again
+    at the next read instead."""
+    if not entries:
+        return
+    conn.rollback()
+    # the store's one-sentence errors (read-only, locked) are InputErrors
+    refused: tuple[type[Exception], ...] = (InputError, *conn.errors)
+    sqlite = conn.dialect == "sqlite"
+    if sqlite:
+        timeout = conn.execute("PRAGMA busy_timeout").scalar()
+        conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        if sqlite:  # the tuples as they are, in key order (the key leads each tuple)
+            conn.executemany(table.upsert_sql, sorted(entries))
+        else:
+            columns = table.columns
+            upsert_rows(conn, table, [dict(zip(columns, e, strict=True)) for e in entries])
+        conn.commit()
+    except refused:
+        conn.rollback()
+    finally:
+        if sqlite:
+            conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+            conn.rollback()
