@@ -32,7 +32,7 @@ import orjson
 
 from ledger.aggregate_facts import RowFacts, decode, encode, row_facts
 from ledger.connection import placeholders
-from projections.cache_entries import keep_entries
+from projections.cache_entries import entries_on_their_rows, keep_entries
 from projections.ledger_row_text import ROWS, row_text
 from projections.tables import AGGREGATE_FACTS
 
@@ -144,12 +144,7 @@ def check_aggregate_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
     """What ``rebuild --verify`` reports about this cache: every entry the aggregate would use
     must equal what its row gives now."""
     problems: list[dict[str, Any]] = []
-    rows = conn.stream(
-        f"SELECT r.ledger_id, r.run_id, {row_text(conn)}, f.facts, f.summary FROM {ROWS}"
-        " JOIN rm_aggregate_facts f ON f.ledger_id = r.ledger_id"
-        " AND f.benchmark_id = r.benchmark_id AND f.run_id = r.run_id AND f.position = r.position",
-        batch=1000,
-    )
+    rows = entries_on_their_rows(conn, AGGREGATE_FACTS, ("facts", "summary"))
     for ledger_id, run_id, text, facts_text, summary in rows:
         kept = decode(facts_text, summary)
         if kept is None:

@@ -8,10 +8,11 @@ lock, and a store that refuses the write (read-only, locked, full) simply stays 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ledger.errors import InputError
+from projections.ledger_row_text import ROWS, row_text
 from projections.upsert import upsert_rows
 
 if TYPE_CHECKING:
@@ -46,3 +47,18 @@ def keep_entries(conn: Connection, table: TableSpec, entries: Sequence[tuple[Any
         if sqlite:
             conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
             conn.rollback()
+
+
+def entries_on_their_rows(
+    conn: Connection, table: TableSpec, columns: Sequence[str]
+) -> Iterator[tuple[Any, ...]]:
+    """(ledger id, run id, row text, *``columns``) of every entry of ``table`` whose position
+    is its row's (the only entries a read would use): what ``rebuild --verify`` checks each
+    cache's entries against."""
+    picked = ", ".join(f"f.{c}" for c in columns)
+    yield from conn.stream(
+        f"SELECT r.ledger_id, r.run_id, {row_text(conn)}, {picked} FROM {ROWS}"
+        f" JOIN {table.name} f ON f.ledger_id = r.ledger_id"
+        " AND f.benchmark_id = r.benchmark_id AND f.run_id = r.run_id AND f.position = r.position",
+        batch=1000,
+    )

@@ -30,11 +30,10 @@ import orjson
 
 from ledger.connection import placeholders
 from ledger.rules.row import RULES_VERSION
-from projections.cache_entries import keep_entries
+from projections.cache_entries import entries_on_their_rows, keep_entries
 from projections.compare import RunFacts, run_facts
 from projections.compare_guard import Facts
 from projections.compare_rows import benchmarks_of, rows_by_id
-from projections.ledger_row_text import ROWS, row_text
 from projections.tables import COMPARE_FACTS
 
 if TYPE_CHECKING:
@@ -116,12 +115,7 @@ def check_compare_cache(conn: Connection, limit: int) -> list[dict[str, Any]]:
     """What ``rebuild --verify`` reports about this cache: every entry compare would use must
     equal what its row gives now."""
     problems: list[dict[str, Any]] = []
-    rows = conn.stream(
-        f"SELECT r.ledger_id, r.run_id, {row_text(conn)}, f.facts, f.guard FROM {ROWS}"
-        " JOIN rm_compare_facts f ON f.ledger_id = r.ledger_id"
-        " AND f.benchmark_id = r.benchmark_id AND f.run_id = r.run_id AND f.position = r.position",
-        batch=1000,
-    )
+    rows = entries_on_their_rows(conn, COMPARE_FACTS, ("facts", "guard"))
     for ledger_id, run_id, text, facts_text, guard_text in rows:
         stored = orjson.loads(facts_text)
         if stored[-1] != FACTS_VERSION:
