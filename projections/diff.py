@@ -69,6 +69,7 @@ def build_diff(
 ) -> dict[str, Any]:
     """The ``benchmark_ledger_diff_v0`` document of ``ledger_id`` from one moment to another."""
     from projections.as_of import LEDGER_READ_MODELS, advance, resolve_moment, scratch_at
+    from projections.scratch import OVERLAY_MAX_TAIL
     from projections.snapshots import nearest_snapshot
 
     with store.database.connect() as live:
@@ -80,7 +81,11 @@ def build_diff(
             )
         touches = _touches(store, live, ledger_id, start.position, end.position)
         base = nearest_snapshot(live, snapshot_dir, start.position) if snapshot_dir else None
-    with scratch_at(store, projections, start, base, names=LEDGER_READ_MODELS) as (scratch, _):
+    # the overlay of a snapshot holds both replays in memory: a long span goes to a copy
+    span = end.position - (base.position if base is not None else 0)
+    with scratch_at(
+        store, projections, start, base, names=LEDGER_READ_MODELS, own_file=span > OVERLAY_MAX_TAIL
+    ) as (scratch, _):
         known_before = _ledger_known(scratch, ledger_id)
         runs_before = _runs(scratch, ledger_id, touches)
         cases_before = _case_rows(scratch, ledger_id, {_key(r) for r in runs_before.values()})

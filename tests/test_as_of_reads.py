@@ -211,3 +211,22 @@ def test_diff_and_report_from_a_snapshot(mixed_url, tmp_path):
                     "--out", str(tmp_path / "past")], mixed_url)  # fmt: skip
     assert past["as_of"]["built_from"] == "snapshot at position 3"
     assert (tmp_path / "past" / "index.html").is_file()
+
+
+def test_a_long_span_or_tail_replays_into_a_copy_not_the_overlay(mixed_url, monkeypatch):
+    """The overlay keeps what it replays in memory, so past ``OVERLAY_MAX_TAIL`` events (the
+    tail of an ``--as-of``, or ``diff``'s whole span from the snapshot) a copy is used."""
+    import ledger.db_overlay
+    import projections.scratch
+
+    diff_args = ["diff", "--ledger-id", "L", "--from", "4", "--to", "7"]
+    sql_args = ["sql", "--as-of", "7", "SELECT count(*) FROM rm_goal_runs"]
+    ok_json(["snapshot", "create", "--at", "3"], mixed_url)
+    expected = [ok_json(diff_args, mixed_url), ok_json(sql_args, mixed_url)]
+    monkeypatch.setattr(projections.scratch, "OVERLAY_MAX_TAIL", 2)
+
+    def refused(path):
+        raise AssertionError(f"overlay opened for a long replay: {path}")
+
+    monkeypatch.setattr(ledger.db_overlay, "open_overlay", refused)
+    assert [ok_json(diff_args, mixed_url), ok_json(sql_args, mixed_url)] == expected
