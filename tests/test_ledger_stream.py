@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -171,16 +172,24 @@ def test_a_ledger_the_cache_cannot_render_is_rendered_in_full(db_url, tmp_path):
         s.close()
 
 
+@contextmanager
+def _four_rows_rendered(s, tmp_path):
+    """Ledger L1 with four rows in two cases, rendered once (which fills the render cache);
+    yields the write transaction the render ran in."""
+    rows = [{"run_id": f"r{i}", "benchmark_id": "b", "case_id": f"c{i % 2}"} for i in range(4)]
+    s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 1)])
+    with s.store.database.begin() as conn:
+        assert streamed_render(conn, "L1", tmp_path) is not None  # fills the cache
+        yield conn
+
+
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_a_cache_that_does_not_add_up_is_never_published(db_url, tmp_path):
     """A filled row that lost its piece (as from a bug or a hand edit) makes the render fall
     back (rows a write left without pieces are filled by the render instead)."""
     s = opened(db_url)
     try:
-        rows = [{"run_id": f"r{i}", "benchmark_id": "b", "case_id": f"c{i % 2}"} for i in range(4)]
-        s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 1)])
-        with s.store.database.begin() as conn:
-            assert streamed_render(conn, "L1", tmp_path) is not None  # fills the cache
+        with _four_rows_rendered(s, tmp_path) as conn:
             conn.execute("UPDATE rm_ledger_rows SET json_fragment = NULL WHERE run_id = 'r3'")
         with s.store.database.connect() as conn:
             assert streamed_render(conn, "L1", tmp_path) is None
@@ -197,10 +206,7 @@ def test_a_row_without_its_render_key_is_never_published(db_url, tmp_path, run_i
     bytes, it never fails or differs."""
     s = opened(db_url)
     try:
-        rows = [{"run_id": f"r{i}", "benchmark_id": "b", "case_id": f"c{i % 2}"} for i in range(4)]
-        s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 1)])
-        with s.store.database.begin() as conn:
-            assert streamed_render(conn, "L1", tmp_path) is not None  # fills the cache
+        with _four_rows_rendered(s, tmp_path) as conn:
             for run_id in run_ids:
                 conn.execute(
                     "UPDATE rm_ledger_rows SET render_key = NULL WHERE run_id = ?", (run_id,)
