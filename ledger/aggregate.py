@@ -12,6 +12,7 @@ from typing import Any
 from ledger.aggregate_buckets import BLOCKED_BUCKETS, BUCKET_PRECEDENCE, COUNTABLE_BUCKETS
 from ledger.aggregate_facts import RowFacts, noncanonical_source, row_facts
 from ledger.errors import InputError
+from ledger.jsonfmt import PlainJsonDict, float_prints_as_stdlib
 from ledger.merge import MergeResult
 from ledger.rules.archive import is_archived
 from ledger.rules.row import RULES_VERSION
@@ -170,6 +171,7 @@ def aggregate(
     buckets: dict[str, str] = {}
     lane_counts: dict[str, int] = {}
     by_lane = lanes.enabled
+    plain = True  # every summary in ``case_best`` is known to print plainly
     for case in canonical:
         judged = [run if type(run) is RowFacts else _facts(run) for run in by_case.get(case, ())]
         lane_source = None
@@ -180,10 +182,21 @@ def aggregate(
             chosen = _pick(judged, policy)
         buckets[case] = chosen.bucket if chosen else "missing"
         case_best[case] = _case_summary(chosen, lane_source)
+        plain = plain and (chosen is None or _prints_plainly(chosen))
+    if plain:
+        case_best = PlainJsonDict(case_best)
     return _aggregate_payload(
         benchmark_id, canonical, active, buckets, case_best, run_ids, policy, lanes,
         lane_counts, source_ledger_files,
     )  # fmt: skip
+
+
+def _prints_plainly(chosen: RowFacts) -> bool:
+    """Whether ``_case_summary(chosen)`` is known to print the same through orjson as through
+    ``json``: its stored summary fields were (``RowFacts.summary_plain``), and the score it adds
+    is too; the other values it adds are text and booleans."""
+    score = chosen.score
+    return chosen.summary_plain and (type(score) is not float or float_prints_as_stdlib(score))
 
 
 def _facts(run: Run) -> RowFacts:

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from ledger.aggregate_buckets import BUCKET_RANK, judge_row
+from ledger.jsonfmt import orjson_prints_as_stdlib
 from ledger.rules.archive import is_archived
 from ledger.rules.copies import NATIVE_GOAL_FIELDS
 from ledger.rules.row import RULES_VERSION
@@ -26,7 +27,7 @@ from ledger.rules.timestamps import UNREADABLE, instant
 
 # The layout of a stored ``RowFacts`` (``encode``) and the rules behind its verdicts: stored
 # facts of any other version are computed again.
-AGGREGATE_FACTS_VERSION = f"1/{RULES_VERSION}"
+AGGREGATE_FACTS_VERSION = f"2/{RULES_VERSION}"
 
 # loopx 0.4.8's case summary fields, then benchledger's additions (arm role, job, mode, rounds,
 # next action).
@@ -97,6 +98,10 @@ class RowFacts(NamedTuple):
     run: str  # ``str(run_id or "")``: sort keys, and the run counted when not empty
     job: str  # ``str(job_name or "")``
     summary: Mapping[str, Any] | str  # the row, or its summary fields' JSON text
+    # The summary fields are known to print the same through orjson as through ``json``
+    # (``ledger.jsonfmt``), so the printed aggregate need not walk them again: worked out once,
+    # when the facts are stored. False for rows judged now (the walk decides as before).
+    summary_plain: bool = False
 
     def best_key(self) -> tuple:
         """``Judged.best_key``: bucket, score, recorded_at, run group, run id."""
@@ -157,15 +162,18 @@ def row_facts(row: dict) -> RowFacts:
 
 def encode(facts: RowFacts) -> tuple[str, str] | None:
     """The stored form of ``facts`` (of a row that came out of ``orjson.loads``): a JSON array
-    of every field but the summary, this version last, and the summary fields' JSON text.
+    of every field but the summary, with whether the summary prints plainly (``summary_plain``,
+    found here) and this version last, and the summary fields' JSON text.
     None when JSON cannot carry the facts exactly (a score of numeric text that overflowed to
     infinity, say): those are judged again at each read instead."""
     recorded = None if facts.recorded == UNREADABLE else facts.recorded
-    values = [*facts[:9], recorded, *facts[10:13], AGGREGATE_FACTS_VERSION]
+    fields = facts.summary_fields()
+    plain = orjson_prints_as_stdlib(fields)
+    values = [*facts[:9], recorded, *facts[10:13], plain, AGGREGATE_FACTS_VERSION]
     try:
         text = orjson.dumps(values)
         # The summary is part of a row orjson parsed, so it comes back exactly as it is.
-        summary = orjson.dumps(facts.summary_fields())
+        summary = orjson.dumps(fields)
     except TypeError:
         return None
     if orjson.loads(text) != values:
@@ -180,5 +188,7 @@ def decode(text: str | bytes, summary: str | bytes) -> RowFacts | None:
         return None
     if stored[9] is None:
         stored[9] = UNREADABLE
-    stored[-1] = summary if isinstance(summary, str) else summary.decode()
+    # [..., plain, version] -> [..., summary, plain]: the field order of ``RowFacts``
+    stored[-1] = stored[-2]
+    stored[-2] = summary if isinstance(summary, str) else summary.decode()
     return RowFacts._make(stored)

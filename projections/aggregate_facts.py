@@ -107,11 +107,15 @@ class AggregateFactsReader:
         return found
 
     def _computed(self, key: tuple[str, str, str, int], row: dict) -> RowFacts:
+        """The row's facts, as a later read will get them back from the entry kept for them:
+        with ``summary_plain`` found, so rows changed since the cache was filled (an
+        ``--as-of`` tail, a fresh upsert) do not make the whole printed aggregate walked."""
         facts = row_facts(row)
         stored = encode(facts)
-        if stored is not None:
-            self.entries.append((*key, *stored))
-        return facts
+        if stored is None:
+            return facts
+        self.entries.append((*key, *stored))
+        return decode(*stored) or facts
 
 
 def _rows(

@@ -49,6 +49,14 @@ Index(
     ledger_rows.c.case_id,
 )
 Index("ix_rm_ledger_rows_render", ledger_rows.c.ledger_id, ledger_rows.c.render_key)
+# Covers the positions read that checks the per-row fact caches (revision 0007).
+Index(
+    "ix_rm_ledger_rows_positions",
+    ledger_rows.c.ledger_id,
+    ledger_rows.c.benchmark_id,
+    ledger_rows.c.run_id,
+    ledger_rows.c.position,
+)
 
 # compare's reduced view of each ledger row (``projections/compare_facts.py``), filled at the
 # first ``compare`` that reads the row and valid while ``position`` equals the row's own; keyed

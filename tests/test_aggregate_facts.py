@@ -14,6 +14,7 @@ judged again, an entry that no longer matches its row is reported by ``rebuild -
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from ledger.aggregate_facts import (
 from ledger.connection import Connection
 from ledger.handlers.ledger_aggregate import AggregateRequest, aggregate_view
 from ledger.handlers.ledger_source_files import load_sources
-from ledger.jsonfmt import json_like_stdlib
+from ledger.jsonfmt import PlainJsonDict, json_like_stdlib
 from ledger.ledger_rows import document_rows
 from ledger.ledger_target import resolve_ledger_target
 from projections.aggregate_facts import (
@@ -139,6 +140,10 @@ def _odd_rows() -> list[dict[str, Any]]:
             )
         ),
         stored_row(run_id="ünïcode", case_id="c9", official_score=0.30000000000000004),
+        # floats ``json`` prints in exponent form: in the summary, and in the score alone
+        stored_row(run_id="tiny-score", case_id="c11", official_score=5e-05),
+        stored_row(run_id="tiny-reward", case_id="c12", official_score=1.0, best_round_reward=1e-7),
+        stored_row(run_id="tiny-text", case_id="c13", official_score="0.00001"),
     ]
 
 
@@ -152,6 +157,32 @@ def test_stored_facts_give_the_aggregate_of_the_rows(fixtures_dir: Path, options
         mixed = [s if i % 2 else row for i, (s, row) in enumerate(zip(stored, rows, strict=True))]
         for runs in (facts, stored, mixed):
             assert _text(aggregate(runs, benchmark_id=benchmark_id, **options)) == expected
+
+
+@pytest.mark.parametrize(
+    ("fields", "plain"),
+    [
+        ({"official_score": 0.25}, True),
+        ({"official_score": 5e-05}, False),  # in the summary and the countable score
+        ({"official_score": 1.0, "best_round_reward": 1e-7}, False),  # in the summary only
+        ({"official_score": "0.00001"}, False),  # text in the summary, a float as the score
+    ],
+)
+def test_the_printed_case_best_is_walked_unless_every_summary_is_known_plain(
+    fields: dict[str, Any], plain: bool
+) -> None:
+    """Stored facts say whether their summary prints the same through orjson as through
+    ``json``; the aggregate marks its ``case_best`` so the printer skips walking it only when
+    every chosen run's summary and score do, and the printed bytes stay ``json``'s."""
+    rows = [stored_row(run_id="a", case_id="c1", official_score=1.0),
+            stored_row(run_id="b", case_id="c2", **fields)]  # fmt: skip
+    stored = [_through_storage(row_facts(row)) for row in rows]
+    expected = aggregate(rows, benchmark_id="b@1")
+    result = aggregate(stored, benchmark_id="b@1")
+    assert (type(result["case_best"]) is PlainJsonDict) is plain
+    assert type(expected["case_best"]) is dict  # rows judged now: walked as before
+    stdlib = json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
+    assert _text(result) == _text(expected) == stdlib.encode()
 
 
 def test_facts_json_cannot_carry_exactly_are_not_kept() -> None:

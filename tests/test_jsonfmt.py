@@ -37,3 +37,15 @@ def test_hex_ids_that_look_like_exponents_stay_on_the_fast_path(monkeypatch):
 def test_a_string_holding_a_number_like_token_is_still_exact():
     doc = {"k": '": 1e5', "l": ["\\n 1e5"], "m": 1e-7}
     assert json_like_stdlib(doc, sort_keys=True) == _stdlib(doc)
+
+
+def test_a_dict_proven_plain_is_not_walked_and_prints_as_a_dict(monkeypatch):
+    """``PlainJsonDict``: its builder's proof stands in for the walk (so a float the walk would
+    send to ``json`` is printed by orjson), and both encoders print it as the dict it is."""
+    doc = {"ok": True, "cases": jsonfmt.PlainJsonDict({"c1": {"score": 0.5, "ids": ["x"]}})}
+    assert jsonfmt.orjson_prints_as_stdlib(doc)
+    assert json_like_stdlib(doc, sort_keys=True) == _stdlib(doc)
+    walked = {"cases": {"c1": {"score": 1e-7}}}
+    assert not jsonfmt.orjson_prints_as_stdlib(walked)
+    assert jsonfmt.orjson_prints_as_stdlib({"cases": jsonfmt.PlainJsonDict(walked["cases"])})
+    assert jsonfmt.orjson_prints_as_stdlib(jsonfmt.PlainJsonDict(walked))
