@@ -185,10 +185,15 @@ class EventStore:
         self.head_marker = marker_path(database)
 
     @contextmanager
-    def transaction(self, metadata: dict[str, Any] | None = None) -> Iterator[UnitOfWork]:
+    def transaction(
+        self, metadata: dict[str, Any] | None = None, *, temp_in_memory: bool = False
+    ) -> Iterator[UnitOfWork]:
         """Open the write transaction and take the append lock before the handler reads; after
-        the commit, move the head marker (``ledger.head_witness``) to the new head."""
-        with self.database.begin() as conn:
+        the commit, move the head marker (``ledger.head_witness``) to the new head.
+
+        ``temp_in_memory``: the database keeps the transaction's temporary files in memory
+        (``SqliteDatabase.begin``), for a caller whose statements each append a bounded batch."""
+        with self.database.begin(temp_in_memory=temp_in_memory) as conn:
             if self.is_postgres:
                 conn.execute(
                     f"SELECT pg_advisory_xact_lock(?, {PG_SCHEMA_KEY})", (PG_APPEND_LOCK_KEY,)
