@@ -240,10 +240,10 @@ class SqliteDatabase:
         in memory, set before it begins (SQLite refuses the change inside one if a temporary
         table is open) and reset after. For transactions whose temporary data is bounded by
         one statement: the multi-row event INSERT goes through a temporary table (the
-        append-only trigger reads the events table) and a statement journal, which for a
-        3,000-trial ingest wrote ~6 MB into files under ``/var/tmp`` that were deleted at the
-        end of each statement. Not for a rebuild, whose sorts and index builds would then be
-        held in memory whole."""
+        append-only trigger reads the events table) and a statement journal, which otherwise
+        are files in SQLite's temporary directory, written and deleted statement by statement
+        (~6 MB for a 3,000-trial ingest). Not for a rebuild, whose sorts and index builds would
+        then be held in memory whole."""
         with self.connect() as conn:
             if self.in_memory and self._memory_users > 1 and conn.raw.in_transaction:
                 yield conn  # nested in a transaction on the one connection: part of it

@@ -120,7 +120,7 @@ class UnitOfWork:
         position, prev_hash = self.store._head(self.conn)
         metadata_text = canonical_json(self.metadata)
         # Inserted a batch at a time as the chain grows, so only one batch of payload texts
-        # (~20 KB each for a run record) is held at once: a 3,000-trial ingest held all 5.7 MB.
+        # (~20 KB each for a run record) is held at once, not every event's.
         rows: list[dict[str, Any]] = []
         stored: list[StoredEvent] = []
         for index, new in enumerate(events):

@@ -135,9 +135,9 @@ def _run(
         check_writable(context, target)
     reach("before_transaction")
     plan: BenchmarkRunPlan | None = None
-    # Its temporary files in memory: each statement appends a bounded batch of events (64),
-    # whose temporary table and statement journal went to files under /var/tmp (~6 MB at
-    # 3,000 trials), written and deleted statement by statement.
+    # Its temporary files in memory: each statement appends a bounded batch of events, whose
+    # temporary table and statement journal would otherwise be files written and deleted
+    # statement by statement (``SqliteDatabase.begin``).
     with opened.store.transaction(metadata, temp_in_memory=True) as uow:
         existing = opened.store.events_for_key(uow.conn, key)
         if not existing:
