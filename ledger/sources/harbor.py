@@ -164,6 +164,8 @@ def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> Sourc
 def _read_files(
     job_dir: Path, reader: _Reader, progress: Progress | None, opts: _Options
 ) -> SourceIngest:
+    """``_read_job`` once the job directory is open for reading: read every file once, match
+    the plan, group the attempts, build the records."""
     config, lock, job_result = (reader.json(n) for n in ("config.json", "lock.json", "result.json"))
     observed = _scan_trials(reader, progress)
     if config.state == lock.state == job_result.state == "missing" and not observed:
