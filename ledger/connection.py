@@ -72,9 +72,10 @@ class Database(Protocol):
 
     def connect(self) -> AbstractContextManager[Connection]: ...
 
-    def begin(self) -> AbstractContextManager[Connection]:
+    def begin(self, *, temp_in_memory: bool = False) -> AbstractContextManager[Connection]:
         """A write transaction, committed when the block ends without an exception (on
-        SQLite ``BEGIN IMMEDIATE``: a writer queues for the lock instead of failing later)."""
+        SQLite ``BEGIN IMMEDIATE``: a writer queues for the lock instead of failing later).
+        ``temp_in_memory``: the transaction's temporary files stay in memory (SQLite only)."""
         ...
 
     def sqlalchemy_engine(self) -> Any:

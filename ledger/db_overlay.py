@@ -48,7 +48,10 @@ class SqliteOverlay(SqliteDatabase):
         yield _Joined(self._raw, path=self.path)
 
     @contextmanager
-    def begin(self, *, attach: Mapping[str, str] | None = None) -> Iterator[SqliteConnection]:
+    def begin(
+        self, *, attach: Mapping[str, str] | None = None, temp_in_memory: bool = False
+    ) -> Iterator[SqliteConnection]:
+        # ``temp_in_memory`` is ignored: the overlay's one transaction is open already.
         if attach:  # SQLite refuses ATTACH inside the overlay's transaction
             raise ValueError("an overlay cannot attach other databases")
         with self.connect() as conn:

@@ -95,7 +95,8 @@ class SqlAlchemyDatabase:
             yield SqlAlchemyConnection(conn)
 
     @contextmanager
-    def begin(self) -> Iterator[SqlAlchemyConnection]:
+    def begin(self, *, temp_in_memory: bool = False) -> Iterator[SqlAlchemyConnection]:
+        # ``temp_in_memory`` is SQLite's (``SqliteDatabase.begin``); PostgreSQL has no such file.
         with self._connected() as conn, conn.begin():
             yield SqlAlchemyConnection(conn)
 

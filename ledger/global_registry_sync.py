@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.errors import InputError
+from ledger.global_sync_skipped import SKIPPED_DISABLED as SKIPPED_DISABLED  # re-exported
+from ledger.global_sync_skipped import skipped_disabled_payload as skipped_disabled_payload
 
 GLOBAL_REGISTRY_NAME = "registry.global.json"
 DEFAULT_SCHEMA_VERSION = "0.1"
@@ -29,7 +31,6 @@ ATTENTION_FIELDS = (
 )
 BINDING_FIELDS = ("repository_bindings", "external_locator_bindings")
 SKIPPED_SAME_SOURCE = "source registry is already the global registry"
-SKIPPED_DISABLED = "disabled by --no-global-sync"
 
 
 @dataclass(frozen=True)
@@ -462,10 +463,6 @@ def backup_file_name(synced_at: str) -> str:
 
 
 # --- payload forms (§7.4, §7.5) ----------------------------------------------------------------
-
-
-def skipped_disabled_payload(dry_run: bool) -> dict[str, Any]:
-    return {"ok": True, "dry_run": dry_run, "skipped": True, "reason": SKIPPED_DISABLED}
 
 
 def skipped_same_source_payload(

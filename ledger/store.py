@@ -119,6 +119,8 @@ class UnitOfWork:
                 )
         position, prev_hash = self.store._head(self.conn)
         metadata_text = canonical_json(self.metadata)
+        # Inserted a batch at a time as the chain grows, so only one batch of payload texts
+        # (~20 KB each for a run record) is held at once, not every event's.
         rows: list[dict[str, Any]] = []
         stored: list[StoredEvent] = []
         for index, new in enumerate(events):
@@ -142,6 +144,9 @@ class UnitOfWork:
             prev_hash = row["hash"]
             rows.append(row)
             stored.append(stored_event(row, payload=new.payload, metadata=self.metadata))
+            if len(rows) == EVENTS_PER_INSERT:
+                _insert_events(self.conn, rows)
+                rows = []
         _insert_events(self.conn, rows)
         if self.store.listener is not None:
             self.store.listener(self.conn, stored)
@@ -185,10 +190,15 @@ class EventStore:
         self.head_marker = marker_path(database)
 
     @contextmanager
-    def transaction(self, metadata: dict[str, Any] | None = None) -> Iterator[UnitOfWork]:
+    def transaction(
+        self, metadata: dict[str, Any] | None = None, *, temp_in_memory: bool = False
+    ) -> Iterator[UnitOfWork]:
         """Open the write transaction and take the append lock before the handler reads; after
-        the commit, move the head marker (``ledger.head_witness``) to the new head."""
-        with self.database.begin() as conn:
+        the commit, move the head marker (``ledger.head_witness``) to the new head.
+
+        ``temp_in_memory``: the database keeps the transaction's temporary files in memory
+        (``SqliteDatabase.begin``), for a caller whose statements each append a bounded batch."""
+        with self.database.begin(temp_in_memory=temp_in_memory) as conn:
             if self.is_postgres:
                 conn.execute(
                     f"SELECT pg_advisory_xact_lock(?, {PG_SCHEMA_KEY})", (PG_APPEND_LOCK_KEY,)

@@ -24,6 +24,7 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,16 @@ def preload() -> None:
     """Load the exchange call now (importing ctypes costs ~5 ms): ``atomic_stream`` runs this
     on its writer thread while the caller is still producing the file."""
     _load()
+
+
+def preload_for(path: Path) -> Callable[[], None] | None:
+    """``preload`` when writing ``path`` may end in an exchange, else None: only a regular
+    file already there is exchanged (``_exchange``), so the first write of a file (a new
+    project's ledger, the first ingest into it) does not load ctypes for nothing."""
+    try:
+        return preload if stat.S_ISREG(os.lstat(path).st_mode) else None
+    except OSError:
+        return None
 
 
 def wait_discarded(tmp: Path) -> None:

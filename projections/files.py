@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import orjson
 
 from ledger.events import EXPORT_WRITTEN
-from projections.file_swap import preload, replace_file, wait_discarded
+from projections.file_swap import preload_for, replace_file, wait_discarded
 
 if TYPE_CHECKING:
     from ledger.store import EventStore
@@ -153,7 +153,7 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
     wait_discarded(tmp)
     try:
         with open(tmp, "wb") as handle:
-            writer = HashingWriter(handle, durable=durable, first=preload)
+            writer = HashingWriter(handle, durable=durable, first=preload_for(path))
             try:
                 yield writer
             finally:

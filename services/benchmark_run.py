@@ -135,7 +135,10 @@ def _run(
         check_writable(context, target)
     reach("before_transaction")
     plan: BenchmarkRunPlan | None = None
-    with opened.store.transaction(metadata) as uow:
+    # Its temporary files in memory: each statement appends a bounded batch of events, whose
+    # temporary table and statement journal would otherwise be files written and deleted
+    # statement by statement (``SqliteDatabase.begin``).
+    with opened.store.transaction(metadata, temp_in_memory=True) as uow:
         existing = opened.store.events_for_key(uow.conn, key)
         if not existing:
             plan = decide(StoreReads(uow.conn), request, inputs)

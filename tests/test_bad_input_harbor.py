@@ -175,8 +175,13 @@ def _vanishing_open(monkeypatch: pytest.MonkeyPatch, victims: set[str], error: t
     """
     real, real_os_open = builtins.open, os.open
 
-    def victim(file: object) -> bool:
-        return isinstance(file, (str, os.PathLike)) and os.path.abspath(os.fspath(file)) in victims
+    def victim(file: object, dir_fd: int | None = None) -> bool:
+        if not isinstance(file, (str, os.PathLike)):
+            return False
+        path = os.fspath(file)
+        if dir_fd is not None and not os.path.isabs(path):  # the reader's job-directory handle
+            path = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), path)
+        return os.path.abspath(path) in victims
 
     def fake(file, *args, **kwargs):  # noqa: ANN001, ANN202
         if victim(file):
@@ -184,7 +189,7 @@ def _vanishing_open(monkeypatch: pytest.MonkeyPatch, victims: set[str], error: t
         return real(file, *args, **kwargs)
 
     def fake_os_open(path, flags, *args, **kwargs):  # noqa: ANN001, ANN202
-        if kwargs.get("dir_fd") is None and victim(path):
+        if victim(path, kwargs.get("dir_fd")):
             raise error(2, "vanished", os.fspath(path))
         return real_os_open(path, flags, *args, **kwargs)
 

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from projections.file_swap import SWAP_MIN_BYTES, replace_file, wait_discarded
+from projections import file_swap
+from projections.file_swap import (
+    SWAP_MIN_BYTES,
+    preload,
+    preload_for,
+    replace_file,
+    wait_discarded,
+)
 from projections.files import atomic_stream, atomic_write
 
 BIG = SWAP_MIN_BYTES + 1
@@ -90,3 +97,29 @@ def test_on_linux_the_large_file_is_exchanged_not_renamed_over(
     except AssertionError:
         pytest.skip("this file system refuses RENAME_EXCHANGE")
     assert target.read_bytes() == b"x" * BIG
+
+
+def test_the_exchange_call_is_preloaded_only_for_a_file_already_there(tmp_path: Path) -> None:
+    """A first write is a plain rename, so it does not load ctypes on the writer thread."""
+    target = tmp_path / "ledger.json"
+    assert preload_for(target) is None  # nothing there: no exchange
+    (tmp_path / "dir.json").mkdir()
+    assert preload_for(tmp_path / "dir.json") is None  # not a regular file: no exchange
+    target.write_bytes(b"old")
+    assert preload_for(target) is preload
+
+
+def test_a_streamed_first_write_leaves_the_exchange_call_unloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads: list[int] = []
+    monkeypatch.setattr(file_swap, "_renameat2", None)
+    monkeypatch.setattr(file_swap, "_find_renameat2", lambda: loads.append(1) or False)
+    target = tmp_path / "ledger.json"
+    with atomic_stream(target, durable=False) as out:
+        out.write(b"small")
+    assert target.read_bytes() == b"small"
+    assert loads == []
+    with atomic_stream(target, durable=False) as out:  # now there is a file to exchange
+        out.write(b"again")
+    assert loads == [1]

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from ledger.errors import SourceError
 from ledger.rules.compaction import compact_run
+from ledger.sources import harbor_reading
 from ledger.sources.harbor import read_harbor_job
 from ledger.sources.harbor_reading import _PHASES, _trial_times
 from tests.conftest import FIXTURES_DIR
@@ -628,11 +629,14 @@ def test_a_trial_that_vanishes_after_the_job_listing_is_skipped(
     victim = sorted(p for p in job.iterdir() if p.is_dir())[0]
     real_open, real_listdir = os.open, os.listdir
 
-    def gone(path: object) -> bool:
-        return str(Path(os.fspath(path)).resolve()).startswith(str(victim.resolve()))
+    def gone(path: object, dir_fd: int | None = None) -> bool:
+        name = os.fspath(path)
+        if dir_fd is not None and not os.path.isabs(name):  # the reader's job-directory handle
+            name = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), name)
+        return str(Path(name).resolve()).startswith(str(victim.resolve()))
 
     def fake_open(path, flags, *args, **kwargs):  # noqa: ANN001, ANN202
-        if gone(path):
+        if gone(path, kwargs.get("dir_fd")):
             raise FileNotFoundError(2, "vanished", os.fspath(path))
         return real_open(path, flags, *args, **kwargs)
 
@@ -737,3 +741,46 @@ def test_span_rounding_matches_round_at_microsecond_steps(start_us: int, span_us
         return
     res = {"started_at": start.isoformat(), "finished_at": end.isoformat()}
     assert _trial_times(res) == _reference_trial_times(res)
+
+
+# --- lookups from a handle on the job directory -------------------------------------------
+
+
+@pytest.mark.skipif(not harbor_reading._LOOKUP_HANDLES, reason="no O_PATH on this OS")
+def test_trial_files_are_looked_up_from_the_job_directory_handle_which_is_closed_after(
+    harbor_root: Path, jobs: dict[str, dict], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every trial file is opened relative to one handle on the job directory (the kernel
+    walks the job's absolute path once, not for each file), and the handle does not leak."""
+    job = harbor_root / jobs["01_all_pass"]["job_dir"]
+    opened: list[tuple[str, object]] = []
+    real_open = os.open
+
+    def spy(path, flags, *args, **kwargs):  # noqa: ANN001, ANN202
+        opened.append((os.fspath(path), kwargs.get("dir_fd")))
+        return real_open(path, flags, *args, **kwargs)
+
+    fds_before = set(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "open", spy)
+    ingest = read_harbor_job(job)
+    monkeypatch.undo()
+    results = [(p, fd) for p, fd in opened if p.endswith("/result.json")]
+    assert results and all(fd is not None and not os.path.isabs(p) for p, fd in results)
+    assert len({fd for _, fd in results}) == 1
+    assert set(os.listdir("/proc/self/fd")) == fds_before
+    assert ingest.provenance["files"]
+
+
+def test_without_a_directory_handle_the_records_are_the_same(
+    harbor_root: Path, jobs: dict[str, dict], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the OS has no ``O_PATH`` the reader falls back to absolute paths: same result."""
+    for key in ("01_all_pass", "16_two_agents_one_job"):
+        job = harbor_root / jobs[key]["job_dir"]
+        with_handle = read_harbor_job(job)
+        with monkeypatch.context() as mp:
+            mp.setattr(harbor_reading, "_LOOKUP_HANDLES", False)
+            without = read_harbor_job(job)
+        assert without.records == with_handle.records
+        assert without.provenance == with_handle.provenance
+        assert without.warnings == with_handle.warnings

@@ -67,6 +67,36 @@ def test_nan_payload_is_refused(db_url):
     s.close()
 
 
+def test_a_large_append_goes_in_batch_by_batch_and_keeps_the_chain(db_url):
+    """More events than one INSERT holds (``EVENTS_PER_INSERT``) are inserted batch by batch
+    while the chain is built: every position once, in order, and the chain verifies."""
+    from ledger.store import EVENTS_PER_INSERT
+
+    s = opened(db_url)
+    n = 2 * EVENTS_PER_INSERT + 5
+    result = s.store.append([upsert_event("L", f"r{i}") for i in range(n)])
+    assert [e.position for e in result.events] == list(range(1, n + 1))
+    assert [e.position for e in s.store.read()] == list(range(1, n + 1))
+    assert s.store.verify().ok
+    s.close()
+
+
+def test_a_bad_payload_after_the_first_batch_leaves_nothing_behind(db_url):
+    """A payload that fails after a first batch went in: the append's transaction is rolled
+    back, so no event of it stays (nor does the head move)."""
+    from ledger.errors import InputError
+    from ledger.store import EVENTS_PER_INSERT
+
+    s = opened(db_url)
+    events = [upsert_event("L", f"r{i}") for i in range(EVENTS_PER_INSERT + 3)]
+    events.append(NewEvent("goal/g", "run_built", {"x": float("nan")}))
+    with pytest.raises(InputError):
+        s.store.append(events)
+    assert s.store.head_position() == 0
+    assert list(s.store.read()) == []
+    s.close()
+
+
 @pytest.mark.parametrize(
     "statement",
     [

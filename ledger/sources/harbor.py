@@ -157,7 +157,15 @@ def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> Sourc
     if not job_dir.is_dir():
         raise SourceError(_ERR_NOT_DIR)
     job_dir = job_dir.resolve()
-    reader = _Reader(str(job_dir))
+    with _Reader(str(job_dir)) as reader:
+        return _read_files(job_dir, reader, progress, opts)
+
+
+def _read_files(
+    job_dir: Path, reader: _Reader, progress: Progress | None, opts: _Options
+) -> SourceIngest:
+    """``_read_job`` once the job directory is open for reading: read every file once, match
+    the plan, group the attempts, build the records."""
     config, lock, job_result = (reader.json(n) for n in ("config.json", "lock.json", "result.json"))
     observed = _scan_trials(reader, progress)
     if config.state == lock.state == job_result.state == "missing" and not observed:

@@ -59,12 +59,36 @@ class _Json:
 
 
 class _Reader:
-    """Reads each file once and remembers its digest, keyed by the path relative to the job dir."""
+    """Reads each file once and remembers its digest, keyed by the path relative to the job dir.
+
+    Files are looked up from a handle on the job directory where the OS offers one (Linux's
+    ``O_PATH``: no read permission on the directory needed, only the search permission every
+    lookup below it needs anyway): the kernel then walks a trial's own path components
+    instead of the job's whole absolute path again for each of the five lookups of every
+    trial, ~15,000 at 3,000 trials (bench/README.md, issue 18). Elsewhere, or when the
+    directory cannot be opened, paths are absolute as before. Close it (or use ``with``).
+    """
 
     def __init__(self, root: str) -> None:
         self.root = root
         self.files: dict[str, str] = {}
         self.skipped_links: list[str] = []
+        self.dir_fd = _open_directory(root)
+
+    def path(self, rel: str) -> str:
+        """``rel`` as the OS calls taking ``dir_fd=self.dir_fd`` want it."""
+        return rel if self.dir_fd is not None else f"{self.root}/{rel}"
+
+    def close(self) -> None:
+        if self.dir_fd is not None:
+            os.close(self.dir_fd)
+            self.dir_fd = None
+
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def json(self, rel: str) -> _Json:
         """The file as found; its digest is recorded exactly when its bytes could be read.
@@ -74,7 +98,10 @@ class _Reader:
         record a job state ("corrupt") that the runner never wrote."""
         try:
             raw = read_regular_file(
-                f"{self.root}/{rel}", shown=f"Harbor job file {rel}", limit=RUNNER_JSON_LIMIT
+                self.path(rel),
+                shown=f"Harbor job file {rel}",
+                limit=RUNNER_JSON_LIMIT,
+                dir_fd=self.dir_fd,
             )
         except FileNotFoundError:
             return _Json("missing")
@@ -87,6 +114,21 @@ class _Reader:
             raise InputError(f"Harbor job file {rel}: {NUL_REASON}")
         # Harbor writes only objects; anything else is as unusable as torn JSON.
         return _Json("ok", data) if isinstance(data, dict) else _Json("corrupt")
+
+
+_O_PATH = getattr(os, "O_PATH", 0)  # Linux
+_LOOKUP_HANDLES = bool(_O_PATH) and {os.open, os.stat, os.access} <= os.supports_dir_fd
+
+
+def _open_directory(root: str) -> int | None:
+    """A lookup handle on ``root``, or None (no ``O_PATH`` here, or it cannot be opened: the
+    absolute paths then meet the same error and report it as before)."""
+    if not _LOOKUP_HANDLES:
+        return None
+    try:
+        return os.open(root, _O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -365,7 +407,7 @@ def _trial_attempt(reader: _Reader, name: str, result: _Json, entries: set[str] 
         config,
         config_source,
         None,  # lock: set when the plan is matched
-        _artifacts(f"{reader.root}/{name}", entries),  # files_present
+        _artifacts(reader, name, entries),  # files_present
         "pending",  # status: set once the job status is known
         "",  # benchmark_id: set when grouped
         0,  # attempt_index: set when the record is built
@@ -384,29 +426,35 @@ def _rewards(res: dict[str, Any]) -> dict[str, Any] | None:
     return rewards if isinstance(rewards, dict) else None
 
 
-def _artifacts(base: str, entries: set[str] | None) -> dict[str, bool]:
-    """Which of a trial's artifact files exist; they are probed, never read. ``entries`` is the
-    trial's listing, or None when it was not listed: then every probe is made."""
+def _artifacts(reader: _Reader, name: str, entries: set[str] | None) -> dict[str, bool]:
+    """Which of trial ``name``'s artifact files exist; they are probed, never read. ``entries``
+    is the trial's listing, or None when it was not listed: then every probe is made."""
+    base = reader.path(name)
+    fd = reader.dir_fd
     if entries is None:
         return {
-            "trajectory": _exists(f"{base}/agent/trajectory.json"),
-            "artifact_manifest": _exists(f"{base}/artifacts/manifest.json"),
-            "reward_file": _exists(f"{base}/verifier/reward.txt")
-            or _exists(f"{base}/verifier/reward.json"),
+            "trajectory": _exists(f"{base}/agent/trajectory.json", fd),
+            "artifact_manifest": _exists(f"{base}/artifacts/manifest.json", fd),
+            "reward_file": _exists(f"{base}/verifier/reward.txt", fd)
+            or _exists(f"{base}/verifier/reward.json", fd),
         }
     return {
-        "trajectory": "agent" in entries and _exists(f"{base}/agent/trajectory.json"),
-        "artifact_manifest": "artifacts" in entries and _exists(f"{base}/artifacts/manifest.json"),
+        "trajectory": "agent" in entries and _exists(f"{base}/agent/trajectory.json", fd),
+        "artifact_manifest": "artifacts" in entries
+        and _exists(f"{base}/artifacts/manifest.json", fd),
         "reward_file": "verifier" in entries
-        and (_exists(f"{base}/verifier/reward.txt") or _exists(f"{base}/verifier/reward.json")),
+        and (
+            _exists(f"{base}/verifier/reward.txt", fd)
+            or _exists(f"{base}/verifier/reward.json", fd)
+        ),
     }
 
 
-def _exists(path: str) -> bool:
+def _exists(path: str, dir_fd: int | None) -> bool:
     """``os.path.exists`` without building a ``stat_result``: an existence probe is all we need,
     three per trial. Like ``exists`` it follows links; ``access`` checks the search rights with
     the real user id, which for this command is the effective one."""
-    return os.access(path, os.F_OK)
+    return os.access(path, os.F_OK, dir_fd=dir_fd)
 
 
 def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
