@@ -28,7 +28,7 @@ from ledger.gc_pause import collector_paused
 from projections.files import HashingWriter, atomic_stream
 from projections.ledger_cases import fill_render_cache, rebuild_ledger_cases
 from projections.ledger_fragments import CASE_TAIL, bucket_prefix, nested_json
-from projections.ledger_v0 import SCHEMA_VERSION, MarkdownParts, assemble_markdown
+from projections.ledger_v0 import SCHEMA_VERSION, MarkdownParts, assemble_markdown_utf8
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -91,7 +91,7 @@ def _stream(
         try:
             with atomic_stream(json_path, durable=durable) as out:
                 run_lines = _write_json(conn, ledger_id, meta, cases, out)
-                markdown = _markdown(meta, cases, run_lines).encode("utf-8")
+                markdown = _markdown(meta, cases, run_lines)
         except StaleCache:
             if attempt:
                 return None
@@ -161,11 +161,11 @@ class _Buffered:
 
 def _write_json(
     conn: Connection, ledger_id: str, meta: dict[str, Any], cases: list[_Case], out: HashingWriter
-) -> list[str]:
+) -> list[bytes]:
     """The document ``dump_json(build_document(...))`` writes, piece by piece; returns the
-    Runs-table lines of the active runs in document order."""
+    Runs-table lines of the active runs in document order, UTF-8 encoded."""
     write = _Buffered(out)
-    run_lines: list[str] = []
+    run_lines: list[bytes] = []
     with _pieces_in_order(conn, ledger_id) as stream:
         write(b'{\n  "benchmarks": {\n')
         for index, (bid, bcases) in enumerate(_by_benchmark(cases)):
@@ -203,21 +203,25 @@ def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tupl
     """``(render_key, json_fragment, markdown_line)`` of every row of the ledger, in render
     key order, on the DBAPI cursor of the transaction's own connection: ~90 MB at 30,000
     rows, streamed from a cursor, and on PostgreSQL a server-side
-    cursor in binary format streams bytea without hex (half the time of the text format)."""
-    sql = "SELECT render_key, json_fragment, markdown_line FROM rm_ledger_rows"
+    cursor in binary format streams bytea without hex (half the time of the text format).
+
+    The Markdown line comes as its UTF-8 bytes (the stored text's own encoding on SQLite):
+    the Markdown is written as bytes, so 30,000 lines are neither decoded here nor encoded
+    again after the join (``assemble_markdown_utf8``)."""
+    sql = "SELECT render_key, json_fragment, {} FROM rm_ledger_rows"
     sql += " WHERE ledger_id = {} ORDER BY render_key"
     raw = conn.dbapi_connection()
     if conn.dialect == "postgresql":
         cursor = raw.cursor(name=f"ledger_stream_{id(conn)}", binary=True)
         cursor.itersize = _STREAM_ROWS
-        cursor.execute(sql.format("%s"), (ledger_id,))
+        cursor.execute(sql.format("convert_to(markdown_line, 'UTF8')", "%s"), (ledger_id,))
     else:
         # Read through a memory map: the rows come in render-key order, not in the table's, so
         # a 2 MB page cache reads each 16 KiB table page again for nearly every row (25,000
         # ``pread`` copies, 400 MB, at 30,000 rows); mapped, the pages are read in place.
         raw.execute(f"PRAGMA mmap_size={_MAP_BYTES}")
         cursor = raw.cursor()
-        cursor.execute(sql.format("?"), (ledger_id,))
+        cursor.execute(sql.format("CAST(markdown_line AS BLOB)", "?"), (ledger_id,))
     try:
         yield iter(cursor)
     finally:
@@ -226,7 +230,7 @@ def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tupl
             raw.execute("PRAGMA mmap_size=0")
 
 
-def _case_runs(stream: Iterator, case: _Case, run_lines: list[str]) -> tuple[bytes, ...]:
+def _case_runs(stream: Iterator, case: _Case, run_lines: list[bytes]) -> tuple[bytes, ...]:
     """The case's run fragments in the order of its ``runs`` list; the next ``active +
     archived`` rows of the stream must all be this case's and carry their pieces. The stream is
     in render-key order, and the keys that start with a prefix are one contiguous range of that
@@ -264,7 +268,7 @@ def _by_benchmark(cases: list[_Case]) -> list[tuple[str, list[_Case]]]:
     return grouped
 
 
-def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[str]) -> str:
+def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[bytes]) -> bytes:
     # every active case with its two Markdown pieces, which the cache fills for it
     active_cases: list[tuple[_Case, str, str]] = []
     for c in cases:
@@ -278,7 +282,7 @@ def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[str]) ->
         runs = sum(c.archived for c in bcases)
         if runs:
             archived.append((bid, sum(1 for c in bcases if c.archived), runs))
-    return assemble_markdown(
+    return assemble_markdown_utf8(
         MarkdownParts(
             schema_version=SCHEMA_VERSION,
             updated_at=meta.get("updated_at") or "",
@@ -291,6 +295,7 @@ def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[str]) ->
                 for c, _line, backlog in active_cases
                 for rank, repair_class, arm, line in orjson.loads(backlog)
             ],
-            run_lines=run_lines,
-        )
+            run_lines=[],
+        ),
+        run_lines,
     )
