@@ -74,9 +74,11 @@ def _db(ctx: click.Context) -> str | None:
 @click.pass_context
 def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """Upsert compact benchmark runs into the public run ledger (dry run unless --execute)."""
+    from commands import quick_exit
     from commands.runtime import command_metadata
     from ledger.requests.options import request_from_options
     from ledger.requests.write_controls import LedgerUpsertRequest
+    from projections.file_swap import wait_all_discarded
     from services.ledger_upsert import run_ledger_upsert
 
     fmt = resolve_format(ctx, output_format)
@@ -85,6 +87,11 @@ def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any
         request, db=_db(ctx), metadata=command_metadata()
     )
     emit(payload, fmt, "Benchmark Run Ledger Upsert")
+    # Store closed, files written, payload printed. Left: the old ledger file's unlink (waited
+    # for here, as shutdown would) and freeing every object of the render, which the quick
+    # exit skips (15-23 ms after an upsert into a 30,000-row ledger).
+    wait_all_discarded()
+    quick_exit.allow(keep=payload)
     if not payload["ok"]:
         ctx.exit(1)
 

@@ -72,6 +72,14 @@ def wait_discarded(tmp: Path) -> None:
         thread.join()
 
 
+def wait_all_discarded() -> None:
+    """Every old file still unlinking is gone: what interpreter shutdown would wait for (the
+    threads are not daemons), so a command that skips shutdown (``commands/quick_exit.py``)
+    waits here instead, after the rest of its work overlapped the unlinks."""
+    while _discarding:
+        _discarding.popitem()[1].join()
+
+
 def _unlink(path: Path) -> None:
     try:
         os.unlink(path)

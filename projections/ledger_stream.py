@@ -28,7 +28,7 @@ from ledger.gc_pause import collector_paused
 from projections.files import HashingWriter, atomic_stream
 from projections.ledger_cases import fill_render_cache, rebuild_ledger_cases
 from projections.ledger_fragments import CASE_TAIL, bucket_prefix, nested_json
-from projections.ledger_v0 import SCHEMA_VERSION, MarkdownParts, assemble_markdown
+from projections.ledger_v0 import SCHEMA_VERSION, MarkdownParts, assemble_markdown_utf8
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -91,7 +91,7 @@ def _stream(
         try:
             with atomic_stream(json_path, durable=durable) as out:
                 run_lines = _write_json(conn, ledger_id, meta, cases, out)
-                markdown = _markdown(meta, cases, run_lines).encode("utf-8")
+                markdown = _markdown(meta, cases, run_lines)
         except StaleCache:
             if attempt:
                 return None
@@ -139,19 +139,50 @@ class _Buffered:
         if self.size >= _CHUNK:
             self.flush()
 
-    def case(self, separator: bytes, head: bytes, fragments: tuple[bytes, ...]) -> None:
-        """One case node: its head, its runs separated as ``json.dumps`` separates list items,
-        its closing brackets. The fragments are not joined here: the writer thread's join
-        copies them once, off this thread (one call per case: at 6,000 cases the calls
-        themselves are measurable)."""
-        runs = [_RUN_SEP] * (2 * len(fragments) - 1) if fragments else []
-        runs[::2] = fragments
-        self.parts += (separator, head)
-        self.parts += runs
-        self.parts.append(CASE_TAIL)
-        self.size += len(head) + sum(map(len, fragments))
-        if self.size >= _CHUNK:
-            self.flush()
+    def cases(self, stream: Iterator[tuple], cases: list[_Case], run_lines: list[bytes]) -> None:
+        """The case nodes of one benchmark, in order: each one's head, its runs separated as
+        ``json.dumps`` separates list items, its closing brackets; each case's Runs-table
+        lines go to ``run_lines``. The fragments are not joined here: the writer thread's
+        join copies them once, off this thread. One loop for all of a benchmark's cases, not
+        a call or two per case: at 6,000 cases the calls themselves were ~7 ms.
+
+        The next ``active + archived`` rows of the stream must all be the case's and carry
+        their pieces. The stream is in render-key order, and the keys that start with a prefix
+        are one contiguous range of that order, so the first and the last key starting with
+        the case's prefix means every key between them does (a NULL key sorts first on SQLite
+        and last on PostgreSQL, so it can only be a first or a last key)."""
+        parts = self.parts
+        separator = b""
+        for case in cases:
+            count = case.active + case.archived
+            rows = list(islice(stream, count))
+            if len(rows) != count:
+                raise StaleCache("a case's rows differ from its cached counts")
+            parts += (separator, case.head)
+            separator = b",\n"
+            if count:
+                first, last = rows[0][0], rows[-1][0]
+                if first is None or last is None:
+                    raise StaleCache("a row without its render key")
+                prefix = case.prefix
+                if not (bytes(first).startswith(prefix) and bytes(last).startswith(prefix)):
+                    raise StaleCache("a case's rows differ from its cached case")
+                _keys, fragments, lines = zip(*rows, strict=True)
+                if None in fragments:
+                    raise StaleCache("a row without its cached pieces")
+                active = [line for line in lines if line is not None] if case.archived else lines
+                if len(active) != case.active or None in active:
+                    raise StaleCache("active rows differ from the cached count")
+                run_lines += active
+                runs = [_RUN_SEP] * (2 * count - 1)
+                runs[::2] = fragments
+                parts += runs
+                self.size += sum(map(len, fragments))
+            parts.append(CASE_TAIL)
+            self.size += len(case.head)
+            if self.size >= _CHUNK:
+                self.flush()
+                parts = self.parts
 
     def flush(self) -> None:
         if self.parts:
@@ -161,11 +192,11 @@ class _Buffered:
 
 def _write_json(
     conn: Connection, ledger_id: str, meta: dict[str, Any], cases: list[_Case], out: HashingWriter
-) -> list[str]:
+) -> list[bytes]:
     """The document ``dump_json(build_document(...))`` writes, piece by piece; returns the
-    Runs-table lines of the active runs in document order."""
+    Runs-table lines of the active runs in document order, UTF-8 encoded."""
     write = _Buffered(out)
-    run_lines: list[str] = []
+    run_lines: list[bytes] = []
     with _pieces_in_order(conn, ledger_id) as stream:
         write(b'{\n  "benchmarks": {\n')
         for index, (bid, bcases) in enumerate(_by_benchmark(cases)):
@@ -182,10 +213,7 @@ def _write_json(
                 + b'      "case_count": %d,\n' % len(bcases)
                 + b'      "cases": {\n'
             )  # fmt: skip
-            separator = b""
-            for case in bcases:
-                write.case(separator, case.head, _case_runs(stream, case, run_lines))
-                separator = b",\n"
+            write.cases(stream, bcases, run_lines)
             write(b'\n      },\n      "run_count": %d\n    }' % (active + archived))
         if next(stream, None) is not None:
             raise StaleCache("rows outside every cached case")
@@ -203,56 +231,31 @@ def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tupl
     """``(render_key, json_fragment, markdown_line)`` of every row of the ledger, in render
     key order, on the DBAPI cursor of the transaction's own connection: ~90 MB at 30,000
     rows, streamed from a cursor, and on PostgreSQL a server-side
-    cursor in binary format streams bytea without hex (half the time of the text format)."""
-    sql = "SELECT render_key, json_fragment, markdown_line FROM rm_ledger_rows"
+    cursor in binary format streams bytea without hex (half the time of the text format).
+
+    The Markdown line comes as its UTF-8 bytes (the stored text's own encoding on SQLite):
+    the Markdown is written as bytes, so 30,000 lines are neither decoded here nor encoded
+    again after the join (``assemble_markdown_utf8``)."""
+    sql = "SELECT render_key, json_fragment, {} FROM rm_ledger_rows"
     sql += " WHERE ledger_id = {} ORDER BY render_key"
     raw = conn.dbapi_connection()
     if conn.dialect == "postgresql":
         cursor = raw.cursor(name=f"ledger_stream_{id(conn)}", binary=True)
         cursor.itersize = _STREAM_ROWS
-        cursor.execute(sql.format("%s"), (ledger_id,))
+        cursor.execute(sql.format("convert_to(markdown_line, 'UTF8')", "%s"), (ledger_id,))
     else:
         # Read through a memory map: the rows come in render-key order, not in the table's, so
         # a 2 MB page cache reads each 16 KiB table page again for nearly every row (25,000
         # ``pread`` copies, 400 MB, at 30,000 rows); mapped, the pages are read in place.
         raw.execute(f"PRAGMA mmap_size={_MAP_BYTES}")
         cursor = raw.cursor()
-        cursor.execute(sql.format("?"), (ledger_id,))
+        cursor.execute(sql.format("CAST(markdown_line AS BLOB)", "?"), (ledger_id,))
     try:
         yield iter(cursor)
     finally:
         cursor.close()
         if conn.dialect != "postgresql":
             raw.execute("PRAGMA mmap_size=0")
-
-
-def _case_runs(stream: Iterator, case: _Case, run_lines: list[str]) -> tuple[bytes, ...]:
-    """The case's run fragments in the order of its ``runs`` list; the next ``active +
-    archived`` rows of the stream must all be this case's and carry their pieces. The stream is
-    in render-key order, and the keys that start with a prefix are one contiguous range of that
-    order, so the first and the last key starting with the case's prefix means every key
-    between them does (a NULL key sorts first on SQLite and last on PostgreSQL, so it can
-    only be a first or a last key)."""
-    count = case.active + case.archived
-    rows = list(islice(stream, count))
-    if len(rows) != count:
-        raise StaleCache("a case's rows differ from its cached counts")
-    if not count:
-        return ()
-    first, last = rows[0][0], rows[-1][0]
-    prefix = case.prefix
-    if first is None or last is None:
-        raise StaleCache("a row without its render key")
-    if not (bytes(first).startswith(prefix) and bytes(last).startswith(prefix)):
-        raise StaleCache("a case's rows differ from its cached case")
-    _keys, fragments, lines = zip(*rows, strict=True)
-    if None in fragments:
-        raise StaleCache("a row without its cached pieces")
-    active = [line for line in lines if line is not None]
-    if len(active) != case.active:
-        raise StaleCache("active rows differ from the cached count")
-    run_lines += active
-    return fragments
 
 
 def _by_benchmark(cases: list[_Case]) -> list[tuple[str, list[_Case]]]:
@@ -264,7 +267,7 @@ def _by_benchmark(cases: list[_Case]) -> list[tuple[str, list[_Case]]]:
     return grouped
 
 
-def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[str]) -> str:
+def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[bytes]) -> bytes:
     # every active case with its two Markdown pieces, which the cache fills for it
     active_cases: list[tuple[_Case, str, str]] = []
     for c in cases:
@@ -278,7 +281,7 @@ def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[str]) ->
         runs = sum(c.archived for c in bcases)
         if runs:
             archived.append((bid, sum(1 for c in bcases if c.archived), runs))
-    return assemble_markdown(
+    return assemble_markdown_utf8(
         MarkdownParts(
             schema_version=SCHEMA_VERSION,
             updated_at=meta.get("updated_at") or "",
@@ -291,6 +294,7 @@ def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[str]) ->
                 for c, _line, backlog in active_cases
                 for rank, repair_class, arm, line in orjson.loads(backlog)
             ],
-            run_lines=run_lines,
-        )
+            run_lines=[],
+        ),
+        run_lines,
     )

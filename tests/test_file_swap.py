@@ -17,6 +17,7 @@ from projections.file_swap import (
     preload,
     preload_for,
     replace_file,
+    wait_all_discarded,
     wait_discarded,
 )
 from projections.files import atomic_stream, atomic_write
@@ -39,6 +40,19 @@ def test_a_large_file_replaces_the_old_one_and_leaves_nothing_behind(tmp_path: P
     wait_discarded(tmp_path / f".ledger.json.{os.getpid()}.tmp")
     assert target.stat().st_ino != inode
     assert _leftovers(tmp_path) == []
+
+
+def test_waiting_for_every_discard_leaves_no_old_file_and_no_thread(tmp_path: Path) -> None:
+    """What a command that skips interpreter shutdown waits for (``commands/quick_exit.py``)."""
+    import threading
+
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_bytes(b"old" * BIG)
+        atomic_write(tmp_path / name, b"new" * BIG, durable=False)
+    wait_all_discarded()
+    assert _leftovers(tmp_path) == []
+    assert [t.name for t in threading.enumerate() if t.name == "discard-old-file"] == []
+    wait_all_discarded()  # nothing left to wait for: returns at once
 
 
 def test_a_streamed_file_replaces_the_old_one(tmp_path: Path) -> None:
