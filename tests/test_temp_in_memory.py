@@ -6,11 +6,13 @@ so a later rebuild's sorts are not held in memory."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ledger.db_sqlite import SqliteDatabase
+from services.store_session import OpenStore
 from tests.support_harbor_ingest_cli import copy_job, ingest, load_manifest
 from tests.support_store import opened
 
@@ -21,42 +23,39 @@ def _temp_store(conn) -> int:  # noqa: ANN001 - a SqliteConnection
     return conn.raw.execute("PRAGMA temp_store").fetchone()[0]
 
 
-def test_temp_in_memory_lasts_for_the_transaction_only(tmp_path: Path):
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[OpenStore]:
     s = opened(f"sqlite:///{tmp_path / 'ledger.db'}")
     try:
-        database = s.store.database
-        assert isinstance(database, SqliteDatabase)
-        with database.begin(temp_in_memory=True) as conn:
-            assert _temp_store(conn) == _MEMORY
-            raw = conn.raw
-        with database.begin() as conn:
-            assert conn.raw is raw  # the same pooled connection, back at the default
-            assert _temp_store(conn) == 0
+        yield s
     finally:
         s.close()
 
 
-def test_temp_in_memory_is_reset_when_the_transaction_fails(tmp_path: Path):
-    s = opened(f"sqlite:///{tmp_path / 'ledger.db'}")
-    try:
-        database = s.store.database
-        with pytest.raises(RuntimeError), database.begin(temp_in_memory=True):
-            raise RuntimeError("handler failed")
-        with database.connect() as conn:
-            assert _temp_store(conn) == 0
-    finally:
-        s.close()
+def test_temp_in_memory_lasts_for_the_transaction_only(store: OpenStore):
+    database = store.store.database
+    assert isinstance(database, SqliteDatabase)
+    with database.begin(temp_in_memory=True) as conn:
+        assert _temp_store(conn) == _MEMORY
+        raw = conn.raw
+    with database.begin() as conn:
+        assert conn.raw is raw  # the same pooled connection, back at the default
+        assert _temp_store(conn) == 0
 
 
-def test_store_transaction_passes_it_on(tmp_path: Path):
-    s = opened(f"sqlite:///{tmp_path / 'ledger.db'}")
-    try:
-        with s.store.transaction(temp_in_memory=True) as uow:
-            assert _temp_store(uow.conn) == _MEMORY
-        with s.store.transaction() as uow:
-            assert _temp_store(uow.conn) == 0
-    finally:
-        s.close()
+def test_temp_in_memory_is_reset_when_the_transaction_fails(store: OpenStore):
+    database = store.store.database
+    with pytest.raises(RuntimeError), database.begin(temp_in_memory=True):
+        raise RuntimeError("handler failed")
+    with database.connect() as conn:
+        assert _temp_store(conn) == 0
+
+
+def test_store_transaction_passes_it_on(store: OpenStore):
+    with store.store.transaction(temp_in_memory=True) as uow:
+        assert _temp_store(uow.conn) == _MEMORY
+    with store.store.transaction() as uow:
+        assert _temp_store(uow.conn) == 0
 
 
 def test_benchmark_run_appends_with_temp_files_in_memory(
