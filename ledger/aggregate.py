@@ -5,9 +5,11 @@ Chooses a run per case (best-of-N, latest countable, or target lanes) from the b
 Nothing is written back to any ledger.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
+
+import orjson
 
 from ledger.aggregate_buckets import BLOCKED_BUCKETS, BUCKET_PRECEDENCE, COUNTABLE_BUCKETS
 from ledger.aggregate_facts import RowFacts, noncanonical_source, row_facts
@@ -140,6 +142,59 @@ def _case_summary(judged: RowFacts | None, lane_source: str | None) -> dict[str,
     return summary
 
 
+# The rules behind ``case_result`` (selection, summary shape) and its stored layout
+# (``projections/aggregate_cases.py``): kept results of any other version are worked out again.
+CASE_RESULT_VERSION = f"1/{RULES_VERSION}"
+
+
+class CaseResult(NamedTuple):
+    """What one case gives the aggregate, a function of the case's active runs alone: so it
+    can be kept per case and reused while none of the case's rows changed
+    (``projections/aggregate_cases.py``)."""
+
+    active: int  # active runs of the benchmark in the case (0: the case has none)
+    noncanonical: bool  # every one of them is a noncanonical sanity source
+    run_count: int  # how many of them have a run id
+    bucket: str  # the chosen run's bucket, or "missing"
+    summary: dict[str, Any] | str  # its ``case_best`` entry, or that entry's JSON text
+    plain: bool  # the entry prints the same through orjson as through ``json``
+    lane_source: str | None = None  # with target lanes: where the chosen run came from
+
+    def summary_dict(self) -> dict[str, Any]:
+        summary = self.summary
+        if isinstance(summary, str):
+            loaded: dict[str, Any] = orjson.loads(summary)
+            return loaded
+        return summary
+
+
+def case_result(judged: Sequence[RowFacts], policy: str, lanes: TargetLanes) -> CaseResult:
+    """The case's chosen run under ``policy`` (a ``SELECTION_POLICIES`` value) and ``lanes``,
+    from the facts of its active runs of the benchmark."""
+    lane_source = None
+    if lanes.enabled:
+        chosen, lane_source = _pick_lane(list(judged), lanes, policy)
+    else:
+        chosen = _pick(list(judged), policy)
+    return CaseResult(
+        len(judged),
+        all(j.noncanonical for j in judged),
+        sum(1 for j in judged if j.run),
+        chosen.bucket if chosen else "missing",
+        _case_summary(chosen, lane_source),
+        chosen is None or _prints_plainly(chosen),
+        lane_source,
+    )
+
+
+def selection_policy(selection: str) -> str:
+    """The ``SELECTION_POLICIES`` value ``--selection-policy`` names."""
+    policy = SELECTION_POLICIES.get(selection)
+    if policy is None:
+        raise InputError("--selection-policy must be best or latest_countable")
+    return policy
+
+
 def aggregate(
     rows: Sequence[Run],
     *,
@@ -153,41 +208,50 @@ def aggregate(
 ) -> dict:
     """One current result per canonical case (§11); nothing is written back anywhere.
     ``rows``: ledger rows, or their stored facts (``Run``), in any mix."""
-    policy = SELECTION_POLICIES.get(selection)
-    if policy is None:
-        raise InputError("--selection-policy must be best or latest_countable")
+    policy = selection_policy(selection)
     lanes = lanes or TargetLanes()
     by_case, run_ids = _active_rows_by_case(rows, benchmark_id)
-    canonical = _dedupe(canonical_case_ids or ())
-    if not canonical:
-        canonical = sorted(
-            case
-            for case, case_rows in by_case.items()
-            if include_noncanonical_sanity_sources
-            or not all(_noncanonical(run) for run in case_rows)
-        )
-    active = _dedupe(active_case_ids or ())
-    case_best: dict[str, dict] = {}
-    buckets: dict[str, str] = {}
-    lane_counts: dict[str, int] = {}
-    by_lane = lanes.enabled
-    plain = True  # every summary in ``case_best`` is known to print plainly
-    for case in canonical:
-        judged = [run if type(run) is RowFacts else _facts(run) for run in by_case.get(case, ())]
-        lane_source = None
-        if by_lane:
-            chosen, lane_source = _pick_lane(judged, lanes, policy)
-            lane_counts[lane_source] = lane_counts.get(lane_source, 0) + 1
-        else:
-            chosen = _pick(judged, policy)
-        buckets[case] = chosen.bucket if chosen else "missing"
-        case_best[case] = _case_summary(chosen, lane_source)
-        plain = plain and (chosen is None or _prints_plainly(chosen))
-    if plain:
-        case_best = PlainJsonDict(case_best)
+    canonical = _dedupe(canonical_case_ids or ()) or sorted(
+        case
+        for case, case_rows in by_case.items()
+        if include_noncanonical_sanity_sources or not all(_noncanonical(run) for run in case_rows)
+    )
+    # A row is judged only when its case is canonical, as it always was.
+    results = {
+        case: case_result([_facts(run) for run in by_case.get(case, ())], policy, lanes)
+        for case in canonical
+    }
     return _aggregate_payload(
-        benchmark_id, canonical, active, buckets, case_best, run_ids, policy, lanes,
-        lane_counts, source_ledger_files,
+        benchmark_id, canonical, _dedupe(active_case_ids or ()), results, len(run_ids),
+        policy, lanes, source_ledger_files,
+    )  # fmt: skip
+
+
+_NO_RUNS = CaseResult(0, True, 0, "missing", {"bucket": "missing"}, True)
+
+
+def aggregate_of_cases(
+    cases: Mapping[str, CaseResult],
+    *,
+    benchmark_id: str,
+    canonical_case_ids: Iterable[str] | None = None,
+    active_case_ids: Iterable[str] | None = None,
+    include_noncanonical_sanity_sources: bool = False,
+    source_ledger_files: Sequence[str] = (),
+) -> dict:
+    """The best-of-N aggregate without target lanes (what ``aggregate`` gives then) from each
+    case's result worked out beforehand (``case_result``), by case id: only the cases that
+    changed since a result was kept need their runs judged again."""
+    canonical = _dedupe(canonical_case_ids or ()) or sorted(
+        case
+        for case, result in cases.items()
+        if result.active and (include_noncanonical_sanity_sources or not result.noncanonical)
+    )
+    results = {case: cases.get(case) or _NO_RUNS for case in canonical}
+    run_count = sum(result.run_count for result in cases.values())
+    return _aggregate_payload(
+        benchmark_id, canonical, _dedupe(active_case_ids or ()), results, run_count, "best",
+        TargetLanes(), source_ledger_files,
     )  # fmt: skip
 
 
@@ -236,25 +300,33 @@ def _aggregate_payload(
     benchmark_id: str,
     canonical: list[str],
     active: list[str],
-    buckets: dict[str, str],
-    case_best: dict[str, dict],
-    run_ids: set[str],
+    results: Mapping[str, CaseResult],
+    run_count: int,
     policy: str,
     lanes: TargetLanes,
-    lane_counts: dict[str, int],
     source_ledger_files: Sequence[str],
 ) -> dict:
     # One pass over the cases (nine passes were a tenth of a 30,000-case aggregate).
     cases_by_bucket: dict[str, list[str]] = {name: [] for name in BUCKET_PRECEDENCE}
     accepted: list[str] = []
     blocked: list[str] = []
+    case_best: dict[str, dict] = {}
+    lane_counts: dict[str, int] = {}
+    plain = True  # every summary in ``case_best`` is known to print plainly
     for case in canonical:
-        bucket = buckets[case]
+        result = results[case]
+        bucket = result.bucket
         cases_by_bucket[bucket].append(case)
         if bucket in COUNTABLE_BUCKETS:
             accepted.append(case)
         elif bucket in BLOCKED_BUCKETS:
             blocked.append(case)
+        case_best[case] = result.summary_dict()
+        plain = plain and result.plain
+        if result.lane_source is not None:
+            lane_counts[result.lane_source] = lane_counts.get(result.lane_source, 0) + 1
+    if plain:
+        case_best = PlainJsonDict(case_best)
     missing = cases_by_bucket["missing"]
     active_set = set(active)
     runnable_missing = [c for c in missing if c not in active_set]
@@ -288,7 +360,7 @@ def _aggregate_payload(
         },
         **case_sets,
         "case_best": case_best,
-        "deduped_run_count": len(run_ids),
+        "deduped_run_count": run_count,
         "source_ledger_files": len(source_ledger_files),
         "selection_policy": _selection_policy(policy, lanes, lane_counts),
         "rules_version": RULES_VERSION,

@@ -28,7 +28,7 @@ ENV_URL = "BENCHLEDGER_DATABASE_URL"
 STORE_DIR = ".benchledger"
 STORE_FILE = "ledger.db"
 # The Alembic head this code expects; tests/test_migrations.py keeps it equal to the scripts.
-SCHEMA_HEAD = "0007_ledger_row_positions"
+SCHEMA_HEAD = "0008_aggregate_cases"
 # Every revision this code knows, oldest first (kept equal to the scripts by the tests): a
 # store stamped with anything else was written by a newer benchledger.
 KNOWN_REVISIONS = (

@@ -53,8 +53,9 @@ class AggregateFactsReader:
     """The facts of one ledger's rows, for ``ledger.handlers.ledger_aggregate``; collects in
     ``entries`` the facts it had to compute, for ``keep_aggregate_facts``."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, *, stored: bool = True) -> None:
         self.conn = conn
+        self.stored = stored  # False: compute every row's facts (what a check compares with)
         self.entries: list[Entry] = []
 
     def facts(self, ledger_id: str, benchmark_id: str) -> list[RowFacts]:
@@ -63,18 +64,24 @@ class AggregateFactsReader:
 
         Two scans matched in Python (the rows' positions, then the benchmark's entries)
         rather than a join, as compare's cache does (its join was three times as slow)."""
-        conn, params = self.conn, (ledger_id, benchmark_id)
         sql = f"SELECT run_id, position FROM rm_ledger_rows WHERE {_WHERE}"
-        positions: dict[str, int] = {
-            run_id: position for run_id, position in conn.execute(sql, params)
-        }
+        rows = self.conn.execute(sql, (ledger_id, benchmark_id))
+        positions: dict[str, int] = {run_id: position for run_id, position in rows}
+        return self.facts_of(ledger_id, benchmark_id, positions)
+
+    def facts_of(
+        self, ledger_id: str, benchmark_id: str, positions: dict[str, int]
+    ) -> list[RowFacts]:
+        """``facts`` of the rows ``positions`` names (run id: the row's position), in its
+        order; a few are looked up by id, many in one scan of the benchmark's entries."""
         found = self._stored(ledger_id, benchmark_id, positions)
         missing = [run_id for run_id in positions if run_id not in found]
         if missing:
             wanted = None if len(missing) > _SCAN_FROM else missing
-            for run_id, position, row in _rows(conn, ledger_id, benchmark_id, wanted):
-                if run_id not in found:
-                    found[run_id] = self._computed((ledger_id, benchmark_id, run_id, position), row)
+            for run_id, position, row in _rows(self.conn, ledger_id, benchmark_id, wanted):
+                if run_id in positions and run_id not in found:
+                    key = (ledger_id, benchmark_id, run_id, position)
+                    found[run_id] = self._computed(key, row)
         return [found[run_id] for run_id in positions if run_id in found]
 
     def rows(self, ledger_id: str, benchmark_id: str) -> tuple[list[dict], list[RowFacts]]:
@@ -99,11 +106,22 @@ class AggregateFactsReader:
     ) -> dict[str, RowFacts]:
         """Valid entries by run id: same position as the row's, this code's format."""
         found: dict[str, RowFacts] = {}
+        if not self.stored:
+            return found
         sql = f"SELECT run_id, position, facts, summary FROM rm_aggregate_facts WHERE {_WHERE}"
+        params: tuple[Any, ...] = (ledger_id, benchmark_id)
+        queries = [(sql, params)]
+        if len(positions) <= _SCAN_FROM:
+            ids = list(positions)
+            queries = [
+                (f"{sql} AND run_id IN ({placeholders(len(chunk))})", (*params, *chunk))
+                for chunk in (ids[i : i + _CHUNK] for i in range(0, len(ids), _CHUNK))
+            ]
         get = positions.get
-        for run_id, position, text, summary in self.conn.execute(sql, (ledger_id, benchmark_id)):
-            if get(run_id) == position and (facts := decode(text, summary)) is not None:
-                found[run_id] = facts
+        for query, values in queries:
+            for run_id, position, text, summary in self.conn.execute(query, values):
+                if get(run_id) == position and (facts := decode(text, summary)) is not None:
+                    found[run_id] = facts
         return found
 
     def _computed(self, key: tuple[str, str, str, int], row: dict) -> RowFacts:

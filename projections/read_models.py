@@ -29,6 +29,7 @@ from projections.ledger_cases import CACHE_COLUMNS, check_render_cache, write_ro
 from projections.ledger_row_text import ROWS, row_text
 from projections.ledger_v0 import bucket_of
 from projections.tables import (
+    AGGREGATE_CASES,
     AGGREGATE_FACTS,
     COMPARE_FACTS,
     EXPORTS,
@@ -83,19 +84,20 @@ class LedgerRowsProjection:
             ev.LEDGER_IMPORTED,
         }
     )
-    tables = (LEDGERS, LEDGER_ROWS, LEDGER_CASES, COMPARE_FACTS, AGGREGATE_FACTS)
+    tables = (LEDGERS, LEDGER_ROWS, LEDGER_CASES, COMPARE_FACTS, AGGREGATE_FACTS, AGGREGATE_CASES)
     # What replay reproduces; the render cache (filled at render, never replayed), compare's
     # and the aggregate's (filled at compare and run-ledger-aggregate) are not.
     compared_tables = (LEDGERS, LEDGER_ROW_FACTS)
 
     def check_cache(self, conn: Connection, limit: int) -> list[dict[str, Any]]:
-        """Cached render pieces, compare and aggregate facts that differ from what their rows
-        give now."""
+        """Cached render pieces, compare and aggregate facts and aggregate case results that
+        differ from what their rows give now."""
+        from projections.aggregate_cases import check_aggregate_cases
         from projections.aggregate_facts import check_aggregate_cache
         from projections.compare_facts import check_compare_cache  # numpy: compare's alone
 
         found = check_render_cache(conn, limit)
-        for check in (check_compare_cache, check_aggregate_cache):
+        for check in (check_compare_cache, check_aggregate_cache, check_aggregate_cases):
             if len(found) < limit:
                 found += check(conn, limit - len(found))
         return found

@@ -1,5 +1,5 @@
-"""Filling the per-row caches of read commands (compare's and the aggregate's facts) for every
-ledger of a store at once: what ``snapshot create`` does to the file it publishes.
+"""Filling the caches of read commands (compare's and the aggregate's facts, the aggregate's
+case results) for every ledger of a store at once: what ``snapshot create`` does to the file it publishes.
 
 Why: an ``--as-of`` read from a snapshot reads the snapshot's rows (and the replayed tail) in
 a scratch store that is thrown away, so it can never fill those caches itself; without them a
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from projections.aggregate_facts import AggregateFactsReader, keep_aggregate_facts
+from projections.aggregate_cases import AggregateCasesReader, keep_aggregate_cases
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 def fill_row_caches(conn: Connection) -> int:
     """Compute and store the compare and aggregate facts of every row of every ledger that has
-    none valid yet, one (ledger, benchmark) at a time; how many entries were stored."""
+    none valid yet, and the aggregate's result of every case, one (ledger, benchmark) at a
+    time; how many entries were stored."""
     from projections.compare_facts import keep_facts, read_facts  # numpy: compare's alone
 
     sql = "SELECT DISTINCT ledger_id, benchmark_id FROM rm_ledger_rows ORDER BY 1, 2"
@@ -29,8 +30,8 @@ def fill_row_caches(conn: Connection) -> int:
     for ledger_id, benchmark_id in pairs:
         _, entries = read_facts(conn, ledger_id, benchmark_id)
         keep_facts(conn, entries)
-        reader = AggregateFactsReader(conn)
-        reader.facts(ledger_id, benchmark_id)
-        keep_aggregate_facts(conn, reader.entries)
-        stored += len(entries) + len(reader.entries)
+        reader = AggregateCasesReader(conn)
+        reader.case_results(ledger_id, benchmark_id)
+        keep_aggregate_cases(conn, reader)
+        stored += len(entries) + len(reader.facts_reader.entries) + len(reader.entries)
     return stored

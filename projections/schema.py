@@ -42,11 +42,15 @@ ledger_rows = Table(
     Column("json_fragment", LargeBinary, nullable=True),
     Column("markdown_line", Text, nullable=True),
 )
+# By case; with position and run id it also covers the read that checks the aggregate's
+# per-case results (revision 0008).
 Index(
     "ix_rm_ledger_rows_case",
     ledger_rows.c.ledger_id,
     ledger_rows.c.benchmark_id,
     ledger_rows.c.case_id,
+    ledger_rows.c.position,
+    ledger_rows.c.run_id,
 )
 Index("ix_rm_ledger_rows_render", ledger_rows.c.ledger_id, ledger_rows.c.render_key)
 # Covers the positions read that checks the per-row fact caches (revision 0007).
@@ -83,6 +87,20 @@ aggregate_facts = Table(
     Column("run_id", String(200), primary_key=True),
     Column("position", _Position, nullable=False),
     Column("facts", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+)
+
+# ``run-ledger-aggregate``'s result per case (``projections/aggregate_cases.py``): valid while
+# the case's rows are the same (``row_count`` of them, the last written at ``position``).
+aggregate_cases = Table(
+    "rm_aggregate_cases",
+    metadata,
+    Column("ledger_id", String(300), primary_key=True),
+    Column("benchmark_id", String(200), primary_key=True),
+    Column("case_id", String(300), primary_key=True),
+    Column("row_count", Integer, nullable=False),
+    Column("position", _Position, nullable=False),
+    Column("result", Text, nullable=False),
     Column("summary", Text, nullable=False),
 )
 

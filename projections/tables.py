@@ -40,6 +40,11 @@ AGGREGATE_FACTS = TableSpec(
     ("ledger_id", "benchmark_id", "run_id", "position", "facts", "summary"),
     ("ledger_id", "benchmark_id", "run_id"),
 )
+AGGREGATE_CASES = TableSpec(
+    "rm_aggregate_cases",
+    ("ledger_id", "benchmark_id", "case_id", "row_count", "position", "result", "summary"),
+    ("ledger_id", "benchmark_id", "case_id"),
+)
 LEDGER_CASES = TableSpec(
     "rm_ledger_cases",
     (

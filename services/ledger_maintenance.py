@@ -263,15 +263,15 @@ def _aggregate_view(
     """The aggregate over the store ledger as it stands (or stood at ``as_of``)."""
     from ledger.gc_pause import collector_paused
     from ledger.handlers.ledger_aggregate import aggregate_view
-    from projections.aggregate_facts import AggregateFactsReader, keep_aggregate_facts
+    from projections.aggregate_cases import AggregateCasesReader, keep_aggregate_cases
     from services.as_of_reads import ledger_reads_at
 
     with ledger_reads_at(db, target, as_of, progress) as (conn, reads, moment):
-        facts = AggregateFactsReader(conn)
+        kept = AggregateCasesReader(conn)
         with collector_paused():  # 66,000 rows' facts: acyclic, freed by reference counts
-            aggregate, preview = aggregate_view(reads, target, sources, selection, facts)
+            aggregate, preview = aggregate_view(reads, target, sources, selection, kept)
         if moment is None:  # a past moment's scratch store is thrown away
-            keep_aggregate_facts(conn, facts.entries)
+            keep_aggregate_cases(conn, kept)
     return aggregate, preview, moment
 
 

@@ -30,6 +30,7 @@ SPECS = [
     (rm_schema.ledger_cases, rm_tables.LEDGER_CASES),
     (rm_schema.compare_facts, rm_tables.COMPARE_FACTS),
     (rm_schema.aggregate_facts, rm_tables.AGGREGATE_FACTS),
+    (rm_schema.aggregate_cases, rm_tables.AGGREGATE_CASES),
     (rm_schema.goal_runs, rm_tables.GOAL_RUNS),
     (rm_schema.global_registry, rm_tables.GLOBAL_REGISTRY),
     (rm_schema.rollout_events, rm_tables.ROLLOUT_EVENTS),

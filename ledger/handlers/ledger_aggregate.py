@@ -6,7 +6,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ledger.aggregate import Run, TargetLanes, aggregate, aggregate_merge_preview
+from ledger.aggregate import (
+    CaseResult,
+    Run,
+    TargetLanes,
+    aggregate,
+    aggregate_merge_preview,
+    aggregate_of_cases,
+    selection_policy,
+)
 from ledger.aggregate_facts import RowFacts
 from ledger.errors import InputError
 from ledger.handlers.ledger_source_files import (
@@ -32,10 +40,14 @@ class AggregateRequest:
 
 class FactsReads(Protocol):
     """The store ledger's rows as the aggregate reads them (``ledger.aggregate_facts``), kept
-    facts where the store has them (``projections/aggregate_facts.py``)."""
+    facts where the store has them (``projections/aggregate_facts.py``), and each case's
+    best-of-N result where kept (``projections/aggregate_cases.py``)."""
 
     def facts(self, ledger_id: str, benchmark_id: str) -> list[RowFacts]: ...
     def rows(self, ledger_id: str, benchmark_id: str) -> tuple[list[dict], list[RowFacts]]: ...
+    def case_results(
+        self, ledger_id: str, benchmark_id: str
+    ) -> tuple[dict[str, CaseResult], int] | None: ...
 
 
 def aggregate_view(
@@ -47,42 +59,79 @@ def aggregate_view(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The aggregate and its ``merge_preview``; sources are merged in memory, never written.
 
-    With ``facts`` the store's rows are read as facts: alone, without their rows; with
+    With ``facts`` the store's rows are read as facts: alone, without their rows, and under
+    the default selection as each case's kept result where its rows did not change; with
     sources, each row the merge left as it was (the same object) as its facts, the rows it
     added or changed as rows, judged as before."""
     if not str(request.benchmark_id or "").strip():
         raise InputError("benchmark_id is required")
     benchmark_id = request.benchmark_id.strip()
-    rows: Sequence[Run]
-    if facts is not None and not sources.documents:
-        rows = facts.facts(target.ledger_id, benchmark_id)
-        primary_considered = len(rows)
-        merged = MergeResult([])
-    else:
-        whole, known = (
-            facts.rows(target.ledger_id, benchmark_id)
-            if facts is not None
-            else (reads.rows_by_benchmark(target.ledger_id, benchmark_id), [])
-        )
-        primary_considered = len(whole)
-        merged = MergeResult(whole)
-        rows = whole
-        if sources.documents:
-            merged = merge_ledgers(whole, sources.documents, benchmark_ids=[benchmark_id])
-            # the merge never changes a row in place: a row it kept is the very object read
-            kept = {id(row): run for row, run in zip(whole, known, strict=False)}
-            rows = [kept.get(id(row), row) for row in merged.rows]
     has_primary = reads.ledger(target.ledger_id) is not None
-    files = [display_path_text(target.display_path)] if has_primary else []
-    primary = (reads.row_count(target.ledger_id), primary_considered) if has_primary else None
-    result = aggregate(
-        rows,
-        benchmark_id=benchmark_id,
-        selection=request.selection,
-        canonical_case_ids=request.canonical_case_ids,
-        active_case_ids=request.active_case_ids,
-        include_noncanonical_sanity_sources=request.include_noncanonical_sanity_sources,
-        lanes=request.lanes,
-        source_ledger_files=[*files, *sources.names],
-    )
+    files = [*([display_path_text(target.display_path)] if has_primary else []), *sources.names]
+    kept = _kept_cases(facts, sources, request, target.ledger_id, benchmark_id)
+    if kept is not None:
+        cases, considered = kept
+        merged = MergeResult([])
+        result = aggregate_of_cases(
+            cases,
+            benchmark_id=benchmark_id,
+            canonical_case_ids=request.canonical_case_ids,
+            active_case_ids=request.active_case_ids,
+            include_noncanonical_sanity_sources=request.include_noncanonical_sanity_sources,
+            source_ledger_files=files,
+        )
+    else:
+        rows, considered, merged = _runs(reads, target, sources, facts, benchmark_id)
+        result = aggregate(
+            rows,
+            benchmark_id=benchmark_id,
+            selection=request.selection,
+            canonical_case_ids=request.canonical_case_ids,
+            active_case_ids=request.active_case_ids,
+            include_noncanonical_sanity_sources=request.include_noncanonical_sanity_sources,
+            lanes=request.lanes,
+            source_ledger_files=files,
+        )
+    primary = (reads.row_count(target.ledger_id), considered) if has_primary else None
     return result, aggregate_merge_preview(merged, sources.unique_paths, primary)
+
+
+def _kept_cases(
+    facts: FactsReads | None,
+    sources: LedgerSources,
+    request: AggregateRequest,
+    ledger_id: str,
+    benchmark_id: str,
+) -> tuple[dict[str, CaseResult], int] | None:
+    """Each case's result and the benchmark's row count, when the aggregate is the store
+    ledger's alone under the selection whose results are kept (best-of-N, no lanes)."""
+    if facts is None or sources.documents or request.lanes.enabled:
+        return None
+    if selection_policy(request.selection) != "best":
+        return None
+    return facts.case_results(ledger_id, benchmark_id)
+
+
+def _runs(
+    reads: MaintenanceReads,
+    target: LedgerTarget,
+    sources: LedgerSources,
+    facts: FactsReads | None,
+    benchmark_id: str,
+) -> tuple[Sequence[Run], int, MergeResult]:
+    """The runs to aggregate (rows or their facts), the primary ledger's row count of the
+    benchmark, and the merge of the sources into it."""
+    if facts is not None and not sources.documents:
+        runs = facts.facts(target.ledger_id, benchmark_id)
+        return runs, len(runs), MergeResult([])
+    whole, known = (
+        facts.rows(target.ledger_id, benchmark_id)
+        if facts is not None
+        else (reads.rows_by_benchmark(target.ledger_id, benchmark_id), [])
+    )
+    if not sources.documents:
+        return whole, len(whole), MergeResult(whole)
+    merged = merge_ledgers(whole, sources.documents, benchmark_ids=[benchmark_id])
+    # the merge never changes a row in place: a row it kept is the very object read
+    kept = {id(row): run for row, run in zip(whole, known, strict=False)}
+    return [kept.get(id(row), row) for row in merged.rows], len(whole), merged
