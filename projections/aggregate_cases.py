@@ -140,15 +140,18 @@ class AggregateCasesReader:
         self, ledger_id: str, benchmark_id: str, stale: dict[str, CaseRows]
     ) -> dict[str, CaseResult] | None:
         """The results of the ``stale`` cases from their rows' facts (None: see ``results``)."""
-        positions = {run_id: p for rows in stale.values() for run_id, p in rows.positions.items()}
+        filed: dict[str, str] = {}  # run id: the case the read model files the row under
+        positions: dict[str, int] = {}
+        for case_id, rows in stale.items():
+            filed.update(dict.fromkeys(rows.positions, case_id))
+            positions.update(rows.positions)
         judged: dict[str, list[RowFacts]] = {case_id: [] for case_id in stale}
-        for facts in self.facts_reader.facts_of(ledger_id, benchmark_id, positions):
+        for run_id, facts in self.facts_reader.facts_of(ledger_id, benchmark_id, positions).items():
             if facts.archived or facts.benchmark_id != benchmark_id:
                 continue  # as ``ledger.aggregate`` leaves them out
-            found = judged.get(facts.case_id)
-            if found is None:
+            if facts.case_id != filed[run_id]:
                 return None
-            found.append(facts)
+            judged[facts.case_id].append(facts)
         return {
             case_id: case_result(case_facts, "best", _NO_LANES)
             for case_id, case_facts in judged.items()

@@ -67,13 +67,13 @@ class AggregateFactsReader:
         sql = f"SELECT run_id, position FROM rm_ledger_rows WHERE {_WHERE}"
         rows = self.conn.execute(sql, (ledger_id, benchmark_id))
         positions: dict[str, int] = {run_id: position for run_id, position in rows}
-        return self.facts_of(ledger_id, benchmark_id, positions)
+        return list(self.facts_of(ledger_id, benchmark_id, positions).values())
 
     def facts_of(
         self, ledger_id: str, benchmark_id: str, positions: dict[str, int]
-    ) -> list[RowFacts]:
-        """``facts`` of the rows ``positions`` names (run id: the row's position), in its
-        order; a few are looked up by id, many in one scan of the benchmark's entries."""
+    ) -> dict[str, RowFacts]:
+        """The facts of the rows ``positions`` names (run id: the row's position), by run id in
+        its order; a few are looked up by id, many in one scan of the benchmark's entries."""
         found = self._stored(ledger_id, benchmark_id, positions)
         missing = [run_id for run_id in positions if run_id not in found]
         if missing:
@@ -82,7 +82,7 @@ class AggregateFactsReader:
                 if run_id in positions and run_id not in found:
                     key = (ledger_id, benchmark_id, run_id, position)
                     found[run_id] = self._computed(key, row)
-        return [found[run_id] for run_id in positions if run_id in found]
+        return {run_id: found[run_id] for run_id in positions if run_id in found}
 
     def rows(self, ledger_id: str, benchmark_id: str) -> tuple[list[dict], list[RowFacts]]:
         """The whole rows of ``benchmark_id`` (to merge other ledgers' rows into) and, in the

@@ -1,5 +1,6 @@
 """Filling the caches of read commands (compare's and the aggregate's facts, the aggregate's
-case results) for every ledger of a store at once: what ``snapshot create`` does to the file it publishes.
+case results) for every ledger of a store at once: what ``snapshot create`` does to the file
+it publishes.
 
 Why: an ``--as-of`` read from a snapshot reads the snapshot's rows (and the replayed tail) in
 a scratch store that is thrown away, so it can never fill those caches itself; without them a
