@@ -37,9 +37,10 @@ from projections.tables import AGGREGATE_CASES
 if TYPE_CHECKING:
     from ledger.connection import Connection
 
-# An entry to keep, in ``AGGREGATE_CASES.columns`` order: (ledger_id, benchmark_id, case_id,
-# row_count, position, result text, summary text).
-Entry = tuple[str, str, str, int, int, str, str]
+# A result as stored (``encode``): version, active, noncanonical, run_count, bucket, plain,
+# summary text; an entry to keep is the case's key and rows (``AGGREGATE_CASES.columns``) first.
+Stored = tuple[str, int, int, int, str, int, str]
+Entry = tuple[str, str, str, int, int, str, int, int, int, str, int, str]
 _WHERE = "ledger_id = ? AND benchmark_id = ?"
 # Every row of the benchmark by case, from the case index alone (revision 0008).
 _CASE_ROWS = f"SELECT case_id, position, run_id FROM rm_ledger_rows WHERE {_WHERE}"
@@ -78,8 +79,9 @@ class AggregateCasesReader:
     the others worked out from their rows' facts; collects in ``entries`` the results it had
     to work out (and ``facts_reader.entries`` the facts it had to compute), to keep."""
 
-    def __init__(self, conn: Connection, *, stored_facts: bool = True) -> None:
+    def __init__(self, conn: Connection, *, keep: bool = True, stored_facts: bool = True) -> None:
         self.conn = conn
+        self.keep = keep  # False: nothing will be kept (an ``--as-of`` scratch store)
         self.facts_reader = AggregateFactsReader(conn, stored=stored_facts)
         self.entries: list[Entry] = []
 
@@ -106,8 +108,10 @@ class AggregateCasesReader:
         worked_out = self._work_out(ledger_id, benchmark_id, stale)
         if worked_out is None:
             return None
+        results.update(worked_out)
+        if not self.keep:
+            return results, row_count
         for case_id, result in worked_out.items():
-            results[case_id] = result
             rows = stale[case_id]
             stored = encode(result)
             if stored is not None:
@@ -121,19 +125,16 @@ class AggregateCasesReader:
         """Valid entries by case id: the same rows as when kept, this code's format."""
         found: dict[str, CaseResult] = {}
         sql = (
-            "SELECT case_id, row_count, position, result, summary FROM rm_aggregate_cases"
-            f" WHERE {_WHERE}"
+            "SELECT case_id, row_count, position, active, noncanonical, run_count, bucket,"
+            f" summary, plain FROM rm_aggregate_cases WHERE {_WHERE} AND version = ?"
         )
         get = cases.get
-        for case_id, count, position, text, summary in self.conn.execute(
-            sql, (ledger_id, benchmark_id)
-        ):
+        params = (ledger_id, benchmark_id, CASE_RESULT_VERSION)
+        for case_id, count, position, *result in self.conn.execute(sql, params):
             rows = get(case_id)
-            if rows is None or rows.latest != position or len(rows.positions) != count:
-                continue
-            result = decode(text, summary)
-            if result is not None:
-                found[case_id] = result
+            if rows is not None and rows.latest == position and len(rows.positions) == count:
+                # 0/1 for the two flags: the aggregate reads them as truth values
+                found[case_id] = CaseResult(*result)
         return found
 
     def _work_out(
@@ -158,10 +159,11 @@ class AggregateCasesReader:
         }
 
 
-def encode(result: CaseResult) -> tuple[str, str] | None:
-    """The stored form of a best-of-N ``result``: a JSON array of its fields but the summary,
-    this version last, and the summary's JSON text. None when JSON cannot carry the summary
-    exactly (a score that is not finite): such a case is worked out again at each read."""
+def encode(result: CaseResult) -> Stored | None:
+    """The stored form of a best-of-N ``result`` (``AGGREGATE_CASES`` columns from
+    ``version``): this code's version, its fields, the summary as JSON text. None when JSON
+    cannot carry the summary exactly (a score that is not finite): such a case is worked out
+    again at each read."""
     summary = result.summary_dict()
     try:
         text = orjson.dumps(summary)
@@ -169,19 +171,24 @@ def encode(result: CaseResult) -> tuple[str, str] | None:
         return None
     if orjson.loads(text) != summary:
         return None
-    values = [result.active, result.noncanonical, result.run_count, result.bucket, result.plain]
-    return orjson.dumps([*values, CASE_RESULT_VERSION]).decode(), text.decode()
+    return (
+        CASE_RESULT_VERSION,
+        result.active,
+        int(result.noncanonical),
+        result.run_count,
+        result.bucket,
+        int(result.plain),
+        text.decode(),
+    )
 
 
-def decode(text: str | bytes, summary: str | bytes) -> CaseResult | None:
+def decode(stored: Stored) -> CaseResult | None:
     """A stored result (``encode``) back, its summary still as text; None when it is of
     another version."""
-    stored = orjson.loads(text)
-    if stored[-1] != CASE_RESULT_VERSION:
+    version, active, noncanonical, run_count, bucket, plain, summary = stored
+    if version != CASE_RESULT_VERSION:
         return None
-    active, noncanonical, run_count, bucket, plain = stored[:5]
-    text_summary = summary if isinstance(summary, str) else summary.decode()
-    return CaseResult(active, noncanonical, run_count, bucket, text_summary, plain)
+    return CaseResult(active, bool(noncanonical), run_count, bucket, summary, bool(plain))
 
 
 def keep_aggregate_cases(conn: Connection, reader: AggregateCasesReader) -> None:

@@ -100,7 +100,12 @@ aggregate_cases = Table(
     Column("case_id", String(300), primary_key=True),
     Column("row_count", Integer, nullable=False),
     Column("position", _Position, nullable=False),
-    Column("result", Text, nullable=False),
+    Column("version", String(40), nullable=False),
+    Column("active", Integer, nullable=False),
+    Column("noncanonical", Integer, nullable=False),
+    Column("run_count", Integer, nullable=False),
+    Column("bucket", String(40), nullable=False),
+    Column("plain", Integer, nullable=False),
     Column("summary", Text, nullable=False),
 )
 

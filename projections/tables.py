@@ -42,7 +42,20 @@ AGGREGATE_FACTS = TableSpec(
 )
 AGGREGATE_CASES = TableSpec(
     "rm_aggregate_cases",
-    ("ledger_id", "benchmark_id", "case_id", "row_count", "position", "result", "summary"),
+    (
+        "ledger_id",
+        "benchmark_id",
+        "case_id",
+        "row_count",
+        "position",
+        "version",
+        "active",
+        "noncanonical",
+        "run_count",
+        "bucket",
+        "plain",
+        "summary",
+    ),
     ("ledger_id", "benchmark_id", "case_id"),
 )
 LEDGER_CASES = TableSpec(

@@ -267,10 +267,11 @@ def _aggregate_view(
     from services.as_of_reads import ledger_reads_at
 
     with ledger_reads_at(db, target, as_of, progress) as (conn, reads, moment):
-        kept = AggregateCasesReader(conn)
+        # a past moment's scratch store is thrown away: nothing is kept there
+        kept = AggregateCasesReader(conn, keep=moment is None)
         with collector_paused():  # 66,000 rows' facts: acyclic, freed by reference counts
             aggregate, preview = aggregate_view(reads, target, sources, selection, kept)
-        if moment is None:  # a past moment's scratch store is thrown away
+        if moment is None:
             keep_aggregate_cases(conn, kept)
     return aggregate, preview, moment
 

@@ -40,7 +40,12 @@ def upgrade() -> None:
         sa.Column("case_id", sa.String(300), primary_key=True),
         sa.Column("row_count", sa.Integer, nullable=False),
         sa.Column("position", _POS, nullable=False),
-        sa.Column("result", sa.Text, nullable=False),
+        sa.Column("version", sa.String(40), nullable=False),
+        sa.Column("active", sa.Integer, nullable=False),
+        sa.Column("noncanonical", sa.Integer, nullable=False),
+        sa.Column("run_count", sa.Integer, nullable=False),
+        sa.Column("bucket", sa.String(40), nullable=False),
+        sa.Column("plain", sa.Integer, nullable=False),
         sa.Column("summary", sa.Text, nullable=False),
     )
     op.drop_index(_CASE_INDEX, table_name="rm_ledger_rows")
