@@ -14,9 +14,10 @@ among them. A row is written only by an event at a later position than any befor
 row joining the case or being rewritten raises that position, and a row leaving it (moved to
 another case) lowers the count unless another row joined, which raises the position: an entry
 is used only while both still match what the rows say now, and its format is this code's
-(``CASE_RESULT_VERSION``, which follows the ledger rules). Both numbers and the run ids of
-the cases to redo come from one scan of the case index (revision 0008). Only the default
-selection (best-of-N, no target lanes) is kept; the others are worked out from the facts as
+(``CASE_RESULT_VERSION``, which follows the ledger rules). Both numbers come from the case
+index (revision 0008), matched with the kept entries by the database in one query; the rows
+of the cases to redo are read from the same index. Only the default selection (best-of-N, no
+target lanes) is kept; the others are worked out from the facts as
 before. Entries are written like the facts' (``projections.cache_entries``); ``rebuild``
 empties the table and ``rebuild --verify`` checks every entry still in use
 (``check_aggregate_cases``).
@@ -24,12 +25,14 @@ empties the table and ``rebuild --verify`` checks every entry still in use
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ledger.aggregate import CASE_RESULT_VERSION, CaseResult, TargetLanes, case_result
 from ledger.aggregate_facts import RowFacts
+from ledger.connection import placeholders
 from projections.aggregate_facts import AggregateFactsReader, keep_aggregate_facts
 from projections.cache_entries import keep_entries
 from projections.tables import AGGREGATE_CASES
@@ -42,36 +45,22 @@ if TYPE_CHECKING:
 Stored = tuple[str, int, int, int, str, int, str]
 Entry = tuple[str, str, str, int, int, str, int, int, int, str, int, str]
 _WHERE = "ledger_id = ? AND benchmark_id = ?"
-# Every row of the benchmark by case, from the case index alone (revision 0008).
-_CASE_ROWS = f"SELECT case_id, position, run_id FROM rm_ledger_rows WHERE {_WHERE}"
+# Each case of the benchmark with its row count and latest position (from the case index
+# alone, revision 0008) and its kept result where that is for the same rows and this code:
+# NULL result columns for a case to work out again. One query: SQLite matches the 29,722
+# cases of the bench store's largest benchmark faster than Python did from two scans.
+_CASES = (
+    "SELECT r.case_id, r.n, r.latest, k.active, k.noncanonical, k.run_count, k.bucket,"
+    " k.summary, k.plain FROM (SELECT case_id, count(*) AS n, max(position) AS latest"
+    f" FROM rm_ledger_rows WHERE {_WHERE} GROUP BY case_id) r"
+    " LEFT JOIN rm_aggregate_cases k ON k.ledger_id = ? AND k.benchmark_id = ?"
+    " AND k.case_id = r.case_id AND k.row_count = r.n AND k.position = r.latest"
+    " AND k.version = ?"
+)
+_CASE_ROWS = f"SELECT case_id, run_id, position FROM rm_ledger_rows WHERE {_WHERE}"
+_CHUNK = 500  # case ids per ``IN (...)``
+_SCAN_FROM = 2000  # beyond this many cases to work out, one scan of the benchmark's rows
 _NO_LANES = TargetLanes()
-
-
-class CaseRows:
-    """The rows of one case as the read model holds them: the key its kept result is valid
-    for (row count, latest position) and each row's run id and position."""
-
-    __slots__ = ("latest", "positions")
-
-    def __init__(self) -> None:
-        self.latest = 0
-        self.positions: dict[str, int] = {}
-
-    def add(self, run_id: str, position: int) -> None:
-        self.positions[run_id] = position
-        if position > self.latest:
-            self.latest = position
-
-
-def case_rows(conn: Connection, ledger_id: str, benchmark_id: str) -> dict[str, CaseRows]:
-    """Every row of the benchmark by case (one scan of the case index)."""
-    cases: dict[str, CaseRows] = {}
-    for case_id, position, run_id in conn.execute(_CASE_ROWS, (ledger_id, benchmark_id)):
-        rows = cases.get(case_id)
-        if rows is None:
-            rows = cases[case_id] = CaseRows()
-        rows.add(run_id, position)
-    return cases
 
 
 class AggregateCasesReader:
@@ -99,54 +88,33 @@ class AggregateCasesReader:
         """The best-of-N result of every case with a row of ``benchmark_id``, by case id, and
         how many rows the benchmark has; None when a row's own case or benchmark is not what
         the read model files it under (the aggregate then judges rows as they are)."""
-        cases = case_rows(self.conn, ledger_id, benchmark_id)
-        row_count = sum(len(rows.positions) for rows in cases.values())
-        results = self._kept(ledger_id, benchmark_id, cases)
-        stale = {case_id: rows for case_id, rows in cases.items() if case_id not in results}
+        results, stale, row_count = kept_results(self.conn, ledger_id, benchmark_id)
         if not stale:
             return results, row_count
-        worked_out = self._work_out(ledger_id, benchmark_id, stale)
+        worked_out = self.work_out(ledger_id, benchmark_id, stale)
         if worked_out is None:
             return None
-        results.update(worked_out)
-        if not self.keep:
-            return results, row_count
-        for case_id, result in worked_out.items():
-            rows = stale[case_id]
-            stored = encode(result)
+        for case_id, (result, count, latest) in worked_out.items():
+            results[case_id] = result
+            stored = encode(result) if self.keep else None
             if stored is not None:
-                key = (ledger_id, benchmark_id, case_id, len(rows.positions), rows.latest)
-                self.entries.append((*key, *stored))
+                self.entries.append((ledger_id, benchmark_id, case_id, count, latest, *stored))
         return results, row_count
 
-    def _kept(
-        self, ledger_id: str, benchmark_id: str, cases: dict[str, CaseRows]
-    ) -> dict[str, CaseResult]:
-        """Valid entries by case id: the same rows as when kept, this code's format."""
-        found: dict[str, CaseResult] = {}
-        sql = (
-            "SELECT case_id, row_count, position, active, noncanonical, run_count, bucket,"
-            f" summary, plain FROM rm_aggregate_cases WHERE {_WHERE} AND version = ?"
-        )
-        get = cases.get
-        params = (ledger_id, benchmark_id, CASE_RESULT_VERSION)
-        for case_id, count, position, *result in self.conn.execute(sql, params):
-            rows = get(case_id)
-            if rows is not None and rows.latest == position and len(rows.positions) == count:
-                # 0/1 for the two flags: the aggregate reads them as truth values
-                found[case_id] = CaseResult(*result)
-        return found
-
-    def _work_out(
-        self, ledger_id: str, benchmark_id: str, stale: dict[str, CaseRows]
-    ) -> dict[str, CaseResult] | None:
-        """The results of the ``stale`` cases from their rows' facts (None: see ``results``)."""
+    def work_out(
+        self, ledger_id: str, benchmark_id: str, case_ids: Collection[str]
+    ) -> dict[str, tuple[CaseResult, int, int]] | None:
+        """Each case's result from its rows' facts, with the row count and latest position
+        it is for, read with the rows themselves (None: see ``case_results``)."""
         filed: dict[str, str] = {}  # run id: the case the read model files the row under
         positions: dict[str, int] = {}
-        for case_id, rows in stale.items():
-            filed.update(dict.fromkeys(rows.positions, case_id))
-            positions.update(rows.positions)
-        judged: dict[str, list[RowFacts]] = {case_id: [] for case_id in stale}
+        keys: dict[str, tuple[int, int]] = dict.fromkeys(case_ids, (0, 0))
+        for case_id, run_id, position in _case_rows(self.conn, ledger_id, benchmark_id, keys):
+            filed[run_id] = case_id
+            positions[run_id] = position
+            count, latest = keys[case_id]
+            keys[case_id] = (count + 1, max(latest, position))
+        judged: dict[str, list[RowFacts]] = {case_id: [] for case_id in keys}
         for run_id, facts in self.facts_reader.facts_of(ledger_id, benchmark_id, positions).items():
             if facts.archived or facts.benchmark_id != benchmark_id:
                 continue  # as ``ledger.aggregate`` leaves them out
@@ -154,9 +122,46 @@ class AggregateCasesReader:
                 return None
             judged[facts.case_id].append(facts)
         return {
-            case_id: case_result(case_facts, "best", _NO_LANES)
+            case_id: (case_result(case_facts, "best", _NO_LANES), *keys[case_id])
             for case_id, case_facts in judged.items()
         }
+
+
+def kept_results(
+    conn: Connection, ledger_id: str, benchmark_id: str
+) -> tuple[dict[str, CaseResult], list[str], int]:
+    """The valid kept results by case id, the cases without one, and the benchmark's row
+    count."""
+    results: dict[str, CaseResult] = {}
+    stale: list[str] = []
+    row_count = 0
+    params = (ledger_id, benchmark_id, ledger_id, benchmark_id, CASE_RESULT_VERSION)
+    for case_id, count, _latest, *kept in conn.execute(_CASES, params):
+        row_count += count
+        if kept[0] is None:
+            stale.append(case_id)
+        else:  # 0/1 for the two flags: the aggregate reads them as truth values
+            results[case_id] = CaseResult(*kept)
+    return results, stale, row_count
+
+
+def _case_rows(
+    conn: Connection, ledger_id: str, benchmark_id: str, case_ids: Collection[str]
+) -> Iterator[tuple[str, str, int]]:
+    """(case id, run id, position) of every row of ``case_ids``: looked up by case, or for
+    many cases one scan of the benchmark's rows through the case index."""
+    params = (ledger_id, benchmark_id)
+    if len(case_ids) > _SCAN_FROM:
+        for case_id, run_id, position in conn.execute(_CASE_ROWS, params):
+            if case_id in case_ids:
+                yield case_id, run_id, position
+        return
+    ids = list(case_ids)
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        sql = f"{_CASE_ROWS} AND case_id IN ({placeholders(len(chunk))})"
+        for case_id, run_id, position in conn.execute(sql, (*params, *chunk)):
+            yield case_id, run_id, position
 
 
 def encode(result: CaseResult) -> Stored | None:
@@ -204,13 +209,12 @@ def check_aggregate_cases(conn: Connection, limit: int) -> list[dict[str, Any]]:
     problems: list[dict[str, Any]] = []
     pairs = conn.execute("SELECT DISTINCT ledger_id, benchmark_id FROM rm_aggregate_cases").all()
     for ledger_id, benchmark_id in pairs:
+        kept, _, _ = kept_results(conn, ledger_id, benchmark_id)
         reader = AggregateCasesReader(conn, stored_facts=False)  # from the rows themselves
-        cases = case_rows(conn, ledger_id, benchmark_id)
-        kept = reader._kept(ledger_id, benchmark_id, cases)
-        now = reader._work_out(ledger_id, benchmark_id, {c: cases[c] for c in kept})
+        now = reader.work_out(ledger_id, benchmark_id, set(kept))
         for case_id, result in kept.items():
             fresh = now.get(case_id) if now is not None else None
-            if fresh is None or _comparable(result) != _comparable(fresh):
+            if fresh is None or _comparable(result) != _comparable(fresh[0]):
                 key = [ledger_id, benchmark_id, case_id]
                 problem = {"table": AGGREGATE_CASES.name, "key": key, "problem": "stale case"}
                 problems.append(problem)
