@@ -115,7 +115,9 @@ class AggregateCasesReader:
             count, latest = keys[case_id]
             keys[case_id] = (count + 1, max(latest, position))
         judged: dict[str, list[RowFacts]] = {case_id: [] for case_id in keys}
-        for run_id, facts in self.facts_reader.facts_of(ledger_id, benchmark_id, positions).items():
+        scan = len(keys) > _SCAN_FROM
+        found = self.facts_reader.facts_of(ledger_id, benchmark_id, positions, scan=scan)
+        for run_id, facts in found.items():
             if facts.archived or facts.benchmark_id != benchmark_id:
                 continue  # as ``ledger.aggregate`` leaves them out
             if facts.case_id != filed[run_id]:

@@ -67,14 +67,15 @@ class AggregateFactsReader:
         sql = f"SELECT run_id, position FROM rm_ledger_rows WHERE {_WHERE}"
         rows = self.conn.execute(sql, (ledger_id, benchmark_id))
         positions: dict[str, int] = {run_id: position for run_id, position in rows}
-        return list(self.facts_of(ledger_id, benchmark_id, positions).values())
+        return list(self.facts_of(ledger_id, benchmark_id, positions, scan=True).values())
 
     def facts_of(
-        self, ledger_id: str, benchmark_id: str, positions: dict[str, int]
+        self, ledger_id: str, benchmark_id: str, positions: dict[str, int], *, scan: bool
     ) -> dict[str, RowFacts]:
         """The facts of the rows ``positions`` names (run id: the row's position), by run id in
-        its order; a few are looked up by id, many in one scan of the benchmark's entries."""
-        found = self._stored(ledger_id, benchmark_id, positions)
+        its order; stored ones looked up by id, or with ``scan`` (most of the benchmark's
+        rows) in one scan of the benchmark's entries."""
+        found = self._stored(ledger_id, benchmark_id, positions, scan=scan)
         missing = [run_id for run_id in positions if run_id not in found]
         if missing:
             wanted = None if len(missing) > _SCAN_FROM else missing
@@ -92,7 +93,7 @@ class AggregateFactsReader:
         for run_id, position, row in _rows(self.conn, ledger_id, benchmark_id, None):
             rows.append(row)
             positions[run_id] = position
-        found = self._stored(ledger_id, benchmark_id, positions)
+        found = self._stored(ledger_id, benchmark_id, positions, scan=True)
         facts = []
         for row, (run_id, position) in zip(rows, positions.items(), strict=True):
             known = found.get(run_id)
@@ -102,7 +103,7 @@ class AggregateFactsReader:
         return rows, facts
 
     def _stored(
-        self, ledger_id: str, benchmark_id: str, positions: dict[str, int]
+        self, ledger_id: str, benchmark_id: str, positions: dict[str, int], *, scan: bool
     ) -> dict[str, RowFacts]:
         """Valid entries by run id: same position as the row's, this code's format."""
         found: dict[str, RowFacts] = {}
@@ -111,7 +112,7 @@ class AggregateFactsReader:
         sql = f"SELECT run_id, position, facts, summary FROM rm_aggregate_facts WHERE {_WHERE}"
         params: tuple[Any, ...] = (ledger_id, benchmark_id)
         queries = [(sql, params)]
-        if len(positions) <= _SCAN_FROM:
+        if not scan:
             ids = list(positions)
             queries = [
                 (f"{sql} AND run_id IN ({placeholders(len(chunk))})", (*params, *chunk))
