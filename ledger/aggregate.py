@@ -100,6 +100,9 @@ class TargetLanes:
         return None
 
 
+_NO_LANES = TargetLanes()
+
+
 def _pick_lane(
     judged: list[RowFacts], lanes: TargetLanes, policy: str
 ) -> tuple[RowFacts | None, str]:
@@ -227,9 +230,6 @@ def aggregate(
     )  # fmt: skip
 
 
-_NO_RUNS = CaseResult(0, True, 0, "missing", {"bucket": "missing"}, True)
-
-
 def aggregate_of_cases(
     cases: Mapping[str, CaseResult],
     *,
@@ -247,11 +247,12 @@ def aggregate_of_cases(
         for case, result in cases.items()
         if result.active and (include_noncanonical_sanity_sources or not result.noncanonical)
     )
-    results = {case: cases.get(case) or _NO_RUNS for case in canonical}
+    # a canonical case without runs: what ``case_result`` gives it (a summary of its own)
+    results = {case: cases.get(case) or case_result((), "best", _NO_LANES) for case in canonical}
     run_count = sum(result.run_count for result in cases.values())
     return _aggregate_payload(
         benchmark_id, canonical, _dedupe(active_case_ids or ()), results, run_count, "best",
-        TargetLanes(), source_ledger_files,
+        _NO_LANES, source_ledger_files,
     )  # fmt: skip
 
 
