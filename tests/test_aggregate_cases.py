@@ -5,15 +5,17 @@ worked out again exactly for the cases whose rows changed.
 On the store of ``tests/test_compare_rows.py`` (Harbor, BenchFlow and imported loopx rows,
 archived runs), on SQLite and PostgreSQL: the first read works out every case and the second
 reads every case back, both giving byte for byte the aggregate of the whole rows under every
-option the default selection takes; an archive, a restore and a re-upsert redo only the cases
-they touched; a row the read model files under another case than its own sends the aggregate
-back to judging rows; an entry of another format is worked out again; ``rebuild --verify``
+option the default selection takes; an archive and a restore redo only the cases they
+touched; a case that lost a row but kept its latest position is redone, and a run imported
+again under another case moves its result; a row the read model files under another case than
+its own sends the aggregate back to judging rows; an entry of another format is worked out again; ``rebuild --verify``
 reports an entry its rows do not give and ``rebuild`` empties the table; ``--as-of`` keeps
 nothing and ``snapshot create`` fills the snapshot's.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +34,7 @@ from projections.aggregate_cases import (
     decode,
     encode,
     keep_aggregate_cases,
+    kept_results,
 )
 from projections.queries import StoreReads
 from tests.support_harbor_ingest_cli import cli
@@ -264,3 +267,56 @@ def test_as_of_keeps_nothing_and_a_snapshot_holds_every_case(
     live = cli(AGGREGATE, db=filled).payload
     for read in (past, from_snapshot):
         assert json_like_stdlib(read.payload["aggregate"]) == json_like_stdlib(live["aggregate"])
+
+
+def test_a_case_that_lost_a_row_but_not_its_latest_is_worked_out_again(
+    filled: str,  # noqa: F811
+) -> None:
+    """A row leaving a case (moved to another by a later event) leaves the case's latest
+    position as it was; the row count alone tells, and the case is worked out again."""
+    ledger_id = resolve_ledger_target(None).ledger_id
+    assert cli(AGGREGATE, db=filled).code == 0
+    with _connection(filled) as conn:
+        case_id, first = conn.execute(
+            "SELECT case_id, min(position) FROM rm_ledger_rows WHERE ledger_id = ?"
+            " AND benchmark_id = ? GROUP BY case_id HAVING count(DISTINCT position) > 1"
+            " ORDER BY case_id LIMIT 1",
+            (ledger_id, BENCH),
+        ).first()
+        conn.execute(
+            "DELETE FROM rm_ledger_rows WHERE ledger_id = ? AND case_id = ? AND position = ?",
+            (ledger_id, case_id, first),
+        )
+        kept, stale, _ = kept_results(conn, ledger_id, BENCH)
+        assert stale == [case_id] and case_id not in kept and kept
+        conn.rollback()
+
+
+def test_a_run_imported_again_under_another_case_moves_its_result(
+    filled: str,  # noqa: F811
+    project: Path,  # noqa: F811
+    fixtures_dir: Path,
+) -> None:
+    """The loopx ledger imported again with one run filed under a new case: the aggregate of
+    that ledger follows the run to its new case."""
+    document = json.loads((fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json").read_text())
+    bench = document["benchmarks"][BENCH]
+    left = sorted(bench["cases"])[0]
+    run, *rest = bench["cases"][left]["runs"]
+    bench["cases"][left]["runs"] = rest
+    bench["cases"]["moved-here"] = {
+        "case_id": "moved-here",
+        "runs": [{**run, "case_id": "moved-here"}],
+    }
+    aggregate_imported = [*AGGREGATE, "--ledger-id", "imported.json"]
+    assert cli(aggregate_imported, db=filled).code == 0
+    (project / "imported.json").write_text(json.dumps(document), encoding="utf-8")
+    done = cli(["import", "loopx-ledger", str(project / "imported.json"), "--execute"], db=filled)
+    assert done.code == 0, done.result.output
+    with _connection(filled) as conn:
+        reader = AggregateCasesReader(conn)
+        got = _from_cases(reader, "imported.json", BENCH)
+        assert got == _whole(conn, "imported.json", BENCH)
+    assert {left, "moved-here"} <= {entry[2] for entry in reader.entries}
+    printed = cli(aggregate_imported, db=filled).payload["aggregate"]
+    assert printed["case_best"]["moved-here"]["run_id"] == run["run_id"]
