@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from commands.runtime import OpenStore, open_store
+from ledger.connection import Connection
 from ledger.events import LEDGER_UPSERTED, NewEvent
 
 
 def opened(url: str) -> OpenStore:
     return open_store(url)
+
+
+@contextmanager
+def store_connection(url: str) -> Iterator[Connection]:
+    """A connection to the store at ``url`` (opened, and closed after)."""
+    s = opened(url)
+    try:
+        with s.store.database.connect() as conn:
+            yield conn
+    finally:
+        s.close()
+
+
+def table_count(url: str, table: str) -> int:
+    """How many rows ``table`` of the store at ``url`` holds."""
+    with store_connection(url) as conn:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").scalar())
 
 
 def upsert_event(ledger: str, run_id: str, score: float = 1.0, case: str = "c1") -> NewEvent:

@@ -8,17 +8,15 @@ reads every case back, both giving byte for byte the aggregate of the whole rows
 option the default selection takes; an archive and a restore redo only the cases they
 touched; a case that lost a row but kept its latest position is redone, and a run imported
 again under another case moves its result; a row the read model files under another case than
-its own sends the aggregate back to judging rows; an entry of another format is worked out again; ``rebuild --verify``
-reports an entry its rows do not give and ``rebuild`` empties the table; ``--as-of`` keeps
-nothing and ``snapshot create`` fills the snapshot's.
+its own sends the aggregate back to judging rows; an entry of another format is worked out
+again; ``rebuild --verify`` reports an entry its rows do not give and ``rebuild`` empties the
+table; ``--as-of`` keeps nothing and ``snapshot create`` fills the snapshot's.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +36,7 @@ from projections.aggregate_cases import (
 )
 from projections.queries import StoreReads
 from tests.support_harbor_ingest_cli import cli
-from tests.support_store import opened
+from tests.support_store import opened, store_connection, table_count
 from tests.test_compare_rows import filled, project  # noqa: F401 - fixtures
 
 BENCH = "terminal-bench@2.0"
@@ -56,19 +54,8 @@ OPTIONS: list[dict[str, Any]] = [
 AGGREGATE = ["benchmark", "run-ledger-aggregate", "--benchmark-id", BENCH, "--format", "json"]
 
 
-@contextmanager
-def _connection(db: str) -> Iterator[Connection]:
-    s = opened(db)
-    try:
-        with s.store.database.connect() as conn:
-            yield conn
-    finally:
-        s.close()
-
-
 def _count(db: str, table: str = "rm_aggregate_cases") -> int:
-    with _connection(db) as conn:
-        return int(conn.execute(f"SELECT count(*) FROM {table}").scalar())
+    return table_count(db, table)
 
 
 def _pairs(conn: Connection) -> list[tuple[str, str]]:
@@ -98,7 +85,7 @@ def _case_count(conn: Connection) -> int:
 
 @pytest.mark.parametrize("options", OPTIONS)
 def test_cold_and_warm_results_give_the_whole_rows_aggregate(filled: str, options: dict) -> None:  # noqa: F811
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         for ledger_id, benchmark_id in _pairs(conn):
             expected = _whole(conn, ledger_id, benchmark_id, **options)
             cold = AggregateCasesReader(conn)
@@ -134,14 +121,14 @@ def test_only_the_cases_a_write_touched_are_worked_out_again(filled: str) -> Non
         before = cli(AGGREGATE, db=filled).payload["aggregate"]
         done = cli(write, db=filled)
         assert done.code == 0, done.result.output
-        with _connection(filled) as conn:
+        with store_connection(filled) as conn:
             reader = AggregateCasesReader(conn)
             assert _from_cases(reader, ledger_id, BENCH) == _whole(conn, ledger_id, BENCH)
         assert {entry[2] for entry in reader.entries} == touched
         after = cli(AGGREGATE, db=filled).payload["aggregate"]
         assert after != before
         assert _printed_is_the_whole_rows_aggregate(filled, after)
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         assert check_aggregate_cases(conn, 10) == []
 
 
@@ -149,7 +136,7 @@ def _printed_is_the_whole_rows_aggregate(db: str, printed: dict[str, Any]) -> bo
     """The command's aggregate (over the store's ledger: one source ledger file) is the one
     the whole rows give."""
     ledger_id = resolve_ledger_target(None).ledger_id
-    with _connection(db) as conn:
+    with store_connection(db) as conn:
         expected = _whole(conn, ledger_id, BENCH, source_ledger_files=["the store's ledger"])
     return json_like_stdlib(printed) == expected
 
@@ -159,7 +146,7 @@ def test_a_row_filed_under_another_case_sends_the_aggregate_back_to_its_rows(
 ) -> None:
     ledger_id = resolve_ledger_target(None).ledger_id
     assert cli(AGGREGATE, db=filled).code == 0
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         (run_id,) = conn.execute(
             "SELECT run_id FROM rm_ledger_rows WHERE benchmark_id = ? AND case_id = ?"
             " AND archived = 0 LIMIT 1",
@@ -179,7 +166,7 @@ def test_a_row_filed_under_another_case_sends_the_aggregate_back_to_its_rows(
 def test_results_of_another_format_are_worked_out_again(filled: str) -> None:  # noqa: F811
     ledger_id = resolve_ledger_target(None).ledger_id
     assert cli(AGGREGATE, db=filled).code == 0
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         conn.execute("UPDATE rm_aggregate_cases SET version = '0/older' WHERE benchmark_id = ?",
                      (BENCH,))  # fmt: skip
         conn.commit()
@@ -276,7 +263,7 @@ def test_a_case_that_lost_a_row_but_not_its_latest_is_worked_out_again(
     position as it was; the row count alone tells, and the case is worked out again."""
     ledger_id = resolve_ledger_target(None).ledger_id
     assert cli(AGGREGATE, db=filled).code == 0
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         case_id, first = conn.execute(
             "SELECT case_id, min(position) FROM rm_ledger_rows WHERE ledger_id = ?"
             " AND benchmark_id = ? GROUP BY case_id HAVING count(DISTINCT position) > 1"
@@ -313,7 +300,7 @@ def test_a_run_imported_again_under_another_case_moves_its_result(
     (project / "imported.json").write_text(json.dumps(document), encoding="utf-8")
     done = cli(["import", "loopx-ledger", str(project / "imported.json"), "--execute"], db=filled)
     assert done.code == 0, done.result.output
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         reader = AggregateCasesReader(conn)
         got = _from_cases(reader, "imported.json", BENCH)
         assert got == _whole(conn, "imported.json", BENCH)

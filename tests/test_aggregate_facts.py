@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,6 @@ from ledger.aggregate_facts import (
     encode,
     row_facts,
 )
-from ledger.connection import Connection
 from ledger.handlers.ledger_aggregate import AggregateRequest, aggregate_view
 from ledger.handlers.ledger_source_files import load_sources
 from ledger.jsonfmt import PlainJsonDict, json_like_stdlib
@@ -47,7 +45,7 @@ from projections.queries import StoreReads
 from tests.support_harbor_ingest_cli import cli
 from tests.support_ledger_rows import stored_row
 from tests.support_ledger_rules import load_fixture_ledger
-from tests.support_store import opened
+from tests.support_store import opened, store_connection, table_count
 from tests.test_aggregate import _policy_rows
 from tests.test_compare_rows import filled, project  # noqa: F401 - fixtures
 
@@ -66,27 +64,16 @@ OPTIONS: list[dict[str, Any]] = [
 AGGREGATE = ["benchmark", "run-ledger-aggregate", "--benchmark-id", BENCH, "--format", "json"]
 
 
-@contextmanager
-def _connection(db: str) -> Iterator[Connection]:
-    s = opened(db)
-    try:
-        with s.store.database.connect() as conn:
-            yield conn
-    finally:
-        s.close()
-
-
 def _text(payload: Any) -> bytes:
     return json_like_stdlib(payload)
 
 
 def _count(db: str, table: str = "rm_aggregate_facts") -> int:
-    with _connection(db) as conn:
-        return int(conn.execute(f"SELECT count(*) FROM {table}").scalar())
+    return table_count(db, table)
 
 
 def _pairs(db: str) -> list[tuple[str, str]]:
-    with _connection(db) as conn:
+    with store_connection(db) as conn:
         found = conn.execute("SELECT DISTINCT ledger_id, benchmark_id FROM rm_ledger_rows")
         return sorted((ledger_id, benchmark_id) for ledger_id, benchmark_id in found)
 
@@ -197,7 +184,7 @@ def test_facts_json_cannot_carry_exactly_are_not_kept() -> None:
 @pytest.mark.parametrize("options", OPTIONS)
 def test_cold_and_warm_facts_give_the_whole_rows_aggregate(filled: str, options: dict) -> None:  # noqa: F811
     for ledger_id, benchmark_id in _pairs(filled):
-        with _connection(filled) as conn:
+        with store_connection(filled) as conn:
             whole = StoreReads(conn).rows_by_benchmark(ledger_id, benchmark_id)
             expected = _text(aggregate(whole, benchmark_id=benchmark_id, **options))
             cold_reader = AggregateFactsReader(conn)
@@ -210,7 +197,7 @@ def test_cold_and_warm_facts_give_the_whole_rows_aggregate(filled: str, options:
         assert all(isinstance(f.summary, str) for f in warm)
         for runs in (cold, warm):
             assert _text(aggregate(runs, benchmark_id=benchmark_id, **options)) == expected
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         assert check_aggregate_cache(conn, 10) == []
 
 
@@ -226,7 +213,7 @@ def test_merged_source_rows_are_judged_and_the_rest_read_as_facts(
     assert cli(AGGREGATE, db=filled).code == 0  # the store's rows' facts are kept
     for options in OPTIONS[:3]:
         request = AggregateRequest(benchmark_id=BENCH, **options)
-        with _connection(filled) as conn:
+        with store_connection(filled) as conn:
             reads = StoreReads(conn)
             expected = aggregate_view(reads, target, sources, request)
             reader = AggregateFactsReader(conn)
@@ -252,7 +239,7 @@ def test_aggregate_after_a_rewrite_reads_the_rewritten_rows(filled: str) -> None
     assert cli(archive, db=filled).code == 0
     after = cli(AGGREGATE, db=filled).payload["aggregate"]
     assert after != before
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         whole = StoreReads(conn).rows_by_benchmark(ledger_id, BENCH)
         reader = AggregateFactsReader(conn)
         reader.facts(ledger_id, BENCH)
@@ -292,7 +279,7 @@ def test_verify_reports_an_entry_its_row_does_not_give(filled: str) -> None:  # 
 
 def test_entries_of_another_format_are_computed_again(filled: str) -> None:  # noqa: F811
     ledger_id = resolve_ledger_target(None).ledger_id
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         reader = AggregateFactsReader(conn)
         facts = reader.facts(ledger_id, BENCH)
         keep_aggregate_facts(conn, reader.entries)

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import orjson
 import pytest
 
-from ledger.connection import Connection
 from ledger.errors import InputError
 from ledger.ledger_target import resolve_ledger_target
 from ledger.requests.compare import CompareRequest
@@ -34,21 +31,11 @@ from projections.compare_facts import (
 )
 from projections.compare_rows import read_whole_rows
 from tests.support_harbor_ingest_cli import cli
-from tests.support_store import opened
+from tests.support_store import opened, store_connection, table_count
 from tests.test_compare import ledger as hand_made_ledger
 from tests.test_compare_rows import _stores, _text, filled, project  # noqa: F401 - fixtures
 
 BENCH = "terminal-bench@2.0"
-
-
-@contextmanager
-def _connection(db: str) -> Iterator[Connection]:
-    s = opened(db)
-    try:
-        with s.store.database.connect() as conn:
-            yield conn
-    finally:
-        s.close()
 
 
 def _document(build: Any, source: Any, request: CompareRequest) -> bytes:
@@ -59,9 +46,8 @@ def _document(build: Any, source: Any, request: CompareRequest) -> bytes:
         return f"refused: {err.message}".encode()
 
 
-def _count(db: str) -> int:
-    with _connection(db) as conn:
-        return int(conn.execute("SELECT count(*) FROM rm_compare_facts").scalar())
+def _count(db: str, table: str = "rm_compare_facts") -> int:
+    return table_count(db, table)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +62,7 @@ def _count(db: str) -> int:
 def test_cold_and_warm_facts_give_the_whole_rows_document(filled: str, options: dict) -> None:  # noqa: F811
     for ledger_id, benchmark_id in _stores(filled):
         request = CompareRequest(benchmark_id=benchmark_id, **options)
-        with _connection(filled) as conn:
+        with store_connection(filled) as conn:
             expected = _document(
                 build_compare, read_whole_rows(conn, ledger_id, benchmark_id), request
             )
@@ -87,7 +73,7 @@ def test_cold_and_warm_facts_give_the_whole_rows_document(filled: str, options: 
         assert sorted(warm) == sorted(cold)
         assert _document(build_compare_from_facts, cold, request) == expected
         assert _document(build_compare_from_facts, warm, request) == expected
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         assert check_compare_cache(conn, 10) == []
 
 
@@ -104,7 +90,7 @@ def test_compare_after_a_rewrite_reads_the_rewritten_rows(filled: str) -> None: 
     assert after != before
     base = next(a for a in after["arms"] if a["arm_id"] == "base")
     assert "fix-code-vulnerability" in base["coverage"]["excluded"]["archived"]
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         whole = read_whole_rows(conn, ledger_id, BENCH)
         _, entries = read_facts(conn, ledger_id, BENCH)
     assert entries == []  # the archived rows' facts were computed again and kept
@@ -140,7 +126,7 @@ def test_verify_reports_an_entry_its_row_does_not_give(filled: str) -> None:  # 
 
 def test_entries_of_another_format_are_computed_again(filled: str) -> None:  # noqa: F811
     ledger_id = resolve_ledger_target(None).ledger_id
-    with _connection(filled) as conn:
+    with store_connection(filled) as conn:
         facts, entries = read_facts(conn, ledger_id, BENCH)
         keep_facts(conn, entries)
         conn.execute(
@@ -179,7 +165,7 @@ def test_a_locked_store_is_not_waited_for(filled: str) -> None:  # noqa: F811
     writer = sqlite3.connect(filled.removeprefix("sqlite:///"), isolation_level=None)
     try:
         writer.execute("BEGIN IMMEDIATE")
-        with _connection(filled) as conn:
+        with store_connection(filled) as conn:
             facts, entries = read_facts(conn, ledger_id, BENCH)
             started = time.monotonic()
             keep_facts(conn, entries)

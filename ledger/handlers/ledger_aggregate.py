@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from ledger.aggregate import (
     CaseResult,
@@ -50,6 +50,16 @@ class FactsReads(Protocol):
     ) -> tuple[dict[str, CaseResult], int] | None: ...
 
 
+class _Options(TypedDict):
+    """What both ways of aggregating take alike."""
+
+    benchmark_id: str
+    canonical_case_ids: tuple[str, ...]
+    active_case_ids: tuple[str, ...]
+    include_noncanonical_sanity_sources: bool
+    source_ledger_files: list[str]
+
+
 def aggregate_view(
     reads: MaintenanceReads,
     target: LedgerTarget,
@@ -68,30 +78,21 @@ def aggregate_view(
     benchmark_id = request.benchmark_id.strip()
     has_primary = reads.ledger(target.ledger_id) is not None
     files = [*([display_path_text(target.display_path)] if has_primary else []), *sources.names]
+    options: _Options = {
+        "benchmark_id": benchmark_id,
+        "canonical_case_ids": request.canonical_case_ids,
+        "active_case_ids": request.active_case_ids,
+        "include_noncanonical_sanity_sources": request.include_noncanonical_sanity_sources,
+        "source_ledger_files": files,
+    }
     kept = _kept_cases(facts, sources, request, target.ledger_id, benchmark_id)
     if kept is not None:
         cases, considered = kept
         merged = MergeResult([])
-        result = aggregate_of_cases(
-            cases,
-            benchmark_id=benchmark_id,
-            canonical_case_ids=request.canonical_case_ids,
-            active_case_ids=request.active_case_ids,
-            include_noncanonical_sanity_sources=request.include_noncanonical_sanity_sources,
-            source_ledger_files=files,
-        )
+        result = aggregate_of_cases(cases, **options)
     else:
         rows, considered, merged = _runs(reads, target, sources, facts, benchmark_id)
-        result = aggregate(
-            rows,
-            benchmark_id=benchmark_id,
-            selection=request.selection,
-            canonical_case_ids=request.canonical_case_ids,
-            active_case_ids=request.active_case_ids,
-            include_noncanonical_sanity_sources=request.include_noncanonical_sanity_sources,
-            lanes=request.lanes,
-            source_ledger_files=files,
-        )
+        result = aggregate(rows, selection=request.selection, lanes=request.lanes, **options)
     primary = (reads.row_count(target.ledger_id), considered) if has_primary else None
     return result, aggregate_merge_preview(merged, sources.unique_paths, primary)
 
