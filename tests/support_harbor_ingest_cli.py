@@ -307,3 +307,9 @@ def _finish_job_result(job_dir: Path, n_trials: int, template: dict) -> None:
         stats=stats,
     )
     _write(path, job)
+
+
+def head_position(db: str) -> int:
+    """The position of the store's last event, as ``events list`` prints it."""
+    events = cli(["--format", "json", "events", "list"], db=db).payload["events"]
+    return max(e["position"] for e in events)

@@ -35,7 +35,7 @@ from projections.aggregate_cases import (
     kept_results,
 )
 from projections.queries import StoreReads
-from tests.support_harbor_ingest_cli import cli
+from tests.support_harbor_ingest_cli import cli, head_position
 from tests.support_store import opened, store_connection, table_count
 from tests.test_compare_rows import filled, project  # noqa: F401 - fixtures
 
@@ -221,17 +221,12 @@ def test_verify_reports_a_result_its_rows_do_not_give(filled: str) -> None:  # n
     assert _count(filled) > 0
 
 
-def _head(db: str) -> int:
-    events = cli(["--format", "json", "events", "list"], db=db).payload["events"]
-    return max(e["position"] for e in events)
-
-
 def test_as_of_keeps_nothing_and_a_snapshot_holds_every_case(
     filled: str,  # noqa: F811
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    past = cli([*AGGREGATE, "--as-of", str(_head(filled))], db=filled)
+    past = cli([*AGGREGATE, "--as-of", str(head_position(filled))], db=filled)
     assert past.code == 0, past.result.output
     assert _count(filled) == 0
     snaps = tmp_path / "snaps"
@@ -248,7 +243,7 @@ def test_as_of_keeps_nothing_and_a_snapshot_holds_every_case(
     raw.close()
     assert kept == cases > 0
     assert _count(filled) == 0  # the live store is not touched
-    from_snapshot = cli([*AGGREGATE, "--as-of", str(_head(filled))], db=filled)
+    from_snapshot = cli([*AGGREGATE, "--as-of", str(head_position(filled))], db=filled)
     assert from_snapshot.code == 0, from_snapshot.result.output
     assert "snapshot" in from_snapshot.payload["as_of"]["built_from"]
     live = cli(AGGREGATE, db=filled).payload

@@ -42,7 +42,7 @@ from projections.aggregate_facts import (
     keep_aggregate_facts,
 )
 from projections.queries import StoreReads
-from tests.support_harbor_ingest_cli import cli
+from tests.support_harbor_ingest_cli import cli, head_position
 from tests.support_ledger_rows import stored_row
 from tests.support_ledger_rules import load_fixture_ledger
 from tests.support_store import opened, store_connection, table_count
@@ -296,13 +296,8 @@ def test_entries_of_another_format_are_computed_again(filled: str) -> None:  # n
     )
 
 
-def _head(db: str) -> int:
-    events = cli(["--format", "json", "events", "list"], db=db).payload["events"]
-    return max(e["position"] for e in events)
-
-
 def test_as_of_keeps_no_facts(filled: str) -> None:  # noqa: F811
-    past = cli([*AGGREGATE, "--as-of", str(_head(filled))], db=filled)
+    past = cli([*AGGREGATE, "--as-of", str(head_position(filled))], db=filled)
     assert past.code == 0, past.result.output
     assert _count(filled) == 0
     live = cli(AGGREGATE, db=filled).payload
@@ -326,7 +321,7 @@ def test_snapshot_create_fills_both_caches_for_as_of_reads(
     raw.close()
     assert counts[0] == rows and counts[1] > 0
     assert _count(filled) == 0  # the live store is not touched
-    past = cli([*AGGREGATE, "--as-of", str(_head(filled))], db=filled)
+    past = cli([*AGGREGATE, "--as-of", str(head_position(filled))], db=filled)
     assert past.code == 0, past.result.output
     assert "snapshot" in past.payload["as_of"]["built_from"]
     live = cli(AGGREGATE, db=filled).payload
