@@ -171,9 +171,12 @@ class CaseResult(NamedTuple):
         return summary
 
 
-def case_result(judged: Sequence[RowFacts], policy: str, lanes: TargetLanes) -> CaseResult:
-    """The case's chosen run under ``policy`` (a ``SELECTION_POLICIES`` value) and ``lanes``,
-    from the facts of its active runs of the benchmark."""
+def case_result(
+    judged: Sequence[RowFacts], policy: str = "best", lanes: TargetLanes = _NO_LANES
+) -> CaseResult:
+    """The case's chosen run under ``policy`` (a ``SELECTION_POLICIES`` value; best-of-N by
+    default) and ``lanes`` (none by default), from the facts of its active runs of the
+    benchmark: the one place a case's current result is decided."""
     lane_source = None
     if lanes.enabled:
         chosen, lane_source = _pick_lane(list(judged), lanes, policy)
@@ -248,7 +251,7 @@ def aggregate_of_cases(
         if result.active and (include_noncanonical_sanity_sources or not result.noncanonical)
     )
     # a canonical case without runs: what ``case_result`` gives it (a summary of its own)
-    results = {case: cases.get(case) or case_result((), "best", _NO_LANES) for case in canonical}
+    results = {case: cases.get(case) or case_result(()) for case in canonical}
     run_count = sum(result.run_count for result in cases.values())
     return _aggregate_payload(
         benchmark_id, canonical, _dedupe(active_case_ids or ()), results, run_count, "best",

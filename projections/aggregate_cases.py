@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ledger.aggregate import CASE_RESULT_VERSION, CaseResult, TargetLanes, case_result
+from ledger.aggregate import CASE_RESULT_VERSION, CaseResult, case_result
 from ledger.aggregate_facts import RowFacts
 from ledger.connection import placeholders
 from projections.aggregate_facts import AggregateFactsReader, keep_aggregate_facts
@@ -60,7 +60,6 @@ _CASES = (
 _CASE_ROWS = f"SELECT case_id, run_id, position FROM rm_ledger_rows WHERE {_WHERE}"
 _CHUNK = 500  # case ids per ``IN (...)``
 _SCAN_FROM = 2000  # beyond this many cases to work out, one scan of the benchmark's rows
-_NO_LANES = TargetLanes()
 
 
 class AggregateCasesReader:
@@ -124,7 +123,7 @@ class AggregateCasesReader:
                 return None
             judged[facts.case_id].append(facts)
         return {
-            case_id: (case_result(case_facts, "best", _NO_LANES), *keys[case_id])
+            case_id: (case_result(case_facts), *keys[case_id])
             for case_id, case_facts in judged.items()
         }
 

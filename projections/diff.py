@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger import events as ev
-from ledger.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
+from ledger.aggregate import case_result
+from ledger.aggregate_facts import row_facts
 from ledger.connection import placeholders
 from ledger.errors import InputError
 from ledger.rules.archive import is_archived
@@ -264,14 +265,14 @@ def _case_state(rows: Rows) -> dict[str, Any] | None:
         return None
     listed = [dict(r) for r in rows.values()]
     node = case_node("", listed)
-    active = [r for r in listed if not is_archived(r)]
-    judged = [judge_row(r) for r in active]
-    best = max(judged, key=lambda j: j.best_key()) if judged else None
+    # the run ``run-ledger-aggregate`` chooses by default, by the same rule
+    best = case_result([row_facts(r) for r in listed if not is_archived(r)])
+    summary = best.summary_dict()
     return {
         "decision": node["latest_decision"].get("decision"),
-        "bucket": best.bucket if best else "missing",
-        "score": best.score if best and best.bucket in COUNTABLE_BUCKETS else None,
-        "best_run_id": best.row.get("run_id") if best else None,
+        "bucket": best.bucket,
+        "score": summary.get("countable_score"),
+        "best_run_id": summary.get("run_id") if best.active else None,
         "active_run_count": node["active_run_count"],
         "archived_run_count": node["archived_run_count"],
     }

@@ -302,3 +302,22 @@ def test_a_run_imported_again_under_another_case_moves_its_result(
     assert {left, "moved-here"} <= {entry[2] for entry in reader.entries}
     printed = cli(aggregate_imported, db=filled).payload["aggregate"]
     assert printed["case_best"]["moved-here"]["run_id"] == run["run_id"]
+
+
+def test_diff_reports_the_run_the_aggregate_chooses(filled: str) -> None:  # noqa: F811
+    """``diff``'s case state names the run, bucket and score ``run-ledger-aggregate`` gives
+    the case (the same ``case_result``)."""
+    diff = ["--format", "json", "diff", "--from", "1", "--benchmark-id", BENCH]
+    cases = cli(diff, db=filled).payload["diff"]["cases"]
+    best = cli([*AGGREGATE, "--include-noncanonical-sanity-sources"], db=filled)
+    case_best = best.payload["aggregate"]["case_best"]
+    compared = 0
+    for case in cases:
+        after = case["after"]
+        if after is None or not after["active_run_count"]:
+            continue
+        chosen = case_best[case["case_id"]]
+        assert (after["bucket"], after["best_run_id"]) == (chosen["bucket"], chosen["run_id"])
+        assert after["score"] == chosen.get("countable_score")
+        compared += 1
+    assert compared == len(case_best) > 0  # every case of the ledger changed since position 1
