@@ -37,7 +37,7 @@ from ledger.handlers.ledger_upsert import (
     plan_ledger_upsert,
 )
 from ledger.handlers.planned_link import link_planned
-from ledger.jsonfmt import canonical_dict
+from ledger.jsonfmt import CanonicalDict, canonical_dict
 from ledger.ledger_target import LedgerTarget
 from ledger.registry import CommandContext
 from ledger.requests.benchmark_run import BenchmarkRunRequest
@@ -79,6 +79,18 @@ class BenchmarkRunPlan:
 
     def payload(self, *, dry_run: bool) -> dict[str, Any]:
         return self.payload_builder(dry_run)
+
+    def run_records(self) -> dict[str, CanonicalDict]:
+        """The run records this plan appends, by stem, where each was proven and serialised
+        when it was decided: the render writes their files from them instead of reading the
+        read model's text back and parsing it again."""
+        out: dict[str, CanonicalDict] = {}
+        for event in self.events:
+            if event.event_type == RUN_APPENDED:
+                record = event.payload.get("record")
+                if type(record) is CanonicalDict:
+                    out[event.payload["stem"]] = record
+        return out
 
 
 def idempotency_key(
