@@ -14,7 +14,7 @@ import orjson
 from ledger import events as ev
 from ledger.connection import placeholders, quote
 from ledger.events import CURRENT_SCHEMA_VERSION
-from ledger.jsonfmt import CanonicalDict, with_canonical_fragments
+from ledger.jsonfmt import CanonicalDict
 from ledger.table_spec import TableSpec
 from projections.database_fold import (
     DatabasePlan,
@@ -452,7 +452,7 @@ def _canonical(value: Any) -> str:
     """
     if type(value) is CanonicalDict:
         return value.canonical.decode()
-    return orjson.dumps(with_canonical_fragments(value), option=orjson.OPT_SORT_KEYS).decode()
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 class GoalRunsProjection:
