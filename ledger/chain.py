@@ -11,6 +11,9 @@ import hashlib
 from typing import Any
 
 import orjson
+from orjson import Fragment
+
+from ledger.jsonfmt import CanonicalDict, PlainJsonDict, with_canonical_fragments
 
 GENESIS_HASH = "0" * 64
 
@@ -19,8 +22,12 @@ def canonical_json(value: Any) -> str:
     """Sorted-key compact JSON. NaN/Infinity raise TypeError instead of becoming ``null``.
 
     orjson writes a non-finite float as ``null``, so the (rare) output that contains a null is
-    walked to tell a real null from a NaN; everything else pays nothing extra.
+    walked to tell a real null from a NaN; everything else pays nothing extra. A
+    ``CanonicalDict`` (``ledger.jsonfmt``) brings its own bytes, and its proof covers the walk.
     """
+    if type(value) is CanonicalDict:
+        return value.canonical.decode()
+    value = with_canonical_fragments(value)  # a run record's bytes, serialised once
     data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     if b"null" in data:
         _reject_non_finite(value)
@@ -45,6 +52,8 @@ def _reject_non_finite(
                 continue
             if kind is _dict or kind is _list:
                 stack.append(child)
+            elif kind is PlainJsonDict or kind is CanonicalDict or kind is Fragment:
+                continue  # proven finite when built (``ledger.jsonfmt``)
             elif kind is _float or isinstance(child, float):
                 if child - child != 0.0:  # NaN, or an infinity (inf - inf is NaN)
                     raise TypeError("NaN or Infinity is not valid JSON")

@@ -14,6 +14,7 @@ import orjson
 from ledger import events as ev
 from ledger.connection import placeholders, quote
 from ledger.events import CURRENT_SCHEMA_VERSION
+from ledger.jsonfmt import CanonicalDict
 from ledger.table_spec import TableSpec
 from projections.database_fold import (
     DatabasePlan,
@@ -448,8 +449,11 @@ def _maybe_json(value: Any) -> str | None:
 def _canonical(value: Any) -> str:
     """``canonical_json`` without its NaN walk: every payload a projection sees was already
     serialised by ``canonical_json`` on append (or parsed from that text on replay), so a
-    non-finite float cannot be in it, and rows full of nulls no longer pay for the walk.
+    non-finite float cannot be in it, and rows full of nulls no longer pay for the walk. A
+    ``CanonicalDict`` (the run record ``run_appended`` carries) was serialised when it was built.
     """
+    if type(value) is CanonicalDict:
+        return value.canonical.decode()
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 

@@ -15,7 +15,7 @@ stay committed, and the message says so and names the command that repairs the f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 from ledger.errors import BenchledgerError
 from ledger.events import EXPORT_WRITTEN, NewEvent
 from ledger.faults import reach
+from ledger.jsonfmt import CanonicalDict
 from projections.goal_files import render_global_registry, render_goal_files, render_rollout_log
 from projections.ledger_files import render_ledger_files
 
@@ -105,11 +106,13 @@ def render_for_goal(
     ledger_target: Any | None,
     global_registry: bool,
     backup: dict[str, Any] | None,
+    appended: Mapping[str, CanonicalDict] | None = None,
 ) -> list[dict[str, str]]:
+    """``appended``: the run records the command just appended, by stem (``render_goal_files``)."""
     exports: list[dict[str, str]] = []
     with render_lock(opened) as uow:
         conn = uow.conn
-        exports += render_goal_files(conn, goal_id, runtime_root, stems)
+        exports += render_goal_files(conn, goal_id, runtime_root, stems, appended)
         exports += render_rollout_log(conn, goal_id, runtime_root)
         if global_registry:
             exports += render_global_registry(conn, runtime_root, backup)

@@ -37,6 +37,7 @@ from ledger.handlers.ledger_upsert import (
     plan_ledger_upsert,
 )
 from ledger.handlers.planned_link import link_planned
+from ledger.jsonfmt import CanonicalDict, canonical_dict
 from ledger.ledger_target import LedgerTarget
 from ledger.registry import CommandContext
 from ledger.requests.benchmark_run import BenchmarkRunRequest
@@ -78,6 +79,18 @@ class BenchmarkRunPlan:
 
     def payload(self, *, dry_run: bool) -> dict[str, Any]:
         return self.payload_builder(dry_run)
+
+    def run_records(self) -> dict[str, CanonicalDict]:
+        """The run records this plan appends, by stem, where each was proven and serialised
+        when it was decided: the render writes their files from them instead of reading the
+        read model's text back and parsing it again."""
+        out: dict[str, CanonicalDict] = {}
+        for event in self.events:
+            if event.event_type == RUN_APPENDED:
+                record = event.payload.get("record")
+                if type(record) is CanonicalDict:
+                    out[event.payload["stem"]] = record
+        return out
 
 
 def idempotency_key(
@@ -124,6 +137,9 @@ def decide(
     ]
     ledger_plan = _ledger_plan(reads, records, row_options, inputs)
     run_ids = _run_ids(records, row_options, ledger_plan, now)
+    # From here on each record is walked and serialised once for every event, read model and
+    # printed payload that holds it (``CanonicalDict``); nothing below changes a record.
+    records = [canonical_dict(record) for record in records]
     events = [_run_built(goal_id, record, built) for record in records]
     rollouts = []
     for record, stem, run_id in zip(records, stems, run_ids, strict=True):
@@ -230,7 +246,7 @@ def _run_appended(
             "run_key": record.get("run_key"),
             "run_id": run_id,
             "generated_at": now,
-            "record": run_record,
+            "record": canonical_dict(run_record),
             "rollout_event": rollout,
         },
     )

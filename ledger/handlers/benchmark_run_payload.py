@@ -13,6 +13,7 @@ from ledger.goal_run_rules import (
     normalize_delivery_batch_scale,
     normalize_delivery_outcome,
 )
+from ledger.jsonfmt import CanonicalDict
 
 
 def success_payload(
@@ -60,8 +61,8 @@ def success_payload(
         payload["markdown_path"] = markdown_paths[0]
     payload["index_path"] = index_path
     if len(records) == 1:
-        payload["benchmark_run"] = dict(records[0])
-    payload["benchmark_runs"] = [dict(record) for record in records]
+        payload["benchmark_run"] = _own(records[0])
+    payload["benchmark_runs"] = [_own(record) for record in records]
     payload["json_paths"] = list(json_paths)
     payload["markdown_paths"] = list(markdown_paths)
     payload["appended_count"] = len(records) if appended else 0
@@ -107,3 +108,9 @@ def error_payload(
 def _put_if(payload: dict[str, Any], key: str, value: Any) -> None:
     if value:
         payload[key] = dict(value) if isinstance(value, Mapping) else value
+
+
+def _own(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The payload's own copy of a record; a ``CanonicalDict`` is never changed, so it is
+    printed as it is and its proof spares the print its walk (``ledger.jsonfmt``)."""
+    return record if type(record) is CanonicalDict else dict(record)
