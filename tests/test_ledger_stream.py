@@ -5,6 +5,7 @@ across several ledgers, on SQLite and PostgreSQL; and replay rebuilds the same c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import shutil
@@ -36,10 +37,18 @@ def full_render(conn, ledger_id: str) -> tuple[bytes, bytes]:
 def streamed_render(conn, ledger_id: str, tmp_path: Path) -> tuple[bytes, bytes] | None:
     meta = LedgerQueries(conn).ledger(ledger_id)
     path = tmp_path / f"stream-{ledger_id}.json"
-    done = stream_ledger_json(conn, ledger_id, meta, path)
+    markdown_path = path.with_suffix(".md")
+    done = stream_ledger_json(conn, ledger_id, meta, path, markdown_path)
     if done is None:
+        assert not list(tmp_path.glob(".*.tmp")), "a render that gave up left a temp file"
         return None
-    return path.read_bytes(), done[1]
+    sha256, markdown = done
+    assert markdown.tmp.exists()  # written in full, published by the caller
+    markdown.publish()
+    data = markdown_path.read_bytes()
+    assert markdown.sha256 == hashlib.sha256(data).hexdigest() and markdown.size == len(data)
+    assert sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    return path.read_bytes(), data
 
 
 def assert_stream_equals_full(store, tmp_path: Path, ledgers=LEDGERS) -> None:
