@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +39,8 @@ _CHUNK = 1024 * 1024
 # Runs lines (~200 bytes each) handed to the Markdown's writer at a time (checked at each
 # JSON chunk, so a Markdown chunk holds this many lines or a few hundred more).
 _MARKDOWN_LINES = 4000
+# Rows read from the cursor at a time (~1 MB of fragments at ~3 KB each).
+_BATCH_ROWS = 320
 _RUN_SEP = b",\n"
 _STREAM_ROWS = 2000
 # How much of a SQLite store the streaming render maps (the rest, if any, is read as usual).
@@ -156,6 +157,7 @@ class _Buffered:
         self.size = 0
         self.lines_out = lines_out
         self.lines: list[bytes] = []
+        self.glue: list[bytes] = []  # what comes before the next fragment or case
 
     def __call__(self, data: bytes) -> None:
         self.parts.append(data)
@@ -163,54 +165,91 @@ class _Buffered:
         if self.size >= _CHUNK:
             self.flush()
 
-    def cases(self, stream: Iterator[tuple], cases: list[_Case]) -> None:
+    def cases(self, rows: Any, cases: list[_Case]) -> None:
         """The case nodes of one benchmark, in order: each one's head, its runs separated as
         ``json.dumps`` separates list items, its closing brackets; each case's Runs-table
         lines go to the Markdown. The fragments are not joined here: the writer thread's
-        join copies them once, off this thread. One loop for all of a benchmark's cases, not
-        a call or two per case: at 6,000 cases the calls themselves were ~7 ms.
+        join copies them once, off this thread.
 
-        The next ``active + archived`` rows of the stream must all be the case's and carry
-        their pieces. The stream is in render-key order, and the keys that start with a prefix
-        are one contiguous range of that order, so the first and the last key starting with
-        the case's prefix means every key between them does (a NULL key sorts first on SQLite
-        and last on PostgreSQL, so it can only be a first or a last key)."""
-        parts = self.parts
-        run_lines = self.lines
-        separator = b""
+        Cases go in batches of ~``_BATCH_ROWS`` rows (``_batch``), so the per-row work is a
+        few list operations over the batch in C, and what is left in Python is per case."""
+        batch: list[_Case] = []
+        total = 0
+        self.glue = []  # no separator before a benchmark's first case
         for case in cases:
+            batch.append(case)
+            total += case.active + case.archived
+            if total >= _BATCH_ROWS:
+                self._batch(rows, batch, total)
+                batch, total = [], 0
+        if batch:
+            self._batch(rows, batch, total)
+        self.parts += self.glue  # the last case's closing brackets
+
+    def _batch(self, cursor: Any, batch: list[_Case], total: int) -> None:
+        """The next ``total`` rows of the stream, which must be the rows of ``batch``'s cases
+        in order, all carrying their pieces. The stream is in render-key order, and the keys
+        that start with a prefix are one contiguous range of that order, so the first and the
+        last key starting with the case's prefix means every key between them does (a NULL
+        key sorts first on SQLite and last on PostgreSQL, so it can only be a first or a last
+        key). A case's archived runs are its rows without a Runs line, so each case must have
+        exactly ``archived`` of them (checked where a case has any, and by the batch's total).
+
+        Layout: the batch's fragments interleaved with what follows each one: a comma and a
+        newline inside a case, and after a case's last run its closing brackets, a comma, a
+        newline and the next case's head (the glue, which also carries any case without
+        rows); the glue after the batch's last run waits for what comes next."""
+        rows = cursor.fetchmany(total) if total else []
+        if len(rows) != total:
+            raise StaleCache("a case's rows differ from its cached counts")
+        keys, fragments, lines = zip(*rows, strict=True) if rows else ((), (), ())
+        if None in fragments:
+            raise StaleCache("a row without its cached pieces")
+        following = [_RUN_SEP] * total
+        glue = self.glue
+        size = 0
+        end = archived = 0
+        for case in batch:
+            if glue:
+                glue.append(b",\n")
+            glue.append(case.head)
+            size += len(case.head)
             count = case.active + case.archived
-            rows = list(islice(stream, count))
-            if len(rows) != count:
-                raise StaleCache("a case's rows differ from its cached counts")
-            parts += (separator, case.head)
-            separator = b",\n"
             if count:
-                first, last = rows[0][0], rows[-1][0]
+                start = end
+                end += count
+                first, last = keys[start], keys[end - 1]
                 if first is None or last is None:
                     raise StaleCache("a row without its render key")
                 prefix = case.prefix
                 if not (bytes(first).startswith(prefix) and bytes(last).startswith(prefix)):
                     raise StaleCache("a case's rows differ from its cached case")
-                _keys, fragments, lines = zip(*rows, strict=True)
-                if None in fragments:
-                    raise StaleCache("a row without its cached pieces")
-                active = [line for line in lines if line is not None] if case.archived else lines
-                if len(active) != case.active or None in active:
-                    raise StaleCache("active rows differ from the cached count")
-                run_lines += active
-                runs = [_RUN_SEP] * (2 * count - 1)
-                runs[::2] = fragments
-                parts += runs
-                self.size += sum(map(len, fragments))
-            parts.append(CASE_TAIL)
-            self.size += len(case.head)
-            if self.size >= _CHUNK:
-                self.flush()
-                parts = self.parts
-                if len(run_lines) >= _MARKDOWN_LINES:
-                    self.flush_lines()
-                    run_lines = self.lines
+                if case.archived:
+                    if lines[start:end].count(None) != case.archived:
+                        raise StaleCache("active rows differ from the cached count")
+                    archived += case.archived
+                if start:
+                    following[start - 1] = b"".join(glue)
+                else:
+                    self.parts += glue
+                glue = []
+            glue.append(CASE_TAIL)
+        self.glue = glue
+        if not total:
+            return
+        if lines.count(None) != archived:
+            raise StaleCache("active rows differ from the cached count")
+        self.lines += [line for line in lines if line is not None] if archived else lines
+        following[-1] = b""  # the glue after the last run waits for what comes next
+        runs: list[bytes] = [b""] * (2 * total)
+        runs[::2] = fragments
+        runs[1::2] = following
+        self.parts += runs
+        self.size += size + sum(map(len, fragments))
+        if self.size >= _CHUNK:
+            self.flush()
+            if len(self.lines) >= _MARKDOWN_LINES:
+                self.flush_lines()
 
     def flush(self) -> None:
         if self.parts:
@@ -254,7 +293,7 @@ def _write_json(
             )  # fmt: skip
             write.cases(stream, bcases)
             write(b'\n      },\n      "run_count": %d\n    }' % (active + archived))
-        if next(stream, None) is not None:
+        if stream.fetchone() is not None:
             raise StaleCache("rows outside every cached case")
         write(b'\n  },\n  "schema_version": ' + nested_json(SCHEMA_VERSION, 0) + b",\n")
         policy = meta.get("update_policy")
@@ -266,7 +305,7 @@ def _write_json(
 
 
 @contextmanager
-def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tuple]]:
+def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Any]:
     """``(render_key, json_fragment, markdown_line)`` of every row of the ledger, in render
     key order, on the DBAPI cursor of the transaction's own connection: ~90 MB at 30,000
     rows, streamed from a cursor, and on PostgreSQL a server-side
@@ -290,7 +329,7 @@ def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tupl
         cursor = raw.cursor()
         cursor.execute(sql.format("CAST(markdown_line AS BLOB)", "?"), (ledger_id,))
     try:
-        yield iter(cursor)
+        yield cursor
     finally:
         cursor.close()
         if conn.dialect != "postgresql":
