@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,7 +169,7 @@ class _Buffered:
         if self.size >= _CHUNK:
             self.flush()
 
-    def cases(self, rows: Any, cases: list[_Case]) -> None:
+    def cases(self, rows: _Rows, cases: list[_Case]) -> None:
         """The case nodes of one benchmark, in order: each one's head, its runs separated as
         ``json.dumps`` separates list items, its closing brackets; each case's Runs-table
         lines go to the Markdown. The fragments are not joined here: the writer thread's
@@ -189,7 +190,7 @@ class _Buffered:
             self._batch(rows, batch, total)
         self.parts += self.glue  # the last case's closing brackets
 
-    def _batch(self, cursor: Any, batch: list[_Case], total: int) -> None:
+    def _batch(self, cursor: _Rows, batch: list[_Case], total: int) -> None:
         """The next ``total`` rows of the stream, which must be the rows of ``batch``'s cases
         in order, all carrying their pieces. The stream is in render-key order, and the keys
         that start with a prefix are one contiguous range of that order, so the first and the
@@ -307,8 +308,23 @@ def _write_json(
         write.flush_lines()
 
 
+class _Rows:
+    """A cursor's rows ``n`` at a time, drawn from its iterator: a server-side cursor's own
+    ``fetchmany`` is a round trip per call (a batch is ~96 rows), its iterator fetches
+    ``itersize`` rows per round trip."""
+
+    def __init__(self, cursor: Any) -> None:
+        self._rows = iter(cursor)
+
+    def fetchmany(self, count: int) -> list[tuple]:
+        return list(islice(self._rows, count))
+
+    def fetchone(self) -> tuple | None:
+        return next(self._rows, None)
+
+
 @contextmanager
-def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Any]:
+def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[_Rows]:
     """``(render_key, json_fragment, markdown_line)`` of every row of the ledger, in render
     key order, on the DBAPI cursor of the transaction's own connection: ~90 MB at 30,000
     rows, streamed from a cursor, and on PostgreSQL a server-side
@@ -332,7 +348,7 @@ def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Any]:
         cursor = raw.cursor()
         cursor.execute(sql.format("CAST(markdown_line AS BLOB)", "?"), (ledger_id,))
     try:
-        yield cursor
+        yield _Rows(cursor)
     finally:
         cursor.close()
         if conn.dialect != "postgresql":
