@@ -83,11 +83,13 @@ class HashingWriter:
     ones: sha256, ``write`` and ``fsync`` all release the GIL, so streaming a 90 MB ledger
     out of the database overlaps with hashing and writing it instead of waiting for both.
 
-    At most ``_PENDING`` chunks are queued (bounded memory). An error on the thread is kept,
-    the rest of the stream is discarded, and ``finish`` raises it.
+    At most ``_PENDING`` chunks are queued (bounded memory: each queued chunk holds ~1 MB of
+    fragments the heap cannot reuse until it is written, so a deeper queue only costs fresh
+    pages, ~256 page faults per MB). An error on the thread is kept, the rest of the stream is
+    discarded, and ``finish`` raises it.
     """
 
-    _PENDING = 8
+    _PENDING = 3
 
     def __init__(
         self, handle: BinaryIO, *, durable: bool, first: Callable[[], None] | None = None
@@ -96,19 +98,22 @@ class HashingWriter:
         self._durable = durable
         self._first = first  # run on the thread before the first chunk arrives
         self._digest = hashlib.sha256()
-        self._queue: queue.Queue[list[bytes] | None] = queue.Queue(maxsize=self._PENDING)
+        self._queue: queue.Queue[tuple[bytes, list[bytes]] | None] = queue.Queue(
+            maxsize=self._PENDING
+        )
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="atomic-stream", daemon=True)
         self._thread.start()
 
     def write(self, data: bytes) -> None:
-        self._queue.put([data])
+        self._queue.put((b"", [data]))
 
-    def write_parts(self, parts: list[bytes]) -> None:
-        """Queue ``parts`` to be written one after the other: the thread joins them into one
-        chunk, and CPython copies a join of 1 MB or more without holding the GIL, so the
-        caller does not pay for that copy of every byte."""
-        self._queue.put(parts)
+    def write_parts(self, parts: list[bytes], separator: bytes = b"") -> None:
+        """Queue ``parts`` to be written one after the other, ``separator`` between each two:
+        the thread joins them into one chunk, and CPython copies a join of 1 MB or more
+        without holding the GIL, so the caller does not pay for that copy of every byte.
+        The list belongs to the writer from now on."""
+        self._queue.put((separator, parts))
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
@@ -126,10 +131,11 @@ class HashingWriter:
                 self._first()
             except Exception:  # noqa: BLE001 - only a head start: the caller does it again
                 pass
-        while (parts := self._queue.get()) is not None:
+        while (item := self._queue.get()) is not None:
             if self._error is None:
+                separator, parts = item
                 try:
-                    chunk = parts[0] if len(parts) == 1 else b"".join(parts)
+                    chunk = parts[0] if len(parts) == 1 else separator.join(parts)
                     self._digest.update(chunk)
                     self._handle.write(chunk)
                 except BaseException as exc:  # noqa: BLE001 - re-raised by finish()
@@ -143,26 +149,74 @@ class HashingWriter:
                 self._error = exc
 
 
+@dataclass
+class StagedFile:
+    """A file written in full under its temp name (``.<name>.<pid>.tmp``), not yet in place:
+    ``publish`` puts it there, ``discard`` removes it. A process killed in between leaves the
+    temp file, which the next render's sweep removes like any other leftover."""
+
+    tmp: Path
+    path: Path
+    size: int
+    sha256: str
+
+    def publish(self) -> None:
+        replace_file(self.tmp, self.path, self.size)
+
+    def discard(self) -> None:
+        self.tmp.unlink(missing_ok=True)
+
+
+class StagedStream:
+    """``with StagedStream(path) as out:`` writes the file in pieces through ``out`` (a
+    ``HashingWriter``); after the block, ``staged`` is the finished file, still under its temp
+    name. On an exception the temp file is removed. ``atomic_stream`` publishes it at once;
+    a render that writes two files streams both, then publishes them in order."""
+
+    def __init__(self, path: Path, *, durable: bool = True, preload: bool = True) -> None:
+        self.path = path
+        self.durable = durable
+        self.preload = preload
+        self.tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        self.staged: StagedFile | None = None
+        self._handle: BinaryIO | None = None
+        self._writer: HashingWriter | None = None
+
+    def __enter__(self) -> HashingWriter:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale_temp_files(self.path.parent)
+        wait_discarded(self.tmp)
+        self._handle = open(self.tmp, "wb")  # noqa: SIM115 - closed in __exit__
+        first = preload_for(self.path) if self.preload else None
+        self._writer = HashingWriter(self._handle, durable=self.durable, first=first)
+        return self._writer
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        assert self._handle is not None and self._writer is not None
+        try:
+            try:
+                self._writer.finish()
+                size = self._handle.tell()
+            finally:
+                self._handle.close()
+        except BaseException:
+            self.tmp.unlink(missing_ok=True)
+            raise
+        if kind is not None:
+            self.tmp.unlink(missing_ok=True)
+            return
+        self.staged = StagedFile(self.tmp, self.path, size, self._writer.hexdigest())
+
+
 @contextmanager
 def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter]:
     """``atomic_write`` for data written in pieces: the target is replaced only when the
     block finishes; on an exception the temp file is removed and the target left as it was."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale_temp_files(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    wait_discarded(tmp)
-    try:
-        with open(tmp, "wb") as handle:
-            writer = HashingWriter(handle, durable=durable, first=preload_for(path))
-            try:
-                yield writer
-            finally:
-                writer.finish()
-            size = handle.tell()
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    replace_file(tmp, path, size)
+    stream = StagedStream(path, durable=durable)
+    with stream as writer:
+        yield writer
+    assert stream.staged is not None
+    stream.staged.publish()
 
 
 def start_sweeping() -> None:

@@ -44,28 +44,35 @@ def render_ledger_files(
 ) -> list[dict[str, str]]:
     """Write both files and return ``[{path, kind, sha256}]`` for the export event.
 
-    The JSON is streamed from the read model's cached pieces (``ledger_stream``); a ledger the
-    cache cannot render is built and dumped in full, to the same bytes.
+    The JSON and the Markdown are streamed from the read model's cached pieces
+    (``ledger_stream``); a ledger the cache cannot render is built and dumped in full, to the
+    same bytes. Either way the JSON is put in place first, then the Markdown.
     """
     meta = LedgerQueries(conn).ledger(ledger_id)
     if meta is None:
         return []  # nothing was ever upserted: no file to publish (and none to overwrite)
-    streamed = stream_ledger_json(conn, ledger_id, meta, json_path, durable=LEDGER_FILES_DURABLE)
+    streamed = stream_ledger_json(
+        conn, ledger_id, meta, json_path, markdown_path, durable=LEDGER_FILES_DURABLE
+    )
     if streamed is None:
         doc = ledger_document(conn, ledger_id)
         json_bytes = dump_json(doc)
         markdown_bytes = render_markdown(doc).encode("utf-8")
         atomic_write(json_path, json_bytes, durable=LEDGER_FILES_DURABLE)
         json_sha256 = hashlib.sha256(json_bytes).hexdigest()
+        reach("mid_render")
+        atomic_write(markdown_path, markdown_bytes, durable=LEDGER_FILES_DURABLE)
+        markdown_sha256 = hashlib.sha256(markdown_bytes).hexdigest()
     else:
-        json_sha256, markdown_bytes = streamed
-    reach("mid_render")
-    atomic_write(markdown_path, markdown_bytes, durable=LEDGER_FILES_DURABLE)
+        json_sha256, markdown = streamed  # the Markdown is written, under its temp name
+        try:
+            reach("mid_render")
+            markdown.publish()
+        except BaseException:
+            markdown.discard()
+            raise
+        markdown_sha256 = markdown.sha256
     return [
         {"path": str(json_path), "kind": "ledger_json", "sha256": json_sha256},
-        {
-            "path": str(markdown_path),
-            "kind": "ledger_markdown",
-            "sha256": hashlib.sha256(markdown_bytes).hexdigest(),
-        },
+        {"path": str(markdown_path), "kind": "ledger_markdown", "sha256": markdown_sha256},
     ]

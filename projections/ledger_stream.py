@@ -1,9 +1,12 @@
-"""The incremental ledger render: the JSON streamed from pieces the read model keeps per case
-and per run (``ledger_fragments``), the Markdown assembled from their cached lines.
+"""The incremental ledger render: the JSON and the Markdown streamed from pieces the read model
+keeps per case and per run (``ledger_fragments``).
 
 No row is parsed, decided or dumped here: a render reads ``rm_ledger_cases`` (one small row
 per case) and streams ``rm_ledger_rows.json_fragment`` in ``render_key`` order straight into
-the file, hashing as it goes, so time and memory are dominated by copying ~3 KB per run.
+the file, hashing as it goes, so time and memory are dominated by copying ~3 KB per run. The
+Markdown's head (counts, case decisions, backlog) needs only the cases, so it is written first
+and each row's Runs line follows it into the Markdown's own temp file in the same pass: no
+line is kept until the end, and the ~8 MB document is never joined in memory.
 
 The pieces are computed lazily: a render first fills what writes left empty
 (``ledger_cases.fill_render_cache``), on the render's own connection, so they are kept when
@@ -25,15 +28,22 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ledger.gc_pause import collector_paused
-from projections.files import HashingWriter, atomic_stream
+from projections.files import HashingWriter, StagedFile, StagedStream, atomic_stream
 from projections.ledger_cases import fill_render_cache, rebuild_ledger_cases
 from projections.ledger_fragments import CASE_TAIL, bucket_prefix, nested_json
-from projections.ledger_v0 import SCHEMA_VERSION, MarkdownParts, assemble_markdown_utf8
+from projections.ledger_v0 import SCHEMA_VERSION, MarkdownParts, markdown_head
 
 if TYPE_CHECKING:
     from ledger.connection import Connection
 
 _CHUNK = 1024 * 1024
+# Runs lines (~200 bytes each) handed to the Markdown's writer at a time (checked at each
+# JSON chunk, so a Markdown chunk holds this many lines or a few hundred more).
+_MARKDOWN_LINES = 4000
+# Rows read from the cursor at a time (~300 KB of fragments at ~3 KB each). Larger batches make
+# larger chunks for the writer: 320 rows (~1.9 MB chunks) cost ~7,000 more page faults per
+# upsert at 30,000 rows (fresh heap for the writer's joins), 64-100 rows the same as ~1 MB.
+_BATCH_ROWS = 96
 _RUN_SEP = b",\n"
 _STREAM_ROWS = 2000
 # How much of a SQLite store the streaming render maps (the rest, if any, is read as usual).
@@ -64,40 +74,56 @@ def stream_ledger_json(
     ledger_id: str,
     meta: dict[str, Any],
     json_path: Path,
+    markdown_path: Path,
     *,
     durable: bool = True,
-) -> tuple[str, bytes] | None:
-    """Write the ledger JSON from the cache (filled first where writes left it empty);
-    returns its sha256 and the Markdown bytes, or None (nothing written) when the cache
-    cannot render this ledger. Cases that do not add up are decided again once from the
-    whole ledger (a run that moved out of a case it was cached in) before giving up.
-    ``durable``: fsync before the rename (``atomic_stream``).
+) -> tuple[str, StagedFile] | None:
+    """Write the ledger JSON from the cache (filled first where writes left it empty) and the
+    Markdown beside it; returns the JSON's sha256 (the JSON is in place) and the Markdown,
+    written in full under its temp name for the caller to publish (the JSON goes in place
+    first, as before), or None (nothing written) when the cache cannot render this ledger.
+    Cases that do not add up are decided again once from the whole ledger (a run that moved
+    out of a case it was cached in) before giving up. ``durable``: fsync before the rename.
 
     Without cyclic garbage collection: 30,000 row tuples, their lists and 6,000 cases, all
     acyclic, which the collector would only re-walk (~10 ms of an upsert at 30,000 rows in
     ``perf`` samples of ``gc_collect_main`` and its visitors)."""
     with collector_paused():
-        return _stream(conn, ledger_id, meta, json_path, durable=durable)
+        return _stream(conn, ledger_id, meta, json_path, markdown_path, durable=durable)
 
 
 def _stream(
-    conn: Connection, ledger_id: str, meta: dict[str, Any], json_path: Path, *, durable: bool
-) -> tuple[str, bytes] | None:
+    conn: Connection,
+    ledger_id: str,
+    meta: dict[str, Any],
+    json_path: Path,
+    markdown_path: Path,
+    *,
+    durable: bool,
+) -> tuple[str, StagedFile] | None:
     fill_render_cache(conn, ledger_id)
     for attempt in range(2):
         cases = _cases(conn, ledger_id)
         if not cases:
             return None
+        markdown = StagedStream(markdown_path, durable=durable, preload=False)
         try:
-            with atomic_stream(json_path, durable=durable) as out:
-                run_lines = _write_json(conn, ledger_id, meta, cases, out)
-                markdown = _markdown(meta, cases, run_lines)
+            head = _markdown_head(meta, cases)
+            with atomic_stream(json_path, durable=durable) as out, markdown as lines_out:
+                lines_out.write(head)  # as it is: no copy of the ~2 MB head for its newline
+                lines_out.write(b"\n")
+                _write_json(conn, ledger_id, meta, cases, out, lines_out)
         except StaleCache:
             if attempt:
                 return None
             rebuild_ledger_cases(conn, ledger_id)
             continue
-        return out.hexdigest(), markdown
+        except BaseException:
+            if markdown.staged is not None:  # the JSON failed after the Markdown was written
+                markdown.staged.discard()
+            raise
+        assert markdown.staged is not None
+        return out.hexdigest(), markdown.staged
     return None
 
 
@@ -126,12 +152,16 @@ def _cases(conn: Connection, ledger_id: str) -> list[_Case] | None:
 
 class _Buffered:
     """Pieces handed to the writer thread in lists of ~1 MB: it joins, hashes and writes each
-    list while this thread reads the next rows (no copy of the ~90 MB here)."""
+    list while this thread reads the next rows (no copy of the ~90 MB here). The Runs lines of
+    the Markdown go the same way to the Markdown's writer."""
 
-    def __init__(self, out: HashingWriter) -> None:
+    def __init__(self, out: HashingWriter, lines_out: HashingWriter) -> None:
         self.out = out
         self.parts: list[bytes] = []
         self.size = 0
+        self.lines_out = lines_out
+        self.lines: list[bytes] = []
+        self.glue: list[bytes] = []  # what comes before the next fragment or case
 
     def __call__(self, data: bytes) -> None:
         self.parts.append(data)
@@ -139,64 +169,116 @@ class _Buffered:
         if self.size >= _CHUNK:
             self.flush()
 
-    def cases(self, stream: Iterator[tuple], cases: list[_Case], run_lines: list[bytes]) -> None:
+    def cases(self, rows: _Rows, cases: list[_Case]) -> None:
         """The case nodes of one benchmark, in order: each one's head, its runs separated as
         ``json.dumps`` separates list items, its closing brackets; each case's Runs-table
-        lines go to ``run_lines``. The fragments are not joined here: the writer thread's
-        join copies them once, off this thread. One loop for all of a benchmark's cases, not
-        a call or two per case: at 6,000 cases the calls themselves were ~7 ms.
+        lines go to the Markdown. The fragments are not joined here: the writer thread's
+        join copies them once, off this thread.
 
-        The next ``active + archived`` rows of the stream must all be the case's and carry
-        their pieces. The stream is in render-key order, and the keys that start with a prefix
-        are one contiguous range of that order, so the first and the last key starting with
-        the case's prefix means every key between them does (a NULL key sorts first on SQLite
-        and last on PostgreSQL, so it can only be a first or a last key)."""
-        parts = self.parts
-        separator = b""
+        Cases go in batches of ~``_BATCH_ROWS`` rows (``_batch``), so the per-row work is a
+        few list operations over the batch in C, and what is left in Python is per case."""
+        batch: list[_Case] = []
+        total = 0
+        self.glue = []  # no separator before a benchmark's first case
         for case in cases:
+            batch.append(case)
+            total += case.active + case.archived
+            if total >= _BATCH_ROWS:
+                self._batch(rows, batch, total)
+                batch, total = [], 0
+        if batch:
+            self._batch(rows, batch, total)
+        self.parts += self.glue  # the last case's closing brackets
+
+    def _batch(self, cursor: _Rows, batch: list[_Case], total: int) -> None:
+        """The next ``total`` rows of the stream, which must be the rows of ``batch``'s cases
+        in order, all carrying their pieces. The stream is in render-key order, and the keys
+        that start with a prefix are one contiguous range of that order, so the first and the
+        last key starting with the case's prefix means every key between them does (a NULL
+        key sorts first on SQLite and last on PostgreSQL, so it can only be a first or a last
+        key). A case's archived runs are its rows without a Runs line, so each case must have
+        exactly ``archived`` of them (checked where a case has any, and by the batch's total).
+
+        Layout: the batch's fragments interleaved with what follows each one: a comma and a
+        newline inside a case, and after a case's last run its closing brackets, a comma, a
+        newline and the next case's head (the glue, which also carries any case without
+        rows); the glue after the batch's last run waits for what comes next."""
+        rows = cursor.fetchmany(total) if total else []
+        if len(rows) != total:
+            raise StaleCache("a case's rows differ from its cached counts")
+        keys, fragments, lines = zip(*rows, strict=True) if rows else ((), (), ())
+        if None in fragments:
+            raise StaleCache("a row without its cached pieces")
+        following = [_RUN_SEP] * total
+        glue = self.glue
+        size = 0
+        end = archived = 0
+        for case in batch:
+            if glue:
+                glue.append(b",\n")
+            glue.append(case.head)
+            size += len(case.head)
             count = case.active + case.archived
-            rows = list(islice(stream, count))
-            if len(rows) != count:
-                raise StaleCache("a case's rows differ from its cached counts")
-            parts += (separator, case.head)
-            separator = b",\n"
             if count:
-                first, last = rows[0][0], rows[-1][0]
+                start = end
+                end += count
+                first, last = keys[start], keys[end - 1]
                 if first is None or last is None:
                     raise StaleCache("a row without its render key")
                 prefix = case.prefix
                 if not (bytes(first).startswith(prefix) and bytes(last).startswith(prefix)):
                     raise StaleCache("a case's rows differ from its cached case")
-                _keys, fragments, lines = zip(*rows, strict=True)
-                if None in fragments:
-                    raise StaleCache("a row without its cached pieces")
-                active = [line for line in lines if line is not None] if case.archived else lines
-                if len(active) != case.active or None in active:
-                    raise StaleCache("active rows differ from the cached count")
-                run_lines += active
-                runs = [_RUN_SEP] * (2 * count - 1)
-                runs[::2] = fragments
-                parts += runs
-                self.size += sum(map(len, fragments))
-            parts.append(CASE_TAIL)
-            self.size += len(case.head)
-            if self.size >= _CHUNK:
-                self.flush()
-                parts = self.parts
+                if case.archived:
+                    if lines[start:end].count(None) != case.archived:
+                        raise StaleCache("active rows differ from the cached count")
+                    archived += case.archived
+                if start:
+                    following[start - 1] = b"".join(glue)
+                else:
+                    self.parts += glue
+                glue = []
+            glue.append(CASE_TAIL)
+        self.glue = glue
+        if not total:
+            return
+        if lines.count(None) != archived:
+            raise StaleCache("active rows differ from the cached count")
+        self.lines += [line for line in lines if line is not None] if archived else lines
+        following[-1] = b""  # the glue after the last run waits for what comes next
+        runs: list[bytes] = [b""] * (2 * total)
+        runs[::2] = fragments
+        runs[1::2] = following
+        self.parts += runs
+        self.size += size + sum(map(len, fragments))
+        if self.size >= _CHUNK:
+            self.flush()
+            if len(self.lines) >= _MARKDOWN_LINES:
+                self.flush_lines()
 
     def flush(self) -> None:
         if self.parts:
             self.out.write_parts(self.parts)
         self.parts, self.size = [], 0
 
+    def flush_lines(self) -> None:
+        """The Runs lines so far, each ending in a newline (the writer joins them)."""
+        if self.lines:
+            self.lines.append(b"")
+            self.lines_out.write_parts(self.lines, b"\n")
+        self.lines = []
+
 
 def _write_json(
-    conn: Connection, ledger_id: str, meta: dict[str, Any], cases: list[_Case], out: HashingWriter
-) -> list[bytes]:
-    """The document ``dump_json(build_document(...))`` writes, piece by piece; returns the
-    Runs-table lines of the active runs in document order, UTF-8 encoded."""
-    write = _Buffered(out)
-    run_lines: list[bytes] = []
+    conn: Connection,
+    ledger_id: str,
+    meta: dict[str, Any],
+    cases: list[_Case],
+    out: HashingWriter,
+    lines_out: HashingWriter,
+) -> None:
+    """The document ``dump_json(build_document(...))`` writes, piece by piece, to ``out``; the
+    Runs-table lines of the active runs, in document order, to ``lines_out``."""
+    write = _Buffered(out, lines_out)
     with _pieces_in_order(conn, ledger_id) as stream:
         write(b'{\n  "benchmarks": {\n')
         for index, (bid, bcases) in enumerate(_by_benchmark(cases)):
@@ -213,9 +295,9 @@ def _write_json(
                 + b'      "case_count": %d,\n' % len(bcases)
                 + b'      "cases": {\n'
             )  # fmt: skip
-            write.cases(stream, bcases, run_lines)
+            write.cases(stream, bcases)
             write(b'\n      },\n      "run_count": %d\n    }' % (active + archived))
-        if next(stream, None) is not None:
+        if stream.fetchone() is not None:
             raise StaleCache("rows outside every cached case")
         write(b'\n  },\n  "schema_version": ' + nested_json(SCHEMA_VERSION, 0) + b",\n")
         policy = meta.get("update_policy")
@@ -223,11 +305,26 @@ def _write_json(
             write(b'  "update_policy": ' + nested_json(policy, 2) + b",\n")
         write(b'  "updated_at": ' + nested_json(meta.get("updated_at") or "", 2) + b"\n}\n")
         write.flush()
-    return run_lines
+        write.flush_lines()
+
+
+class _Rows:
+    """A cursor's rows ``n`` at a time, drawn from its iterator: a server-side cursor's own
+    ``fetchmany`` is a round trip per call (a batch is ~96 rows), its iterator fetches
+    ``itersize`` rows per round trip."""
+
+    def __init__(self, cursor: Any) -> None:
+        self._rows = iter(cursor)
+
+    def fetchmany(self, count: int) -> list[tuple]:
+        return list(islice(self._rows, count))
+
+    def fetchone(self) -> tuple | None:
+        return next(self._rows, None)
 
 
 @contextmanager
-def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tuple]]:
+def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[_Rows]:
     """``(render_key, json_fragment, markdown_line)`` of every row of the ledger, in render
     key order, on the DBAPI cursor of the transaction's own connection: ~90 MB at 30,000
     rows, streamed from a cursor, and on PostgreSQL a server-side
@@ -235,7 +332,7 @@ def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tupl
 
     The Markdown line comes as its UTF-8 bytes (the stored text's own encoding on SQLite):
     the Markdown is written as bytes, so 30,000 lines are neither decoded here nor encoded
-    again after the join (``assemble_markdown_utf8``)."""
+    again."""
     sql = "SELECT render_key, json_fragment, {} FROM rm_ledger_rows"
     sql += " WHERE ledger_id = {} ORDER BY render_key"
     raw = conn.dbapi_connection()
@@ -251,7 +348,7 @@ def _pieces_in_order(conn: Connection, ledger_id: str) -> Iterator[Iterator[tupl
         cursor = raw.cursor()
         cursor.execute(sql.format("CAST(markdown_line AS BLOB)", "?"), (ledger_id,))
     try:
-        yield iter(cursor)
+        yield _Rows(cursor)
     finally:
         cursor.close()
         if conn.dialect != "postgresql":
@@ -267,7 +364,9 @@ def _by_benchmark(cases: list[_Case]) -> list[tuple[str, list[_Case]]]:
     return grouped
 
 
-def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[bytes]) -> bytes:
+def _markdown_head(meta: dict[str, Any], cases: list[_Case]) -> bytes:
+    """The Markdown through the Runs table's rule, without its newline, from the cases alone
+    (the stream checks each case's count of active runs, which the head shows, as it goes)."""
     # every active case with its two Markdown pieces, which the cache fills for it
     active_cases: list[tuple[_Case, str, str]] = []
     for c in cases:
@@ -281,20 +380,18 @@ def _markdown(meta: dict[str, Any], cases: list[_Case], run_lines: list[bytes]) 
         runs = sum(c.archived for c in bcases)
         if runs:
             archived.append((bid, sum(1 for c in bcases if c.archived), runs))
-    return assemble_markdown_utf8(
-        MarkdownParts(
-            schema_version=SCHEMA_VERSION,
-            updated_at=meta.get("updated_at") or "",
-            active_case_count=len(active_cases),
-            active_run_count=len(run_lines),
-            archived=archived,
-            decision_lines=[decision_line for _c, decision_line, _b in active_cases],
-            backlog=[
-                (rank, repair_class, c.benchmark_id, c.case_id, arm, line)
-                for c, _line, backlog in active_cases
-                for rank, repair_class, arm, line in orjson.loads(backlog)
-            ],
-            run_lines=[],
-        ),
-        run_lines,
+    parts = MarkdownParts(
+        schema_version=SCHEMA_VERSION,
+        updated_at=meta.get("updated_at") or "",
+        active_case_count=len(active_cases),
+        active_run_count=sum(c.active for c, _line, _backlog in active_cases),
+        archived=archived,
+        decision_lines=[decision_line for _c, decision_line, _b in active_cases],
+        backlog=[
+            (rank, repair_class, c.benchmark_id, c.case_id, arm, line)
+            for c, _line, backlog in active_cases
+            for rank, repair_class, arm, line in orjson.loads(backlog)
+        ],
+        run_lines=[],
     )
+    return markdown_head(parts).encode("utf-8")

@@ -5,6 +5,7 @@ across several ledgers, on SQLite and PostgreSQL; and replay rebuilds the same c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import shutil
@@ -36,10 +37,18 @@ def full_render(conn, ledger_id: str) -> tuple[bytes, bytes]:
 def streamed_render(conn, ledger_id: str, tmp_path: Path) -> tuple[bytes, bytes] | None:
     meta = LedgerQueries(conn).ledger(ledger_id)
     path = tmp_path / f"stream-{ledger_id}.json"
-    done = stream_ledger_json(conn, ledger_id, meta, path)
+    markdown_path = path.with_suffix(".md")
+    done = stream_ledger_json(conn, ledger_id, meta, path, markdown_path)
     if done is None:
+        assert not list(tmp_path.glob(".*.tmp")), "a render that gave up left a temp file"
         return None
-    return path.read_bytes(), done[1]
+    sha256, markdown = done
+    assert markdown.tmp.exists()  # written in full, published by the caller
+    markdown.publish()
+    data = markdown_path.read_bytes()
+    assert markdown.sha256 == hashlib.sha256(data).hexdigest() and markdown.size == len(data)
+    assert sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    return path.read_bytes(), data
 
 
 def assert_stream_equals_full(store, tmp_path: Path, ledgers=LEDGERS) -> None:
@@ -212,6 +221,63 @@ def test_a_row_without_its_render_key_is_never_published(db_url, tmp_path, run_i
                     "UPDATE rm_ledger_rows SET render_key = NULL WHERE run_id = ?", (run_id,)
                 )
         with s.store.database.connect() as conn:
+            streamed = streamed_render(conn, "L1", tmp_path)
+            assert streamed is None or streamed == full_render(conn, "L1")
+    finally:
+        s.close()
+
+
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
+@pytest.mark.parametrize(
+    ("batch_rows", "chunk", "lines"), [(1, 1, 1), (2, 700, 3), (7, 1 << 20, 50)]
+)
+def test_any_batch_and_chunk_size_writes_the_full_renders_bytes(
+    db_url, tmp_path, monkeypatch, batch_rows, chunk, lines
+):
+    """Rows are read in batches of cases and handed to the writers in chunks: wherever a batch
+    or a chunk ends (inside a benchmark, after a case without active runs, mid-Markdown), the
+    bytes are the full render's."""
+    from projections import ledger_stream
+
+    monkeypatch.setattr(ledger_stream, "_BATCH_ROWS", batch_rows)
+    monkeypatch.setattr(ledger_stream, "_CHUNK", chunk)
+    monkeypatch.setattr(ledger_stream, "_MARKDOWN_LINES", lines)
+    rng = random.Random(batch_rows)
+    s = opened(db_url)
+    try:
+        rows = [_row(rng, f"m{i}") for i in range(120)]
+        s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 0)])
+        archived = [{**r, "archive_state": "archived"} for r in rows if r["case_id"] == "zeta"]
+        s.store.append([_event("L1", ev.LEDGER_RUNS_ARCHIVED, archived, 1)])
+        assert_stream_equals_full(s.store, tmp_path, ("L1",))
+    finally:
+        s.close()
+
+
+@pytest.mark.synthetic_events  # hand-made payloads on purpose
+@pytest.mark.parametrize(
+    "corruption",
+    [
+        "UPDATE rm_ledger_rows SET markdown_line = NULL WHERE run_id = 'r2'",
+        "UPDATE rm_ledger_cases SET active_run_count = active_run_count + 1 WHERE case_id = 'c0'",
+        "UPDATE rm_ledger_cases SET active_run_count = active_run_count"
+        " + (CASE WHEN case_id = 'c0' THEN 1 ELSE -1 END)",
+        "UPDATE rm_ledger_cases SET active_run_count = 1, archived_run_count = 1"
+        " WHERE case_id = 'c1'",
+    ],
+    ids=["active-row-without-line", "count-too-high", "count-moved", "archived-count-wrong"],
+)
+def test_cached_counts_or_lines_that_do_not_add_up_never_publish_other_bytes(
+    db_url, tmp_path, corruption
+):
+    """Each case's rows must arrive under its prefix in its counted number, with a Runs line
+    exactly for its active ones: a cache that says otherwise is decided again or rendered in
+    full, never written as it stands."""
+    s = opened(db_url)
+    try:
+        with _four_rows_rendered(s, tmp_path) as conn:
+            conn.execute(corruption)
+        with s.store.database.begin() as conn:
             streamed = streamed_render(conn, "L1", tmp_path)
             assert streamed is None or streamed == full_render(conn, "L1")
     finally:
