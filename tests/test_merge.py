@@ -83,3 +83,22 @@ def test_merge_upserts_a_case_in_recorded_order_so_the_earlier_twin_survives() -
     assert result.rows[0]["max_rounds_budget"] == 5
     assert [o.action for o in result.outcomes] == ["appended", "backfilled"]
     assert result.payload["new_run_id_count"] == 1
+
+
+def test_a_signature_reads_each_value_as_loopx_does() -> None:
+    """``new_signature_count`` counts signatures as loopx 0.4.8 writes them: a score stored as
+    ``0`` and one stored as ``0.0`` differ (found by the differential suite: loopx counted 7,
+    benchledger 6), whitespace runs collapse, and a long value is cut with ``...``."""
+    from ledger.rules.row import drift_signature
+
+    zero_int, zero_float = drift_signature({"official_score": 0}), drift_signature(
+        {"official_score": 0.0}
+    )
+    assert zero_int[6] == "0" and zero_float[6] == "0.0"
+    long_case = "c" * 200
+    signature = drift_signature({"case_id": long_case, "arm_id": " a \n b ", "mode": 3})
+    assert signature[1] == "c" * 157 + "..." and signature[2] == "a b" and signature[3] == "3"
+    target = [stored_row(run_id="t1", official_score=0.0, score_status="failed")]
+    source = ledger_doc([stored_row(run_id="t2", official_score=0, score_status="failed")])
+    merged = merge_ledgers(target, [source])
+    assert merged.payload["new_signature_count"] == 1

@@ -33,7 +33,7 @@ from ledger.rules.repair import REPAIR_FIELDS, repair_fields
 from ledger.rules.rounds import round_fields
 from ledger.rules.scoring import derive_score, derive_score_status, derive_status
 from ledger.rules.timestamps import utc_timestamp
-from ledger.rules.values import as_number, as_str, drop_empty, is_number, ledger_text
+from ledger.rules.values import as_number, as_str, compact_text, drop_empty, ledger_text
 from ledger.safety import is_public_safe
 
 RULES_VERSION = "benchledger-ledger-rules-1"
@@ -251,17 +251,22 @@ def _renormalised_repair(row: dict[str, Any], failure_class: str, scope: str) ->
     row.update(fields)
 
 
+# The fields of a row's signature, each with the length loopx 0.4.8 cuts it to.
+_SIGNATURE_FIELDS = (
+    ("benchmark_id", 120),
+    ("case_id", 160),
+    ("arm_id", 120),
+    ("mode", 120),
+    ("job_name", 160),
+    ("score_status", 80),
+    ("official_score", 80),
+    ("failure_class", 120),
+)
+
+
 def drift_signature(row: Mapping[str, Any]) -> tuple[str, ...]:
-    """Logical identity used by the drift check (§12): run group and refs left out on purpose."""
-    score = row.get("official_score")
-    score_text = "" if score is None else repr(float(score)) if is_number(score) else str(score)
-    return (
-        as_str(row.get("benchmark_id")),
-        as_str(row.get("case_id")),
-        as_str(row.get("arm_id")),
-        as_str(row.get("mode")),
-        as_str(row.get("job_name")),
-        as_str(row.get("score_status")),
-        score_text,
-        as_str(row.get("failure_class")),
-    )
+    """[loopx-specific] Logical identity used by the drift check (§12) and counted by merge's
+    ``new_signature_count``: run group and refs left out on purpose. Each value is read as
+    loopx reads it (``compact_text``), so a score stored as ``0`` and one stored as ``0.0`` are
+    two signatures, as they are to loopx (a counterexample the differential suite found)."""
+    return tuple(compact_text(row.get(key), limit) for key, limit in _SIGNATURE_FIELDS)
