@@ -137,12 +137,16 @@ def kept_results(
     stale: list[str] = []
     row_count = 0
     params = (ledger_id, benchmark_id, ledger_id, benchmark_id, CASE_RESULT_VERSION)
-    for case_id, count, _latest, *kept in conn.execute(_CASES, params):
+    loads = orjson.loads
+    for case_id, count, _, active, noncanonical, runs, bucket, summary, plain in conn.execute(
+        _CASES, params
+    ):
         row_count += count
-        if kept[0] is None:
+        if active is None:
             stale.append(case_id)
-        else:  # 0/1 for the two flags: the aggregate reads them as truth values
-            results[case_id] = CaseResult(*kept)
+        else:  # 0/1 for the two flags: the aggregate reads them as truth values. The summary
+            # is parsed here, so its text (1.3 KB a case) is not held beside its dict.
+            results[case_id] = CaseResult(active, noncanonical, runs, bucket, loads(summary), plain)
     return results, stale, row_count
 
 
