@@ -32,7 +32,10 @@ def fill_row_caches(conn: Connection) -> int:
         _, entries = read_facts(conn, ledger_id, benchmark_id)
         keep_facts(conn, entries)
         reader = AggregateCasesReader(conn)
-        reader.case_results(ledger_id, benchmark_id)
+        if reader.case_results(ledger_id, benchmark_id) is None:
+            # rows filed under another case than their own: the facts alone, each row once
+            reader.facts_reader.entries.clear()
+            reader.facts(ledger_id, benchmark_id)
         keep_aggregate_cases(conn, reader)
         stored += len(entries) + len(reader.facts_reader.entries) + len(reader.entries)
     return stored

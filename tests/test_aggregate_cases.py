@@ -35,6 +35,7 @@ from projections.aggregate_cases import (
     kept_results,
 )
 from projections.queries import StoreReads
+from projections.row_caches import fill_row_caches
 from tests.support_harbor_ingest_cli import cli, head_position
 from tests.support_store import opened, store_connection, table_count
 from tests.test_compare_rows import filled, project  # noqa: F401 - fixtures
@@ -159,6 +160,24 @@ def test_a_row_filed_under_another_case_sends_the_aggregate_back_to_its_rows(
         reader = AggregateCasesReader(conn)
         assert reader.case_results(ledger_id, BENCH) is None
         assert reader.entries == []
+        # filling the caches (as ``snapshot create`` does) keeps every row's facts, no case result
+        conn.execute("DELETE FROM rm_aggregate_facts")
+        conn.execute("DELETE FROM rm_aggregate_cases")
+        conn.commit()
+        fill_row_caches(conn)
+        rows = conn.execute(
+            "SELECT count(*) FROM rm_ledger_rows WHERE ledger_id = ? AND benchmark_id = ?",
+            (ledger_id, BENCH),
+        ).scalar()
+        facts = conn.execute(
+            "SELECT count(*) FROM rm_aggregate_facts WHERE ledger_id = ? AND benchmark_id = ?",
+            (ledger_id, BENCH),
+        ).scalar()
+        cases = conn.execute(
+            "SELECT count(*) FROM rm_aggregate_cases WHERE ledger_id = ? AND benchmark_id = ?",
+            (ledger_id, BENCH),
+        ).scalar()
+        assert facts == rows > 0 and cases == 0
     printed = cli(AGGREGATE, db=filled).payload["aggregate"]
     assert _printed_is_the_whole_rows_aggregate(filled, printed)
 
