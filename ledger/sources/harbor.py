@@ -36,9 +36,9 @@ from ledger.sources.harbor_reading import (
     _planned_from_config,
     _planned_from_lock,
     _Reader,
-    _scan_trials,
     _Slot,
     _text,
+    observed_trials,
 )
 from ledger.sources.harbor_records import (
     ADAPTER_VERSION,
@@ -167,7 +167,7 @@ def _read_files(
     """``_read_job`` once the job directory is open for reading: read every file once, match
     the plan, group the attempts, build the records."""
     config, lock, job_result = (reader.json(n) for n in ("config.json", "lock.json", "result.json"))
-    observed = _scan_trials(reader, progress)
+    observed = observed_trials(reader, progress)
     if config.state == lock.state == job_result.state == "missing" and not observed:
         raise SourceError(_ERR_NOT_JOB)
 

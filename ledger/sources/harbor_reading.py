@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -25,6 +25,9 @@ from ledger.errors import InputError, SourceError
 from ledger.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
 from ledger.json_input import NUL_REASON, holds_nul
 from ledger.rules.vocabulary import MULTIPLIER_KEYS as _MULTIPLIERS
+
+if TYPE_CHECKING:
+    from ledger.sources.harbor_prefetch import Split
 
 _TRIAL_MARKERS = ("result.json", "config.json", "lock.json")
 _PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
@@ -458,13 +461,7 @@ def _exists(path: str, dir_fd: int | None) -> bool:
 
 
 def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
-    try:
-        candidates, reader.skipped_links = _trial_candidates(reader.root)
-    except OSError as exc:
-        raise SourceError(
-            f"--harbor-job-dir cannot be listed: {exc.strerror or type(exc).__name__}; "
-            "check its permissions"
-        ) from None
+    candidates = _list_trials(reader)
     total = len(candidates)
     if progress:
         progress(0, total)
@@ -476,6 +473,124 @@ def _scan_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
         if progress:
             progress(done, total)
     return attempts
+
+
+def _list_trials(reader: _Reader) -> list[str]:
+    """The trial directories to read, in order; the links among them go to ``reader``."""
+    try:
+        candidates, reader.skipped_links = _trial_candidates(reader.root)
+    except OSError as exc:
+        raise SourceError(
+            f"--harbor-job-dir cannot be listed: {exc.strerror or type(exc).__name__}; "
+            "check its permissions"
+        ) from None
+    return candidates
+
+
+# --------------------------------------------------------------------------- read on two cores
+
+
+def read_front_for_prefetch(job_dir: str, split: Split) -> bytes:
+    """The forked reader's part (``ledger.sources.harbor_prefetch``): the trials from the first
+    on, each one claimed before it is read, until it meets the trials the command claimed
+    from the back. Sent as JSON: the directory as ``read_harbor_job`` resolves it, the trial
+    directories listed, the symbolic links skipped, the digests of the files read, and each
+    trial read, in order (``_attempt_fields``, or null for a directory holding no trial).
+    Everything in an attempt came out of ``orjson.loads`` or is a bool, a finite float or a
+    short text, so it comes out of JSON exactly as it went in."""
+    from pathlib import Path
+
+    path = Path(job_dir)
+    if not path.is_dir():
+        raise SourceError("not a directory")
+    root = str(path.resolve())
+    with _Reader(root) as reader:
+        candidates = _list_trials(reader)
+        split.begin(len(candidates))
+        read: list[list[Any] | None] = []
+        for i, name in enumerate(candidates):
+            if not split.take_front(i):
+                break
+            attempt = _read_trial(reader, name)
+            read.append(None if attempt is None else _attempt_fields(attempt))
+        return orjson.dumps([root, candidates, reader.skipped_links, reader.files, read])
+
+
+def observed_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
+    """The job's trials: read together with the reader forked at start-up when it reads this
+    very directory (``ledger.sources.harbor_prefetch``), else all read here. Either way the
+    same attempts and digests come out; anything unexpected falls back to reading here."""
+    from ledger.sources import harbor_prefetch
+
+    split = harbor_prefetch.claim()
+    if split is None:
+        return _scan_trials(reader, progress)
+    before = dict(reader.files)
+    try:
+        attempts = _read_with(reader, split)
+    except Exception:  # noqa: BLE001 - read alone: the same error, if any, in trial order
+        attempts = None
+    finally:
+        split.close()
+    if attempts is None:
+        reader.files = before
+        return _scan_trials(reader, progress)
+    if progress:
+        progress(0, len(attempts))
+        progress(len(attempts), len(attempts))
+    return [a for a in attempts if a is not None]
+
+
+def _read_with(reader: _Reader, split: Split) -> list[_Attempt | None] | None:
+    """Read from the back while the forked reader reads from the front; join both parts.
+    None when the two did not read the same listing of the same directory."""
+    candidates = _list_trials(reader)
+    total = split.wait_begun()
+    if total != len(candidates):
+        return None
+    back: dict[int, _Attempt | None] = {}
+    for i in range(total - 1, -1, -1):
+        if not split.take_back(i):
+            break
+        back[i] = _read_trial(reader, candidates[i])
+    message = split.result()
+    if message is None:
+        return None
+    root, listed, links, files, front = orjson.loads(message)
+    if root != reader.root or listed != candidates or links != reader.skipped_links:
+        return None
+    if any(i not in back for i in range(len(front), total)):
+        return None
+    # A trial both sides read (at most one or two, where they met) counts as the front read
+    # it: its digests come from there too.
+    twice = tuple(f"{candidates[i]}/" for i in range(min(back, default=total), len(front)))
+    if twice:
+        for rel in [rel for rel in reader.files if rel.startswith(twice)]:
+            del reader.files[rel]
+    out: list[_Attempt | None] = [None if f is None else _attempt_from_fields(f) for f in front]
+    out.extend(back[i] for i in range(len(front), total))
+    reader.files.update(files)
+    return out
+
+
+def _attempt_fields(a: _Attempt) -> list[Any]:
+    """A trial's attempt as just read, less the fields that are still at their defaults then
+    (``lock``, ``status``, ``benchmark_id``, ``attempt_index``) and ``res``, which is the
+    result's data (or ``{}``)."""
+    return [
+        a.task, a.source, a.agent, a.match_agent, a.model, a.trial_name, a.dir_name,
+        a.result.state, a.result.data, a.config, a.config_source, a.files_present,
+        a.timing, a.wall, a.started, a.exception_type, a.rewards, a.usage,
+    ]  # fmt: skip
+
+
+def _attempt_from_fields(f: list[Any]) -> _Attempt:
+    result = _Json(f[7], f[8])
+    res = result.data if result.ok else {}
+    return _Attempt(
+        f[0], f[1], f[2], f[3], f[4], f[5], f[6], result, f[9], f[10], None, f[11],
+        "pending", "", 0, f[12], f[13], f[14], res, f[15], f[16], f[17],
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- the plan
