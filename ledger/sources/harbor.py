@@ -23,6 +23,7 @@ from ledger.errors import SourceError
 from ledger.gc_pause import collector_paused
 from ledger.json_input import json_type
 from ledger.rules.record_fields import PROGRESS_KEYS
+from ledger.sources import harbor_prefetch
 from ledger.sources.base import SourceIngest
 from ledger.sources.harbor_reading import (
     _METRIC_KEYS,
@@ -167,7 +168,7 @@ def _read_files(
     """``_read_job`` once the job directory is open for reading: read every file once, match
     the plan, group the attempts, build the records."""
     config, lock, job_result = (reader.json(n) for n in ("config.json", "lock.json", "result.json"))
-    observed = observed_trials(reader, progress)
+    observed = observed_trials(reader, progress, harbor_prefetch.claim())
     if config.state == lock.state == job_result.state == "missing" and not observed:
         raise SourceError(_ERR_NOT_JOB)
 

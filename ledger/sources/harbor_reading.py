@@ -516,13 +516,13 @@ def read_front_for_prefetch(job_dir: str, split: Split) -> bytes:
         return orjson.dumps([root, candidates, reader.skipped_links, reader.files, read])
 
 
-def observed_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
-    """The job's trials: read together with the reader forked at start-up when it reads this
-    very directory (``ledger.sources.harbor_prefetch``), else all read here. Either way the
-    same attempts and digests come out; anything unexpected falls back to reading here."""
-    from ledger.sources import harbor_prefetch
-
-    split = harbor_prefetch.claim()
+def observed_trials(
+    reader: _Reader, progress: Progress | None, split: Split | None
+) -> list[_Attempt]:
+    """The job's trials: read together with ``split``'s reader, forked at start-up, when it
+    reads this very directory (``ledger.sources.harbor_prefetch``), else all read here. Either
+    way the same attempts and digests come out; anything unexpected falls back to reading
+    here."""
     if split is None:
         return _scan_trials(reader, progress)
     before = dict(reader.files)
