@@ -93,8 +93,13 @@ def stems_on_disk(file_names: Iterable[str]) -> set[str]:
 # --- paths -------------------------------------------------------------------------------------
 
 
+def goal_dir_rel(goal_id: str) -> str:
+    """Everything published for the goal lives below here (runs, index, rollout log)."""
+    return f"goals/{goal_id}"
+
+
 def runs_dir_rel(goal_id: str) -> str:
-    return f"goals/{goal_id}/runs"
+    return f"{goal_dir_rel(goal_id)}/runs"
 
 
 def record_paths_rel(goal_id: str, stem: str) -> tuple[str, str]:

@@ -4,6 +4,13 @@
 ``registry.global.json`` are all re-derivable from the store; each is written atomically, and
 the whole index and log are re-rendered (not appended to), so a crash mid-render is healed by
 the next render instead of leaving a torn line.
+
+The run records, the index and the log are not fsynced, like the ledger files
+(``projections/ledger_files.py``): the store is their durable copy, and a file a power loss
+takes back (old, empty or gone) no longer matches its committed ``export_written`` digest, so
+``verify --files`` reports it and ``render`` writes it again (tests/test_ledger_file_crash.py).
+The two fsyncs cost a 3,000-trial ingest ~10 ms of waiting. The global registry is a user's
+file shared by every project: it keeps its fsync.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import orjson
 
 from ledger.connection import placeholders
 from ledger.faults import reach
-from ledger.goal_run_rules import index_path_rel, record_paths_rel
+from ledger.goal_run_rules import goal_dir_rel, index_path_rel, record_paths_rel
 from ledger.jsonfmt import CanonicalDict, orjson_prints_as_stdlib
 from ledger.rollout_events import render_event_line
 from projections.files import atomic_write
@@ -89,8 +96,9 @@ def render_goal_files(
         else:
             row = index_row(record, goal_id=goal_id, stem=stem)
             index_lines.append(render_index_line(row, plain=plain))
+    index = "".join(index_lines).encode()
     exports.append(
-        _export(runtime_root / index_path_rel(goal_id), "run_index", "".join(index_lines).encode())
+        _export(runtime_root / index_path_rel(goal_id), "run_index", index, durable=False)
     )
     return exports
 
@@ -110,7 +118,7 @@ def _records_query(goal_id: str, known: Mapping[str, Any]) -> tuple[str, tuple[A
 
 
 def rollout_log_rel(goal_id: str) -> str:
-    return f"goals/{goal_id}/rollout-event-log.jsonl"
+    return f"{goal_dir_rel(goal_id)}/rollout-event-log.jsonl"
 
 
 def render_rollout_log(conn: Connection, goal_id: str, runtime_root: Path) -> list[dict[str, str]]:
@@ -118,9 +126,8 @@ def render_rollout_log(conn: Connection, goal_id: str, runtime_root: Path) -> li
     lines = [render_event_line(orjson.loads(text)) for (text,) in conn.execute(query, (goal_id,))]
     if not lines:
         return []
-    return [
-        _export(runtime_root / rollout_log_rel(goal_id), "rollout_log", "".join(lines).encode())
-    ]
+    log = "".join(lines).encode()
+    return [_export(runtime_root / rollout_log_rel(goal_id), "rollout_log", log, durable=False)]
 
 
 def render_global_registry(

@@ -127,30 +127,53 @@ def render_for_goal(
 def render_stale_goal_files(opened: Any) -> list[dict[str, str]]:
     """Re-render every goal's published files when the store has events no render followed
     (``verify --files`` says ``stale``): ``benchledger render`` then repairs what a failed or
-    killed render left behind, not only the ledgers. The runtime root of each goal is where
-    its run index was last published."""
-    from ledger.goal_run_rules import index_path_rel
+    killed render left behind, not only the ledgers. Otherwise re-render each goal one of
+    whose published files no longer has its recorded bytes: run records, the index and the
+    rollout log are not fsynced (``projections.goal_files``), so a power loss can take one
+    back. The runtime root of each goal is where its run index was last published."""
+    from ledger.goal_run_rules import goal_dir_rel, index_path_rel
 
     with opened.store.database.connect() as conn:
         last = conn.execute("SELECT event_type FROM events ORDER BY position DESC LIMIT 1")
-        if last.scalar() in (None, EXPORT_WRITTEN):
+        last_type = last.scalar()
+        if last_type is None:
             return []
         goals = [g for (g,) in conn.execute("SELECT DISTINCT goal_id FROM rm_goal_runs")]
         indexes = [p for (p,) in conn.execute(
             "SELECT path FROM rm_exports WHERE kind = ?", ("run_index",)
         )]  # fmt: skip
+    damaged = None if last_type != EXPORT_WRITTEN else _damaged_goal_files(opened)
     exports: list[dict[str, str]] = []
     for goal_id in goals:
         rel = index_path_rel(goal_id)
         for index in indexes:
-            if index.endswith("/" + rel):
-                exports += render_for_goal(
-                    opened,
-                    Path(index[: -len(rel) - 1]),
-                    goal_id,
-                    stems=None,
-                    ledger_target=None,
-                    global_registry=False,
-                    backup=None,
-                )
+            if not index.endswith("/" + rel):
+                continue
+            root = index[: -len(rel) - 1]
+            goal_dir = f"{root}/{goal_dir_rel(goal_id)}/"
+            if damaged is not None and not any(p.startswith(goal_dir) for p in damaged):
+                continue
+            exports += render_for_goal(
+                opened,
+                Path(root),
+                goal_id,
+                stems=None,
+                ledger_target=None,
+                global_registry=False,
+                backup=None,
+            )
     return exports
+
+
+_GOAL_FILE_KINDS = frozenset({"run_record_json", "run_record_markdown", "run_index", "rollout_log"})
+
+
+def _damaged_goal_files(opened: Any) -> list[str]:
+    """The published goal files whose bytes on disk are not the recorded ones (or are gone)."""
+    from projections.files import verify_exports
+
+    return [
+        f["path"]
+        for f in verify_exports(opened.store).files
+        if f["kind"] in _GOAL_FILE_KINDS and f["status"] in ("changed", "missing")
+    ]

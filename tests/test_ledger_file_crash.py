@@ -1,7 +1,8 @@
-"""The ledger JSON and Markdown are written without fsync (projections/ledger_files.py): the
-store is the durable copy. A power loss after the command can leave each file as it was before,
-empty, or gone. Whatever it left, ``verify --files`` must say the file no longer matches its
-committed export, and ``benchledger render`` must write it again, byte for byte.
+"""The ledger JSON and Markdown, the run index and the rollout log are written without fsync
+(projections/ledger_files.py, projections/goal_files.py): the store is the durable copy. A power
+loss after the command can leave each file as it was before, empty, or gone. Whatever it left,
+``verify --files`` must say the file no longer matches its committed export, and
+``benchledger render`` must write it again, byte for byte.
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support_faults import LEDGER, cli_in_process, harbor_copy, ingest_in_process, job_dir
+from tests.support_faults import (
+    GOAL,
+    LEDGER,
+    RUNTIME_ROOT,
+    cli_in_process,
+    harbor_copy,
+    ingest_in_process,
+    job_dir,
+)
 
 PRIOR = "14_dash_named_baseline"
 TARGET = "01_all_pass"
@@ -40,7 +49,15 @@ def _verify_files(db_url: str, work: Path) -> tuple[int, dict]:
     return code, verdict["verify"]
 
 
-@pytest.mark.parametrize("kind", ["ledger_json", "ledger_markdown"])
+_PATHS = {
+    "ledger_json": LEDGER,
+    "ledger_markdown": str(Path(LEDGER).with_suffix(".md")),
+    "run_index": f"{RUNTIME_ROOT}/goals/{GOAL}/runs/index.jsonl",
+    "rollout_log": f"{RUNTIME_ROOT}/goals/{GOAL}/rollout-event-log.jsonl",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_PATHS))
 @pytest.mark.parametrize(
     ("lose", "status"), [(_emptied, "changed"), (_gone, "missing"), (_old, "changed")]
 )
@@ -55,7 +72,7 @@ def test_a_ledger_file_lost_to_a_crash_is_reported_and_rendered_again(
     work = tmp_path / "work"
     code, _, err = ingest_in_process(db_url, work, job_dir(harbor, PRIOR))
     assert code == 0, err
-    path = work / LEDGER if kind == "ledger_json" else (work / LEDGER).with_suffix(".md")
+    path = work / _PATHS[kind]
     before = path.read_bytes()
     code, _, err = ingest_in_process(db_url, work, job_dir(harbor, TARGET))
     assert code == 0, err
@@ -76,3 +93,27 @@ def test_a_ledger_file_lost_to_a_crash_is_reported_and_rendered_again(
     code, verdict = _verify_files(db_url, work)
     assert code == 0, verdict
     assert verdict["files"] and {f["status"] for f in verdict["files"]} == {"match"}
+
+
+@pytest.mark.parametrize("kind", ["run_record_json", "run_record_markdown"])
+def test_a_run_record_lost_to_a_crash_is_reported_and_rendered_again(
+    db_url: str, tmp_path: Path, harbor: Path, kind: str
+) -> None:
+    """Run records are not fsynced either; ``render`` rewrites one a crash emptied."""
+    work = tmp_path / "work"
+    code, _, err = ingest_in_process(db_url, work, job_dir(harbor, TARGET))
+    assert code == 0, err
+    _, verdict = _verify_files(db_url, work)
+    path = Path(next(f["path"] for f in verdict["files"] if f["kind"] == kind))
+    published = path.read_bytes()
+
+    _emptied(path, published)
+
+    code, verdict = _verify_files(db_url, work)
+    assert code == 1 and verdict["ok"] is False
+    assert {f["path"]: f["status"] for f in verdict["files"]}[str(path)] == "changed"
+    code, _, err = cli_in_process(db_url, "render", cwd=work)
+    assert code == 0, err
+    assert path.read_bytes() == published
+    code, verdict = _verify_files(db_url, work)
+    assert code == 0, verdict
