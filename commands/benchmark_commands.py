@@ -53,9 +53,9 @@ def _int_option(name: str):  # noqa: ANN202
 
 def _skillsbench_routes() -> tuple[str, ...]:
     """The route table's names, read when the CLI loads (click wants its choices then): from
-    the route table itself, since ``ledger.terminal_bench_options`` also builds the request
-    dataclass of ``benchmark run``, which every other command would pay for."""
-    from ledger.sources.skillsbench_routes import ROUTE_NAMES
+    the names-only module, since the route table (``ledger.sources.skillsbench_routes``) and
+    ``ledger.terminal_bench_options`` build dataclasses every other command would pay for."""
+    from ledger.sources.skillsbench_route_names import ROUTE_NAMES
 
     return ROUTE_NAMES
 

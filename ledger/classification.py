@@ -39,7 +39,7 @@ _FLAG_LABELS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it
 class ClassificationInput:
     """The flags the label depends on; everything else about the invocation is irrelevant."""
 

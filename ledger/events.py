@@ -25,7 +25,7 @@ EXPORT_WRITTEN = "export_written"
 CASE_ANALYSIS_ACCEPTED = "case_analysis_accepted"
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it
 class NewEvent:
     """An event a handler wants appended; the store assigns position, version and hash."""
 
@@ -35,7 +35,7 @@ class NewEvent:
     schema_version: int = 1
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it
 class StoredEvent:
     """An event as read back from the table (payload and metadata already parsed)."""
 

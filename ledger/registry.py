@@ -27,7 +27,7 @@ DEFAULT_RUNTIME_ROOT = "~/.benchledger"
 GLOBAL_REGISTRY_NAME = "registry.global.json"
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it
 class CommandContext:
     """The registry and runtime root one command works with, decided before anything runs.
 

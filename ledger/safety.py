@@ -146,16 +146,22 @@ def _is_aws_secret_shaped(run: str) -> bool:
 
 # ``scheme://host[/segments]`` right before a home-root match: the match is a URL's path on a
 # remote host (credentials in it are caught by their own rule). A ``file:`` URL is local.
-_REMOTE_URL_PREFIX_RE = re.compile(
-    r"(?<![A-Za-z0-9+.-])(?!file:)[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#\"'`<>]+(?:/[^\s\"'`<>]*)?\Z",
-    re.IGNORECASE,
+_REMOTE_URL_PREFIX = (
+    r"(?<![A-Za-z0-9+.-])(?!file:)[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#\"'`<>]+(?:/[^\s\"'`<>]*)?\Z"
 )
+
+
+@lru_cache(maxsize=1)
+def _remote_url_prefix_re() -> re.Pattern[str]:
+    """Compiled on the first home-root match, not at import: most texts never hold one, and
+    the Unicode ``IGNORECASE`` compile costs about half a millisecond on every start."""
+    return re.compile(_REMOTE_URL_PREFIX, re.IGNORECASE)
 
 
 def _has_unsafe_match(text: str) -> bool:
     match = _UNSAFE_RE.search(text)
     while match is not None:
-        if match.lastgroup != "home" or not _REMOTE_URL_PREFIX_RE.search(text, 0, match.start()):
+        if match.lastgroup != "home" or not _remote_url_prefix_re().search(text, 0, match.start()):
             return True
         match = _UNSAFE_RE.search(text, match.end())
     return False

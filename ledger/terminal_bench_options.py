@@ -16,7 +16,7 @@ from typing import Any
 from ledger.errors import InputError, UsageError
 from ledger.requests.benchmark_run import BenchmarkRunRequest, require_option_names
 from ledger.rules.vocabulary import ARM_ROLE_CHOICES
-from ledger.sources import skillsbench_routes as skillsbench
+from ledger.sources import skillsbench_route_names as skillsbench
 from ledger.timeout_policy import MULTIPLIER_KEYS, TIMEOUT_PRESETS, validate_multipliers
 
 # --- benchmarks and modes -------------------------------------------------------------------
@@ -150,8 +150,9 @@ MSG_APP_SERVER_GOAL = "unsupported terminal-bench mode: codex-app-server-goal"
 
 
 def skillsbench_routes() -> tuple[str, ...]:
-    """The route choices, in the order of the route table (benchflow.md §7.1)."""
-    return tuple(skillsbench.ROUTES)
+    """The route choices, in the order of the route table (benchflow.md §7.1), from the
+    names-only module: validating options must not import the route table itself."""
+    return skillsbench.ROUTE_NAMES
 
 
 # --- parsing helpers for the command layer ---------------------------------------------------

@@ -51,7 +51,7 @@ def _blank(value: Any) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it
 class UpsertResult:
     """What one upsert did to one case.
 

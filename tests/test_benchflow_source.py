@@ -574,6 +574,13 @@ def test_planned_record_defaults():
     assert record["run_key"] == build_planned_skillsbench_record()["run_key"]
 
 
+def test_cli_route_names_are_the_route_table():
+    """The names-only module the CLI reads at load must list the route table's rows, in order."""
+    from ledger.sources import skillsbench_route_names
+
+    assert skillsbench_route_names.ROUTE_NAMES == ROUTE_NAMES
+
+
 @pytest.mark.parametrize("route", ROUTE_NAMES)
 def test_every_route_builds_a_planned_record(route):
     record = build_planned_skillsbench_record(route=route)

@@ -54,7 +54,7 @@ class BenchmarkRunReads(Protocol):
     def case_rows(self, ledger_id: str, benchmark_id: str, case_id: str) -> list[dict]: ...
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it
 class RunInputs:
     """What the invocation resolved before deciding: where, which goal, when, what was read."""
 

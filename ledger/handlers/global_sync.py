@@ -23,7 +23,7 @@ class GlobalSyncReads(Protocol):
     def global_registry(self) -> dict[str, Any] | None: ...
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it
 class GlobalSyncPlan:
     """The sync's payload, its event (None when nothing is written) and any backup to render."""
 

@@ -18,7 +18,7 @@ from typing import Any
 NOT_RUN_STATUSES = frozenset({"planned", "fixture"})
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it
 class PlannedRun:
     """What the link needs of one planned record."""
 

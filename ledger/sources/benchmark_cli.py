@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger.requests.benchmark_run import BenchmarkRunRequest, require_option_names
-from ledger.sources.planned_modes import mode_of
 from ledger.terminal_bench_options import (
     DEFAULT_CODEX_INSTALL_STRATEGY,
+    DEFAULT_MODE,
     SKILLSBENCH_DEFAULT_ROUTE,
 )
 
@@ -53,7 +53,9 @@ def build_benchmark_cli(
 ) -> dict[str, Any]:
     """The envelope's echo of what the invocation asked for and what it did not do."""
     benchmark = opts.benchmark_name or "terminal-bench"
-    requested = mode_of(opts)
+    # ``planned_modes.mode_of``, spelled out: an ingest should not import the planned-mode
+    # table (its dataclass and rows) only for this default.
+    requested = opts.mode or DEFAULT_MODE
     first_mode = str(records[0].get("mode") or requested) if records else requested
     route = opts.skillsbench_route
     if benchmark == "skillsbench":

@@ -19,10 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger.errors import UsageError
+from ledger.sources.skillsbench_route_names import DEFAULT_DATASET, DEFAULT_ROUTE, DEFAULT_TASK
 
-DEFAULT_ROUTE = "codex-cli-goal-baseline"
-DEFAULT_DATASET = "skillsbench@1.1"
-DEFAULT_TASK = "citation-check"
 DEFAULT_AGENT = "codex"
 DEFAULT_MODEL = "gpt-5.5"
 PLANNER_SOURCE_RUNNER = "benchledger_planner"
