@@ -327,6 +327,11 @@ def _require_utf8_name(name: str) -> None:
 # source, stamps, rewards, exception type, usage, config) is taken while the trial is read.
 _KEPT_RESULT_KEYS = ("task_checksum", "agent_info", "agent_execution")
 _CONFIG_KEYS = ("task", "agent", "verifier", "job_id", *_MULTIPLIERS)
+# Of an AgentConfig (trial config or TrialLock) later steps read its identity (names, plan
+# matching), its kwargs (arm, mode, kwargs_keys) and its timeout overrides (timeout policy).
+_AGENT_KEYS = ("name", "import_path", "model_name", "kwargs", *_AGENT_TIMEOUT_OVERRIDES)
+_CONFIG_TASK_KEYS = ("name", "path", "source")
+_CONFIG_VERIFIER_KEYS = ("disable",)
 
 
 def _slim_result(res: dict[str, Any]) -> dict[str, Any]:
@@ -342,9 +347,30 @@ def _slim_result(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def _slim_config(res: dict[str, Any]) -> dict[str, Any]:
-    """The TrialConfig fields harbor.md §4 lets us use; {} without a config."""
+    """The TrialConfig fields harbor.md §4 lets us use; {} without a config.
+
+    Of its task, agent and verifier only the fields read later are kept: a trial's AgentConfig
+    alone has 18 fields, and the kept parts live to the end of the command (~1.5 KB a trial)."""
     config = _dict(res.get("config"))
-    return {k: config[k] for k in _CONFIG_KEYS if k in config} if config else {}
+    if not config:
+        return {}
+    slim = {k: config[k] for k in _CONFIG_KEYS if k in config}
+    if "task" in slim:
+        slim["task"] = _pick(slim["task"], _CONFIG_TASK_KEYS)
+    if "agent" in slim:
+        slim["agent"] = _pick(slim["agent"], _AGENT_KEYS)
+    if "verifier" in slim:
+        slim["verifier"] = _pick(slim["verifier"], _CONFIG_VERIFIER_KEYS)
+    return slim
+
+
+def _pick(value: Any, keys: tuple[str, ...]) -> Any:
+    """``value``'s ``keys`` when it is an object, else ``value`` as found (readers take a
+    non-object as {}). An object that holds none of them is kept whole: whether an agent
+    block is there at all decides which config a record cites."""
+    if not isinstance(value, dict):
+        return value
+    return {k: value[k] for k in keys if k in value} or value
 
 
 def _read_trial(reader: _Reader, name: str) -> _Attempt | None:
@@ -618,6 +644,46 @@ class _Slot(NamedTuple):
             model=self.model,
             lock=self.lock,
         )
+
+
+# What later steps read from lock.json: the Harbor version, and of each TrialLock its task's
+# name/source/digest, its AgentConfig (``_AGENT_KEYS``) and the multipliers. Everything else
+# (environment, verifier, skills, retry policy, git URLs) is not.
+_LOCK_TASK_KEYS = ("name", "source", "digest")
+
+
+def _slim_lock(lock: dict[str, Any]) -> dict[str, Any]:
+    """Keep only the lock.json fields later steps read, right after parsing.
+
+    lock.json holds about 1.5 KB per planned trial (4.5 MB at 3,000 trials), and the matched
+    trial entries used to keep the whole parsed document alive to the end of the command: ~20
+    MB, a quarter of its page faults. Slimmed at once, the memory it held is reused by the
+    trial reading that follows. Every later read (``_planned_from_lock``, ``_Attempt.lock``,
+    ``_Job.lock``) sees the same values, truth values included (harbor.md §5.3, §5.7).
+    """
+    slim: dict[str, Any] = {}
+    harbor = lock.get("harbor")
+    if isinstance(harbor, dict) and "version" in harbor:
+        slim["harbor"] = {"version": harbor["version"]}
+    if "trials" in lock:
+        trials = lock["trials"]
+        # Harbor writes a list; anything else is left as found for the planner to judge.
+        slim["trials"] = [_slim_lock_trial(t) for t in trials] if type(trials) is list else trials
+    return slim
+
+
+def _slim_lock_trial(trial: Any) -> dict[str, Any]:
+    """One TrialLock's read fields; a non-object reads as {} (``_planned_from_lock`` reads it
+    so). A trial with none of them is kept whole: "is there a lock trial" decides which
+    multipliers a record cites."""
+    if not isinstance(trial, dict):
+        return {}
+    slim = {k: trial[k] for k in _MULTIPLIERS if k in trial}
+    if "task" in trial:
+        slim["task"] = _pick(trial["task"], _LOCK_TASK_KEYS)
+    if "agent" in trial:
+        slim["agent"] = _pick(trial["agent"], _AGENT_KEYS)
+    return slim or trial
 
 
 def _planned_from_lock(lock: dict[str, Any]) -> list[_Slot]:
