@@ -243,6 +243,8 @@ def _usage_of(agent_result: Any) -> dict[str, Any] | None:
         if type(value) is float:  # _number's own first case, written out (costs)
             if math.isfinite(value):
                 usage[out] = value
+        elif type(value) is int:  # token counts: always finite, and a bool is no int here
+            usage[out] = value
         elif value is not None and _number(value) is not None:
             usage[out] = value
     return usage
