@@ -16,8 +16,11 @@ from ledger.errors import InputError
 MAX_DEPTH = 1024  # orjson's own nesting limit; the stdlib fallback is held to the same
 
 
-# JSON can hold U+0000 only as this escape: a document without it costs one substring search.
+# JSON can hold U+0000 only as this escape: a document without it costs one substring search,
+# and one without a backslash at all a single memchr (``_BACKSLASH``): searching for the escape
+# itself checks every "0" of the document (~2.5 us per 4 KB trial file, 3,000 of them a job).
 _NUL_ESCAPE = b"\\u0000"
+_BACKSLASH = b"\\"
 NUL_REASON = (
     "a text in it holds a NUL character (\\u0000), which benchledger does not store"
     " (PostgreSQL cannot); remove it"
@@ -29,7 +32,7 @@ def holds_nul(raw: bytes, document: Any) -> bool:
 
     Why refuse it: SQLite keeps it and PostgreSQL refuses it in any text, so the same input
     would be ledgered on one store and fail half-way on the other."""
-    if _NUL_ESCAPE not in raw:
+    if _BACKSLASH not in raw or _NUL_ESCAPE not in raw:
         return False
     stack = [document]
     while stack:

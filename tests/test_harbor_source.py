@@ -784,3 +784,59 @@ def test_without_a_directory_handle_the_records_are_the_same(
         assert without.records == with_handle.records
         assert without.provenance == with_handle.provenance
         assert without.warnings == with_handle.warnings
+
+
+# --- lock.json slimmed right after parsing: every later read sees the same -----------------
+
+
+_LOCK_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3))
+_lock_trials = st.one_of(
+    st.dictionaries(
+        st.sampled_from(
+            ["task", "agent", "environment", "verifier", "timeout_multiplier", "skills"]
+        ),
+        st.one_of(
+            _LOCK_VALUES,
+            st.dictionaries(st.sampled_from(["name", "source", "digest", "kwargs"]), _LOCK_VALUES),
+        ),
+    ),
+    _LOCK_VALUES,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "trials": st.one_of(st.lists(_lock_trials, max_size=4), st.none(), st.text()),
+            "harbor": st.one_of(
+                st.fixed_dictionaries({}, optional={"version": _LOCK_VALUES, "x": _LOCK_VALUES}),
+                _LOCK_VALUES,
+            ),
+            "retry": _LOCK_VALUES,
+        },
+    )
+)
+def test_slim_lock_reads_as_the_whole_lock(lock: dict) -> None:
+    """The plan, each slot's lock (its truth value and every field later steps read) and the
+    Harbor version are the same whether read from the parsed lock or its slimmed copy."""
+    slim = harbor_reading._slim_lock(lock)
+
+    def reads(doc: dict) -> list:
+        out: list = [harbor_reading._dict(doc.get("harbor")).get("version")]
+        for slot in harbor_reading._planned_from_lock(doc):
+            trial = slot.lock or {}
+            out.append(
+                (
+                    slot[:4],
+                    bool(slot.lock),
+                    harbor_reading._dict(trial.get("task")).get("digest"),
+                    harbor_reading._dict(trial.get("agent")),
+                    harbor_reading._multipliers(trial),
+                    tuple(map(trial.get, harbor_reading._MULTIPLIERS)),
+                )
+            )
+        return out
+
+    assert reads(slim) == reads(lock)

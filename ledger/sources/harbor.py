@@ -37,6 +37,7 @@ from ledger.sources.harbor_reading import (
     _planned_from_config,
     _planned_from_lock,
     _Reader,
+    _slim_lock,
     _Slot,
     _text,
     observed_trials,
@@ -167,7 +168,10 @@ def _read_files(
 ) -> SourceIngest:
     """``_read_job`` once the job directory is open for reading: read every file once, match
     the plan, group the attempts, build the records."""
-    config, lock, job_result = (reader.json(n) for n in ("config.json", "lock.json", "result.json"))
+    config, lock = reader.json("config.json"), reader.json("lock.json")
+    if lock.ok:  # freed before the trials are read, which then reuse its memory
+        lock.data = _slim_lock(lock.data)
+    job_result = reader.json("result.json")
     observed = observed_trials(reader, progress, harbor_prefetch.claim())
     if config.state == lock.state == job_result.state == "missing" and not observed:
         raise SourceError(_ERR_NOT_JOB)
