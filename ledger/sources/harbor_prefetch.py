@@ -8,8 +8,10 @@ the flags say. So the console script (``commands.entry``), before it imports any
 looks in the raw arguments for ``--harbor-job-dir`` and forks a reader for that directory. The
 reader imports only the Harbor reading module and reads trials from the first one on; when
 the command reaches the trials it reads from the last one back, and the two stop where they
-meet (``Split``). The reader's trials come back through a pipe as JSON
-(``harbor_reading.read_front_for_prefetch``, ``harbor_reading.observed_trials``).
+meet (``Split``). The reader writes its trials as JSON lines into an in-memory file while it
+reads them, so it never waits for the command to drain a pipe, and the command reads them all
+at once when the reader has exited (``harbor_reading.read_front_for_prefetch``,
+``harbor_reading.observed_trials``).
 
 The reader can change how long an ingest takes, never what it records. Anything unusual makes
 the command read every trial itself, as it always did: no ``fork`` here, a command line the
@@ -44,7 +46,7 @@ class Split:
 
     def __init__(self, pid: int, fd: int, shared: object) -> None:
         self.pid = pid
-        self.fd = fd
+        self.fd = fd  # the in-memory file the reader writes its trials to
         self._shared = shared
         # [0] the front's next trial, [1] the back's last claim, [2] how many trials (-1: not yet)
         self._counters = memoryview(shared).cast("q")  # type: ignore[arg-type]
@@ -80,12 +82,15 @@ class Split:
         return True
 
     def result(self) -> bytes | None:
-        """The reader's message once it is done, or None if it failed."""
-        chunks = []
-        while chunk := os.read(self.fd, 1 << 20):
+        """What the reader wrote, once it has exited, or None if it failed."""
+        if self._reap(block=True) != 0:
+            return None
+        size, done = os.fstat(self.fd).st_size, 0
+        chunks: list[bytes] = []
+        while done < size and (chunk := os.pread(self.fd, size - done, done)):
             chunks.append(chunk)
-        status = self._reap(block=True)
-        return b"".join(chunks) if status == 0 and chunks else None
+            done += len(chunk)
+        return b"".join(chunks) or None
 
     def close(self) -> None:
         """Stop the reader if it still runs, and release the pipe and the page."""
@@ -151,7 +156,7 @@ def fork_reader(job_dir: str, *, back: int = _NOBODY) -> None:
 
     try:
         shared = mmap.mmap(-1, mmap.PAGESIZE)
-        read_fd, write_fd = os.pipe()
+        out_fd = os.memfd_create("benchledger-trials", os.MFD_CLOEXEC)
     except OSError:
         return
     counters = memoryview(shared).cast("q")
@@ -160,14 +165,11 @@ def fork_reader(job_dir: str, *, back: int = _NOBODY) -> None:
     try:
         pid = os.fork()
     except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
+        os.close(out_fd)
         return
     if pid == 0:  # the reader
-        os.close(read_fd)
-        _serve(job_dir, Split(os.getpid(), -1, shared), write_fd)  # never returns
-    os.close(write_fd)
-    _pending = Split(pid, read_fd, shared)
+        _serve(job_dir, Split(os.getpid(), -1, shared), out_fd)  # never returns
+    _pending = Split(pid, out_fd, shared)
     import atexit
 
     atexit.register(discard)
@@ -177,12 +179,14 @@ def _enabled() -> bool:
     return (
         sys.platform.startswith("linux")
         and hasattr(os, "fork")
+        and hasattr(os, "memfd_create")
         and os.environ.get(_DISABLE_ENV, "1") != "0"
     )
 
 
-def _serve(job_dir: str, split: Split, write_fd: int) -> None:
-    """The reader's whole life: read, send, exit without running the parent's exit handlers."""
+def _serve(job_dir: str, split: Split, out_fd: int) -> None:
+    """The reader's whole life: read and write, then exit without running the parent's exit
+    handlers."""
     code = 1
     try:
         import gc
@@ -190,9 +194,8 @@ def _serve(job_dir: str, split: Split, write_fd: int) -> None:
         gc.disable()  # as while the command reads: nothing read here is garbage
         from ledger.sources.harbor_reading import read_front_for_prefetch
 
-        message = read_front_for_prefetch(job_dir, split)
-        with os.fdopen(write_fd, "wb") as out:
-            out.write(message)
+        with os.fdopen(out_fd, "wb") as out:
+            read_front_for_prefetch(job_dir, split, out.write)
         code = 0
     except BaseException:  # noqa: BLE001 - any failure: the command reads for itself
         pass

@@ -511,14 +511,15 @@ def _list_trials(reader: _Reader) -> list[str]:
 # --------------------------------------------------------------------------- read on two cores
 
 
-def read_front_for_prefetch(job_dir: str, split: Split) -> bytes:
+def read_front_for_prefetch(job_dir: str, split: Split, write: Callable[[bytes], Any]) -> None:
     """The forked reader's part (``ledger.sources.harbor_prefetch``): the trials from the first
     on, each one claimed before it is read, until it meets the trials the command claimed
-    from the back. Sent as JSON: the directory as ``read_harbor_job`` resolves it, the trial
-    directories listed, the symbolic links skipped, the digests of the files read, and each
-    trial read, in order (``_attempt_fields``, or null for a directory holding no trial).
-    Everything in an attempt came out of ``orjson.loads`` or is a bool, a finite float or a
-    short text, so it comes out of JSON exactly as it went in."""
+    from the back. Written as JSON lines while they are read: the trials in order, a batch per
+    line (``_attempt_fields``, or null for a directory holding no trial); then a last line
+    with the directory as ``read_harbor_job`` resolves it, the trial directories listed, the
+    symbolic links skipped and the digests of the files read. Everything in an attempt came
+    out of ``orjson.loads`` or is a bool, a finite float or a short text, so it comes out of
+    JSON exactly as it went in (and JSON text never holds a raw newline)."""
     from pathlib import Path
 
     path = Path(job_dir)
@@ -528,13 +529,21 @@ def read_front_for_prefetch(job_dir: str, split: Split) -> bytes:
     with _Reader(root) as reader:
         candidates = _list_trials(reader)
         split.begin(len(candidates))
-        read: list[list[Any] | None] = []
+        batch: list[list[Any] | None] = []
         for i, name in enumerate(candidates):
             if not split.take_front(i):
                 break
             attempt = _read_trial(reader, name)
-            read.append(None if attempt is None else _attempt_fields(attempt))
-        return orjson.dumps([root, candidates, reader.skipped_links, reader.files, read])
+            batch.append(None if attempt is None else _attempt_fields(attempt))
+            if len(batch) == _BATCH:
+                write(orjson.dumps(batch) + b"\n")
+                batch = []
+        if batch:
+            write(orjson.dumps(batch) + b"\n")
+        write(orjson.dumps([root, candidates, reader.skipped_links, reader.files]))
+
+
+_BATCH = 256  # trials per line the reader writes
 
 
 def observed_trials(
@@ -577,7 +586,9 @@ def _read_with(reader: _Reader, split: Split) -> list[_Attempt | None] | None:
     message = split.result()
     if message is None:
         return None
-    root, listed, links, files, front = orjson.loads(message)
+    *batches, last = message.split(b"\n")
+    root, listed, links, files = orjson.loads(last)
+    front = [f for batch in batches for f in orjson.loads(batch)]
     if root != reader.root or listed != candidates or links != reader.skipped_links:
         return None
     if any(i not in back for i in range(len(front), total)):
