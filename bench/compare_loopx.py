@@ -360,7 +360,8 @@ def main() -> None:
     block = [
         f"Measured {when} on {header}; medians of {args.runs} runs per cell; "
         f"whole run {time.perf_counter() - started:.0f} s. Command: "
-        f"`python bench/compare_loopx.py{' --quick' if args.quick else ''} --runs {args.runs}`.",
+        f"`python bench/compare_loopx.py{' --quick' if args.quick else ''}"
+        f"{' --skip-rebuild' if args.skip_rebuild else ''} --runs {args.runs}`.",
         "",
         *markdown_table(rows),
     ]
