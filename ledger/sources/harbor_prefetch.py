@@ -51,6 +51,7 @@ class Split:
         # [0] the front's next trial, [1] the back's last claim, [2] how many trials (-1: not yet)
         self._counters = memoryview(shared).cast("q")  # type: ignore[arg-type]
         self._reaped = False
+        self._status = -1  # the reader's exit code, once reaped
 
     # the reader's side
 
@@ -93,7 +94,7 @@ class Split:
         return b"".join(chunks) or None
 
     def close(self) -> None:
-        """Stop the reader if it still runs, and release the pipe and the page."""
+        """Stop the reader if it still runs, and release its file and the shared page."""
         import signal
 
         if not self._reaped:
@@ -118,8 +119,6 @@ class Split:
             return None
         self._reaped, self._status = True, os.waitstatus_to_exitcode(status) if status != -1 else -1
         return self._status
-
-    _status: int = -1
 
 
 _pending: Split | None = None
