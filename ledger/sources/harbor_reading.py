@@ -182,14 +182,11 @@ def _trial_times(res: dict[str, Any]) -> tuple[dict[str, float], float | None, f
     stamps carry microseconds, and milliseconds keep sums free of float noise. Harbor's phases
     abut (each phase ends when the next starts, the trial starts with its first phase), so most
     stamps appear twice; ``epochs`` parses each distinct one once (a bad one is remembered as
-    None). This runs once per trial, so the five spans are written out in one loop and each
-    stamp is parsed in line as ``_stamp_epoch`` does: the call alone cost a fifth of the loop.
+    None). This runs once per trial, so the five spans are written out in one loop.
     """
     epochs: dict[str, float | None] = {}
     timing: dict[str, float] = {}
     wall = None
-    first: float | None
-    last: float | None
     for phase, key in _TIMED_BLOCKS:
         block = res if key is None else res.get(key)
         if not isinstance(block, dict):
@@ -197,26 +194,8 @@ def _trial_times(res: dict[str, Any]) -> tuple[dict[str, float], float | None, f
         start, end = block.get("started_at"), block.get("finished_at")
         if not isinstance(start, str) or not isinstance(end, str):
             continue
-        if start in epochs:
-            first = epochs[start]
-        else:
-            try:
-                dt = _fromisoformat(start)
-            except ValueError:
-                first = None
-            else:
-                first = (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).timestamp()
-            epochs[start] = first
-        if end in epochs:
-            last = epochs[end]
-        else:
-            try:
-                dt = _fromisoformat(end)
-            except ValueError:
-                last = None
-            else:
-                last = (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).timestamp()
-            epochs[end] = last
+        first = epochs[start] if start in epochs else epochs.setdefault(start, _stamp_epoch(start))
+        last = epochs[end] if end in epochs else epochs.setdefault(end, _stamp_epoch(end))
         if first is None or last is None:
             continue
         seconds = last - first
