@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from commands.runtime import OpenStore, open_store
 from ledger.connection import Connection
@@ -59,3 +60,25 @@ def table_rows(conn, table) -> list[tuple]:  # noqa: ANN001 - a Connection and a
     """Every row of a table in primary-key order, as plain tuples."""
     order = ", ".join(table.primary_key)
     return [tuple(r) for r in conn.execute(f"{table.select_sql} ORDER BY {order}")]
+
+
+def assert_rebuild_reports_and_empties(
+    url: str, damage: Callable[[Connection], dict[str, Any]], table: str, refill: Callable[[], Any]
+) -> None:
+    """A kept cache entry ``damage`` changes (in one transaction; it returns the difference
+    ``verify_rebuild`` must report) is named by ``rebuild --verify``; a rebuild empties
+    ``table``, and ``refill`` fills it again."""
+    s = opened(url)
+    try:
+        assert s.projections.verify_rebuild(s.store).ok
+        with s.store.database.begin() as conn:
+            problem = damage(conn)
+        report = s.projections.verify_rebuild(s.store)
+        assert not report.ok
+        assert problem in report.differences
+        s.projections.rebuild(s.store)
+    finally:
+        s.close()
+    assert table_count(url, table) == 0  # a rebuild empties the cache; the next read fills it
+    refill()
+    assert table_count(url, table) > 0

@@ -37,7 +37,11 @@ from projections.aggregate_cases import (
 from projections.queries import StoreReads
 from projections.row_caches import fill_row_caches
 from tests.support_harbor_ingest_cli import cli, head_position
-from tests.support_store import opened, store_connection, table_count
+from tests.support_store import (
+    assert_rebuild_reports_and_empties,
+    store_connection,
+    table_count,
+)
 from tests.test_compare_rows import filled, project  # noqa: F401 - fixtures
 
 BENCH = "terminal-bench@2.0"
@@ -213,31 +217,24 @@ def test_the_stored_form_carries_a_result_exactly_or_not_at_all() -> None:
 
 def test_verify_reports_a_result_its_rows_do_not_give(filled: str) -> None:  # noqa: F811
     assert cli(AGGREGATE, db=filled).code == 0
-    s = opened(filled)
-    try:
-        assert s.projections.verify_rebuild(s.store).ok
-        with s.store.database.begin() as conn:
-            ledger_id, case_id = conn.execute(
-                "SELECT ledger_id, case_id FROM rm_aggregate_cases"
-                " WHERE benchmark_id = ? AND bucket = 'pass'",
-                (BENCH,),
-            ).first()
-            conn.execute(
-                "UPDATE rm_aggregate_cases SET bucket = 'official_zero'"
-                " WHERE ledger_id = ? AND case_id = ?",
-                (ledger_id, case_id),
-            )
-        report = s.projections.verify_rebuild(s.store)
-        assert not report.ok
-        problem = {"table": "rm_aggregate_cases", "key": [ledger_id, BENCH, case_id],
-                   "problem": "stale case"}  # fmt: skip
-        assert problem in report.differences
-        s.projections.rebuild(s.store)
-    finally:
-        s.close()
-    assert _count(filled) == 0  # a rebuild empties the cache; the next aggregate fills it
-    assert cli(AGGREGATE, db=filled).code == 0
-    assert _count(filled) > 0
+
+    def damage(conn: Connection) -> dict[str, Any]:
+        ledger_id, case_id = conn.execute(
+            "SELECT ledger_id, case_id FROM rm_aggregate_cases"
+            " WHERE benchmark_id = ? AND bucket = 'pass'",
+            (BENCH,),
+        ).first()
+        conn.execute(
+            "UPDATE rm_aggregate_cases SET bucket = 'official_zero'"
+            " WHERE ledger_id = ? AND case_id = ?",
+            (ledger_id, case_id),
+        )
+        return {"table": "rm_aggregate_cases", "key": [ledger_id, BENCH, case_id],
+                "problem": "stale case"}  # fmt: skip
+
+    assert_rebuild_reports_and_empties(
+        filled, damage, "rm_aggregate_cases", lambda: cli(AGGREGATE, db=filled)
+    )
 
 
 def test_as_of_keeps_nothing_and_a_snapshot_holds_every_case(

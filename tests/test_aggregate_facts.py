@@ -31,6 +31,7 @@ from ledger.aggregate_facts import (
     encode,
     row_facts,
 )
+from ledger.connection import Connection
 from ledger.handlers.ledger_aggregate import AggregateRequest, aggregate_view
 from ledger.handlers.ledger_source_files import load_sources
 from ledger.jsonfmt import PlainJsonDict, json_like_stdlib
@@ -45,7 +46,11 @@ from projections.queries import StoreReads
 from tests.support_harbor_ingest_cli import cli, head_position
 from tests.support_ledger_rows import stored_row
 from tests.support_ledger_rules import load_fixture_ledger
-from tests.support_store import opened, store_connection, table_count
+from tests.support_store import (
+    assert_rebuild_reports_and_empties,
+    store_connection,
+    table_count,
+)
 from tests.test_aggregate import _policy_rows
 from tests.test_compare_rows import filled, project  # noqa: F401 - fixtures
 
@@ -250,31 +255,24 @@ def test_aggregate_after_a_rewrite_reads_the_rewritten_rows(filled: str) -> None
 
 def test_verify_reports_an_entry_its_row_does_not_give(filled: str) -> None:  # noqa: F811
     assert cli(AGGREGATE, db=filled).code == 0
-    s = opened(filled)
-    try:
-        assert s.projections.verify_rebuild(s.store).ok
-        with s.store.database.begin() as conn:
-            ledger_id, run_id, text = conn.execute(
-                "SELECT ledger_id, run_id, facts FROM rm_aggregate_facts WHERE facts LIKE ?",
-                ('%"pass"%',),
-            ).first()
-            stored = orjson.loads(text)
-            stored[4] = "official_zero"  # the bucket
-            conn.execute(
-                "UPDATE rm_aggregate_facts SET facts = ? WHERE ledger_id = ? AND run_id = ?",
-                (orjson.dumps(stored).decode(), ledger_id, run_id),
-            )
-        report = s.projections.verify_rebuild(s.store)
-        assert not report.ok
-        problem = {"table": "rm_aggregate_facts", "key": [ledger_id, run_id],
-                   "problem": "stale facts"}  # fmt: skip
-        assert problem in report.differences
-        s.projections.rebuild(s.store)
-    finally:
-        s.close()
-    assert _count(filled) == 0  # a rebuild empties the cache; the next aggregate fills it
-    assert cli(AGGREGATE, db=filled).code == 0
-    assert _count(filled) > 0
+
+    def damage(conn: Connection) -> dict[str, Any]:
+        ledger_id, run_id, text = conn.execute(
+            "SELECT ledger_id, run_id, facts FROM rm_aggregate_facts WHERE facts LIKE ?",
+            ('%"pass"%',),
+        ).first()
+        stored = orjson.loads(text)
+        stored[4] = "official_zero"  # the bucket
+        conn.execute(
+            "UPDATE rm_aggregate_facts SET facts = ? WHERE ledger_id = ? AND run_id = ?",
+            (orjson.dumps(stored).decode(), ledger_id, run_id),
+        )
+        return {"table": "rm_aggregate_facts", "key": [ledger_id, run_id],
+                "problem": "stale facts"}  # fmt: skip
+
+    assert_rebuild_reports_and_empties(
+        filled, damage, "rm_aggregate_facts", lambda: cli(AGGREGATE, db=filled)
+    )
 
 
 def test_entries_of_another_format_are_computed_again(filled: str) -> None:  # noqa: F811
