@@ -144,46 +144,44 @@ def upserts(bl: str, loopx: Loopx, sizes: list[int], runs: int, work: Path) -> l
 
 
 def ingests(bl: str, loopx: Loopx, sizes: list[int], runs: int, work: Path) -> list[Row]:
+    """The two tools taking turns on each job, every run's directory kept until ``work`` is
+    deleted (``harbor_ingest.taking_turns`` says why both matter on this machine)."""
     template = harbor_ingest.TEMPLATE_JOB
     rows: list[Row] = []
     for n in sizes:
         job = harbor_ingest.generate_job(template, work / f"jobs-{n}", n)
 
-        def prepared(project: Path) -> None:
+        def ours(project: Path, job: Path = job):  # noqa: ANN202
             subprocess.run([bl, "db", "upgrade"], cwd=project, check=True,
                            stdout=subprocess.DEVNULL)  # fmt: skip
+            return measured_at_home(harbor_ingest.benchledger_argv(bl, job), project)
 
-        ours = median_in_fresh_dirs(runs, harbor_ingest.benchledger_argv(bl, job), prepared)
-        theirs = median_in_fresh_dirs(runs, harbor_ingest.loopx_argv(str(loopx.exe), job), None)
-        ratio = theirs["seconds"] / ours["seconds"]
+        def theirs(project: Path, job: Path = job):  # noqa: ANN202
+            return measured_at_home(harbor_ingest.loopx_argv(str(loopx.exe), job), project)
+
+        mine, other = (medians(s) for s in harbor_ingest.taking_turns(runs, work, [ours, theirs]))
+        ratio = other["seconds"] / mine["seconds"]
         big = n == max(sizes)
         rows.append(Row(
             f"Harbor ingest, {n:,} trials",
-            f"{seconds(ours['seconds'])} (CPU {seconds(ours['cpu'])}), {ours['mib']:.0f} MiB",
-            f"{seconds(theirs['seconds'])} (CPU {seconds(theirs['cpu'])}), "
-            f"{theirs['mib']:.0f} MiB",
+            f"{seconds(mine['seconds'])} (CPU {seconds(mine['cpu'])}), {mine['mib']:.0f} MiB",
+            f"{seconds(other['seconds'])} (CPU {seconds(other['cpu'])}), "
+            f"{other['mib']:.0f} MiB",
             ratio, ">= 4x" if big else "", (ratio >= 4) if big else None,
         ))  # fmt: skip
-        shutil.rmtree(job.parents[2], ignore_errors=True)
         print(f"  ingest of {n:,} trials measured", file=sys.stderr, flush=True)
     return rows
 
 
-def median_in_fresh_dirs(runs: int, argv: list[str], prepare) -> dict:  # noqa: ANN001
-    """Each run in a new empty directory (HOME too, so neither tool touches the real one)."""
-    samples = []
-    for _ in range(runs):
-        with tempfile.TemporaryDirectory() as tmp:
-            if prepare is not None:
-                prepare(Path(tmp))
-            env_home = os.environ.get("HOME")
-            os.environ["HOME"] = tmp
-            try:
-                samples.append(measure(argv, cwd=Path(tmp)))
-            finally:
-                if env_home is not None:
-                    os.environ["HOME"] = env_home
-    return medians(samples)
+def measured_at_home(argv: list[str], project: Path):  # noqa: ANN201
+    """One run in ``project`` with HOME there too, so neither tool touches the real one."""
+    env_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(project)
+    try:
+        return measure(argv, cwd=project)
+    finally:
+        if env_home is not None:
+            os.environ["HOME"] = env_home
 
 
 def sequential(bl: str, loopx: Loopx, count: int, work: Path) -> list[Row]:

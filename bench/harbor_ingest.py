@@ -9,8 +9,9 @@ so the adapter reads exactly what it would read from Harbor. Each measurement is
 on a fresh store (default embedded SQLite in a fresh directory), like a user's shell.
 
 With --with-loopx, loopx 0.4.8 (installed into bench/.venv-loopx on first use) ingests the same
-directories with its own command, and the speed-up loopx time / benchledger time is printed for
-wall and CPU (user + system) time, with the target (>= 4x at the largest size). loopx files a
+directories with its own command, the two tools taking turns run by run (``taking_turns``), and
+the speed-up loopx time / benchledger time is printed for wall and CPU (user + system) time,
+with the target (>= 4x at the largest size). loopx files a
 whole job as one case; benchledger writes one record and one ledger row per task. The project's
 modules are byte-compiled first, as a wheel install does, so PYTHONDONTWRITEBYTECODE in the
 environment does not make every benchledger process compile its sources.
@@ -32,9 +33,10 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from _fixtures import HARBOR
 
@@ -42,6 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 TEMPLATE_JOB = HARBOR / "tb2-pilot-20260502" / "jobs" / "2026-05-02__14-03-19"
 LOOPX_VENV = REPO / "bench" / ".venv-loopx"
 LOOPX_VERSION = "0.4.8"
+S = TypeVar("S")
 
 # Runs one command in a child of its own, so RUSAGE_CHILDREN is that command's peak alone.
 MEASURE = """
@@ -195,15 +198,26 @@ def measure(argv: list[str], cwd: Path) -> Sample:
     return Sample(report["wall"], report["peak_kib"] / 1024, report["cpu"])
 
 
-def median_of(runs: int, argv_for: Callable[[], list[str]],
-              prepare: Callable[[Path], None] | None = None) -> Sample:
-    """A fresh directory per run; ``prepare`` (untimed) sets it up like a user's project."""
-    samples = []
+def taking_turns(runs: int, root: Path, commands: Sequence[Callable[[Path], S]]) -> list[list[S]]:
+    """``runs`` samples of each command, the commands taking turns run by run, each run in a
+    new directory under ``root`` (``command(directory)`` sets it up and measures).
+
+    Taking turns puts every tool under the same machine: on this shared VM the speed of a
+    whole minute drifts by 20 % or more, which timing one tool's runs after the other's put
+    into the ratio. The directories are left to the caller, who deletes ``root`` after the
+    last measurement: on ext4 without a journal (this VM) the inode allocator passes over
+    every inode deleted in the last 30 s (``recently_deleted``, seen with ``perf``), so a
+    harness deleting a run's ~200 files made the next run's file creation 10-20x slower
+    (70-200 us a file instead of ~10), a cost of the harness that fell on the tool that
+    writes more files. Users do not delete hundreds of files before each ingest."""
+    samples: list[list[S]] = [[] for _ in commands]
     for _ in range(runs):
-        with tempfile.TemporaryDirectory() as tmp:
-            if prepare is not None:
-                prepare(Path(tmp))
-            samples.append(measure(argv_for(), Path(tmp)))
+        for command, out in zip(commands, samples, strict=True):
+            out.append(command(Path(tempfile.mkdtemp(dir=root))))
+    return samples
+
+
+def median_sample(samples: list[Sample]) -> Sample:
     return Sample(
         statistics.median(s.wall for s in samples),
         statistics.median(s.peak_mib for s in samples),
@@ -263,29 +277,36 @@ def main() -> None:
     header = f"{'trials':>7} {'benchledger s':>14} {'CPU s':>6} {'peak MiB':>9}"
     if loopx:
         header += f" {'loopx s':>9} {'CPU s':>6} {'peak MiB':>9} {'speed-up':>8} {'CPU':>5}"
-    print(f"Harbor ingest, median of {args.runs} runs, fresh store each run; load average "
+    print(f"Harbor ingest, median of {args.runs} runs taking turns, fresh store each run; load "
           + ", ".join(f"{x:.2f}" for x in os.getloadavg()))  # fmt: skip
     print(header)
     verdict = None
-    with tempfile.TemporaryDirectory() as jobs_root:
+    with tempfile.TemporaryDirectory() as root:  # jobs and runs, deleted after the last run
         for n in sizes:
-            job = generate_job(template, Path(jobs_root) / str(n), n)
-            # a project whose store exists already (its creation is a one-off, not ingest)
-            ours = median_of(args.runs, lambda job=job: benchledger_argv(exe, job),
-                             prepare=lambda d: subprocess.run(
-                                 [exe, "db", "upgrade"], cwd=d, check=True,
-                                 stdout=subprocess.DEVNULL))
-            line = f"{n:>7} {ours.wall:>14.2f} {ours.cpu:>6.2f} {ours.peak_mib:>9.1f}"
+            job = generate_job(template, Path(root) / f"jobs-{n}", n)
+
+            def ours(project: Path, job: Path = job) -> Sample:
+                # a project whose store exists already (its creation is a one-off, not ingest)
+                subprocess.run([exe, "db", "upgrade"], cwd=project, check=True,
+                               stdout=subprocess.DEVNULL)  # fmt: skip
+                return measure(benchledger_argv(exe, job), project)
+
+            def theirs(project: Path, job: Path = job, loopx: str = loopx or "") -> Sample:
+                return measure(loopx_argv(loopx, job), project)
+
+            commands = [ours, theirs] if loopx else [ours]
+            samples = taking_turns(args.runs, Path(root), commands)
+            mine = median_sample(samples[0])
+            line = f"{n:>7} {mine.wall:>14.2f} {mine.cpu:>6.2f} {mine.peak_mib:>9.1f}"
             if loopx:
-                theirs = median_of(args.runs, lambda job=job: loopx_argv(loopx, job))
-                speed, cpu = theirs.wall / ours.wall, theirs.cpu / ours.cpu
-                line += (f" {theirs.wall:>9.2f} {theirs.cpu:>6.2f} {theirs.peak_mib:>9.1f}"
+                other = median_sample(samples[1])
+                speed, cpu = other.wall / mine.wall, other.cpu / mine.cpu
+                line += (f" {other.wall:>9.2f} {other.cpu:>6.2f} {other.peak_mib:>9.1f}"
                          f" {speed:>7.2f}x {cpu:>4.1f}x")  # fmt: skip
                 if n == max(sizes):
                     verdict = (f"[{'PASS' if speed >= 4 else 'FAIL'}] ingest of {n:,} trials "
                                f"{speed:.2f}x faster than loopx (target >= 4x; CPU {cpu:.2f}x)")
             print(line, flush=True)
-            shutil.rmtree(job.parents[2], ignore_errors=True)
     print("load average at the end " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     if verdict:
         print(verdict)

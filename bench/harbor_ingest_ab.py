@@ -24,19 +24,19 @@ from pathlib import Path
 from harbor_ingest import TEMPLATE_JOB, benchledger_argv, generate_job
 
 
-def one_run(venv: Path, job: Path) -> tuple[float, float, float]:
-    """(wall, user + system, system) seconds of one ingest into a fresh store."""
+def one_run(venv: Path, job: Path, project: Path) -> tuple[float, float, float]:
+    """(wall, user + system, system) seconds of one ingest into a fresh store in ``project``,
+    a new directory the caller deletes after the last run (``harbor_ingest.taking_turns``)."""
     exe = str(venv / "bin" / "benchledger")
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "HOME": tmp}
-        subprocess.run([exe, "db", "upgrade"], cwd=tmp, env=env, check=True,
-                       stdout=subprocess.DEVNULL)  # fmt: skip
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        with open(Path(tmp) / "stdout.txt", "wb") as out:
-            subprocess.run(benchledger_argv(exe, job), cwd=tmp, env=env, check=True, stdout=out)
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    env = {**os.environ, "HOME": str(project)}
+    subprocess.run([exe, "db", "upgrade"], cwd=project, env=env, check=True,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(project / "stdout.txt", "wb") as out:
+        subprocess.run(benchledger_argv(exe, job), cwd=project, env=env, check=True, stdout=out)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     system = after.ru_stime - before.ru_stime
     return wall, after.ru_utime - before.ru_utime + system, system
 
@@ -54,7 +54,7 @@ def main() -> None:
         print("load average at start", ", ".join(f"{x:.2f}" for x in os.getloadavg()))
         for i in range(args.runs):
             for venv in (args.old, args.new) if i % 2 == 0 else (args.new, args.old):
-                samples[venv].append(one_run(venv, job))
+                samples[venv].append(one_run(venv, job, Path(tempfile.mkdtemp(dir=root))))
     print("load average at end", ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     print(f"{'build':<40} {'wall ms':>16} {'CPU ms':>16} {'system ms':>16}   (median / min)")
     for venv, runs in samples.items():
