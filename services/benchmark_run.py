@@ -64,8 +64,9 @@ def _run_benchmark(
     progress: Progress | None,
 ) -> dict[str, Any]:
     from ledger.preflight import make_which
-    from services.store_session import open_store
+    from services.store_session import open_store, preload
 
+    preload()  # while a Harbor reader is still reading on the other core
     context = build_command_context(
         registry_flag=registry, runtime_root_flag=runtime_root, cwd=Path.cwd(), env=os.environ
     )
