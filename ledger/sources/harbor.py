@@ -172,8 +172,8 @@ def _read_files(
     if lock.ok:  # freed before the trials are read, which then reuse its memory
         lock.data = _slim_lock(lock.data)
     job_result = reader.json("result.json")
-    # The plan needs the job's files only: made while a forked reader reads trials, it costs
-    # the ingest half its time (``harbor_prefetch``).
+    # The plan needs the job's files only: made before the trials, while a forked reader is
+    # already reading them (``harbor_prefetch``), it costs the ingest half of its time.
     planned = _planned_from_lock(lock.obj) or _planned_from_config(config.obj)
     observed = observed_trials(reader, progress, harbor_prefetch.claim())
     if config.state == lock.state == job_result.state == "missing" and not observed:
