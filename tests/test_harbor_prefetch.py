@@ -160,3 +160,33 @@ def test_console_script_ingests_the_same_with_and_without_the_reader(tmp_path: P
         stored[mode] = json.loads(listed.stdout)
     assert stored["1"] == stored["0"]
     assert len(stored["1"]["rows"]) == 8  # one record per task of the template
+
+
+def test_reader_lines_carry_each_trial_config_once(tmp_path: Path) -> None:
+    """The reader's lines hold each distinct trial config once (a job's trials share a few);
+    loaded back, every attempt has its own config's content, and equal configs are one object."""
+    from ledger.sources import harbor_reading
+
+    job = _big_job(tmp_path, 3)
+
+    class Everything:  # the reader's side of a split that lets it read every trial
+        def begin(self, total: int) -> None:
+            pass
+
+        def take_front(self, i: int) -> bool:
+            return True
+
+    lines: list[bytes] = []
+    harbor_reading.read_front_for_prefetch(str(job), Everything(), lines.append)  # type: ignore[arg-type]
+    *batches, _ = b"".join(lines).split(b"\n")
+    with harbor_reading._Reader(str(job.resolve())) as reader:
+        names = harbor_reading._list_trials(reader)
+        expected = [harbor_reading._read_trial(reader, name) for name in names]
+    loaded = harbor_reading._loaded_trials(batches)
+    assert loaded == [None if a is None else harbor_reading._attempt_fields(a) for a in expected]
+    configs = [f[harbor_reading._CONFIG_FIELD] for f in loaded if f is not None]
+    distinct = {json.dumps(c, sort_keys=True) for c in configs}
+    assert len({id(c) for c in configs}) == len(distinct) < len(configs)
+    written = b"".join(batches)
+    one = json.dumps(configs[0], separators=(",", ":")).encode()
+    assert written.count(one) == 1
