@@ -207,9 +207,10 @@ def taking_turns(runs: int, root: Path, commands: Sequence[Callable[[Path], S]])
     into the ratio. The directories are left to the caller, who deletes ``root`` after the
     last measurement: on ext4 without a journal (this VM) the inode allocator passes over
     every inode deleted in the last 30 s (``recently_deleted``, seen with ``perf``), so a
-    harness deleting a run's ~200 files made the next run's file creation 10-20x slower
-    (70-200 us a file instead of ~10), a cost of the harness that fell on the tool that
-    writes more files. Users do not delete hundreds of files before each ingest."""
+    harness deleting a run's ~200 files made the next run's file creation 2-5x slower
+    (150-400 us a file instead of 70-90 us after 40 s without deletions), a cost of the harness
+    that fell on the tool that writes more files (bench/README.md, issue 18). Users do not
+    delete hundreds of files before each ingest."""
     samples: list[list[S]] = [[] for _ in commands]
     for _ in range(runs):
         for command, out in zip(commands, samples, strict=True):
