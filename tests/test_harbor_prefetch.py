@@ -182,6 +182,10 @@ def test_reader_lines_carry_each_trial_config_once(tmp_path: Path) -> None:
     with harbor_reading._Reader(str(job.resolve())) as reader:
         names = harbor_reading._list_trials(reader)
         expected = [harbor_reading._read_trial(reader, name) for name in names]
+    first = next(a for a in expected if a is not None)
+    fields = harbor_reading._attempt_fields(first)
+    assert fields[harbor_reading._CONFIG_FIELD] is first.config  # the index names the config
+    assert harbor_reading._attempt_from_fields(fields).config is first.config
     loaded = harbor_reading._loaded_trials(batches)
     assert loaded == [None if a is None else harbor_reading._attempt_fields(a) for a in expected]
     configs = [f[harbor_reading._CONFIG_FIELD] for f in loaded if f is not None]

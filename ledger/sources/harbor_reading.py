@@ -629,7 +629,7 @@ def _read_with(reader: _Reader, split: Split) -> list[_Attempt | None] | None:
     return out
 
 
-_CONFIG_FIELD = 9  # where ``_attempt_fields`` puts the trial config
+_CONFIG_FIELD = 9  # the trial config in ``_attempt_fields`` (``_TrialLines``: its number)
 
 
 def _attempt_fields(a: _Attempt) -> list[Any]:
@@ -647,7 +647,7 @@ def _attempt_from_fields(f: list[Any]) -> _Attempt:
     result = _Json(f[7], f[8])
     res = result.data if result.ok else {}
     return _Attempt(
-        f[0], f[1], f[2], f[3], f[4], f[5], f[6], result, f[9], f[10], None, f[11],
+        f[0], f[1], f[2], f[3], f[4], f[5], f[6], result, f[_CONFIG_FIELD], f[10], None, f[11],
         "pending", "", 0, f[12], f[13], f[14], res, f[15], f[16], f[17],
     )  # fmt: skip
 
