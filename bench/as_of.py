@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT.parent))
 
 from rebuild_throughput import CACHE, LEDGERS, fill  # noqa: E402
 
-BENCHLEDGER = [sys.executable, "-m", "commands.cli"]
+BENCHLEDGER = [sys.executable, "-m", "benchledger.commands.cli"]
 TARGET_SPEEDUP = 10.0
 
 

@@ -8,7 +8,7 @@ usage — so the rows carry exactly what an ingest gives them. Then, as subproce
 installed ``benchledger``, median of ``--runs``:
 
 * ``compare --benchmark-id B --format json`` (default bootstrap: 2,000 resamples per pair),
-  warm: every row's compare facts already kept (``projections/compare_facts.py``);
+  warm: every row's compare facts already kept (``projections/read_models/compare_facts.py``);
 * the same ``compare`` cold, first after an upsert: before each run one run of arm 0 is
   upserted again with another score (not timed), so that row's facts are computed again;
 * with ``--cold-rebuild``, also cold after ``rebuild`` (not timed): every row's facts computed;

@@ -62,8 +62,8 @@ def seed_history(project: Path, index: Path) -> None:
     import os
 
     os.chdir(project)
-    from commands.runtime import command_metadata, open_store
-    from ledger.events import RUN_APPENDED, NewEvent
+    from benchledger.commands.runtime import command_metadata, open_store
+    from benchledger.ledger.store.events import RUN_APPENDED, NewEvent
 
     events = []
     for line in index.read_text(encoding="utf-8").splitlines():

@@ -91,7 +91,7 @@ def realistic_stream(rng: random.Random, templates: list[dict[str, Any]]) -> Ite
     one ``export_written`` for the files rendered. About one ingest in ten re-ingests an
     earlier job (the same run ids again: its upserts replace rows); now and then an earlier
     ingest's runs are archived, and some archives are restored."""
-    from ledger.events import LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED, NewEvent
+    from benchledger.ledger.store.events import LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED, NewEvent
 
     ingests: list[tuple[str, str, list[dict[str, Any]]]] = []  # (goal, ledger, rows)
     archived: list[tuple[str, list[dict[str, Any]]]] = []
@@ -154,7 +154,13 @@ def _ingest_events(
     ingest: int,
     seen_ledgers: set[str],
 ) -> Iterator[Any]:
-    from ledger.events import EXPORT_WRITTEN, LEDGER_UPSERTED, RUN_APPENDED, RUN_BUILT, NewEvent
+    from benchledger.ledger.store.events import (
+        EXPORT_WRITTEN,
+        LEDGER_UPSERTED,
+        RUN_APPENDED,
+        RUN_BUILT,
+        NewEvent,
+    )
 
     stream = f"goal/{goal}"
     upserts = []
@@ -283,7 +289,7 @@ def supersession_stream(rng: random.Random, templates: list[dict[str, Any]]) -> 
     """The earlier bench's stream: ``ledger_upserted`` events rewriting only 30,000 distinct
     runs over and over (at 1M events 97 % of upserts are superseded) plus one ``run_appended``
     in ten. Kept as a named workload: it is the sparse replay's best case, not typical use."""
-    from ledger.events import LEDGER_UPSERTED, RUN_APPENDED, NewEvent
+    from benchledger.ledger.store.events import LEDGER_UPSERTED, RUN_APPENDED, NewEvent
 
     seen_ledgers: set[str] = set()
     i = -1
@@ -377,8 +383,7 @@ def _run_appended(
 
 def fill(url: str, total: int, workload: str) -> float:
     """Append ``total`` events in large transactions with the listener off; seconds taken."""
-    from commands.runtime import open_store
-
+    from benchledger.commands.runtime import open_store
     opened = open_store(url)
     opened.store.listener = None
     metadata = {"actor": "bench", "host": "bench", "tool": "benchledger", "argv": ["bench"]}
@@ -504,8 +509,7 @@ def upgrade_kept_store(url: str) -> None:
 
 
 def head_of(url: str) -> int:
-    from commands.runtime import open_store
-
+    from benchledger.commands.runtime import open_store
     opened = open_store(url)
     try:
         return opened.store.head_position()

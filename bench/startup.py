@@ -40,7 +40,7 @@ def main() -> None:
         list_ms = median_ms([exe, "events", "list"], args.runs, tmp)
         print(f"benchledger --help               median {help_ms:7.1f} ms ({args.runs} runs)")
         print(f"benchledger events list (empty)  median {list_ms:7.1f} ms ({args.runs} runs)")
-        base = [sys.executable, "-c", "import commands.cli"]
+        base = [sys.executable, "-c", "import benchledger.commands.cli"]
         with_models = [sys.executable, "-c", "import commands.cli, ledger.contracts.catalog"]
         base_ms = median_ms(base, args.runs, tmp)
         models_ms = median_ms(with_models, args.runs, tmp)

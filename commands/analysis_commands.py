@@ -1,7 +1,9 @@
 """``benchmark parity-check`` and ``benchmark case-analysis-candidates`` (cli.md §13-14).
 
-Both read files the user names and report on them; the rules live in ``ledger/parity.py`` and
-``ledger/case_analysis.py``. Only ``case-analysis-candidates --apply-accepted`` changes
+Both read files the user names and report on them; the rules live in
+``ledger/rules/operations/parity.py`` and
+``ledger/rules/operations/case_analysis.py``. Only ``case-analysis-candidates --apply-accepted``
+changes
 anything, and it does so through the event store: the accepted document is appended as a
 ``case_analysis_accepted`` event, and the output files are written from it after the commit.
 
@@ -17,8 +19,8 @@ from typing import Any
 
 import click
 
-from commands.benchmark_group import benchmark
-from commands.output import emit, format_option, resolve_format
+from benchledger.commands.benchmark_group import benchmark
+from benchledger.commands.output import emit, format_option, resolve_format
 
 
 def _with_payload(err: Exception, payload: dict[str, Any]) -> Exception:
@@ -49,10 +51,12 @@ def parity_check_command(
 
       benchledger benchmark parity-check --benchmark-run-json runs/2026-05-02T09-14-07Z.json
     """
-    from ledger.errors import BenchledgerError
-    from ledger.parity import parity_check_error_payload, render_parity_markdown
-    from services.parity import parity_payload
-
+    from benchledger.ledger.core.errors import BenchledgerError
+    from benchledger.ledger.rules.operations.parity import (
+        parity_check_error_payload,
+        render_parity_markdown,
+    )
+    from benchledger.services.parity import parity_payload
     fmt = resolve_format(ctx, output_format)
     try:
         payload = parity_payload(benchmark_run_json)
@@ -105,13 +109,16 @@ def case_analysis_candidates_command(
       benchledger benchmark case-analysis-candidates --acceptance-policy generated-safe
         --apply-accepted --output-case-analysis-path analysis.next.json
     """
-    from commands.runtime import command_metadata
-    from ledger.case_analysis import render_candidates_markdown
-    from ledger.errors import BenchledgerError
-    from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
-    from ledger.requests.analysis import CaseAnalysisRequest
-    from ledger.requests.options import request_from_options
-    from services.case_analysis import case_analysis_payload, resolve_case_analysis_paths
+    from benchledger.commands.runtime import command_metadata
+    from benchledger.ledger.core.errors import BenchledgerError
+    from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
+    from benchledger.ledger.requests.analysis import CaseAnalysisRequest
+    from benchledger.ledger.requests.options import request_from_options
+    from benchledger.ledger.rules.operations.case_analysis import render_candidates_markdown
+    from benchledger.services.case_analysis import (
+        case_analysis_payload,
+        resolve_case_analysis_paths,
+    )
 
     fmt = resolve_format(ctx, output_format)
     root = ctx.find_root().obj or {}

@@ -1,7 +1,8 @@
 """``--as-of POSITION|ISO-TIME``: one option for every read command, and the database it reads.
 
 Without the option a command reads the live read models; with it, scratch read models
-replayed to that moment (``projections/as_of.py``), from the nearest matching snapshot in the
+replayed to that moment (``projections/history/as_of.py``), from the nearest matching snapshot in
+the
 store's snapshot directory. Nothing live is written either way.
 """
 
@@ -13,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from commands.output import progress_bar
+from benchledger.commands.output import progress_bar
 
 if TYPE_CHECKING:
-    from commands.runtime import OpenStore
-    from ledger.connection import Database
-
+    from benchledger.commands.runtime import OpenStore
+    from benchledger.ledger.store.connection import Database
 AS_OF_HELP = (
     "Read the ledger as it stood after this event position, or after the last event recorded "
     "at or before this ISO 8601 time (UTC unless it has an offset). Replayed into a scratch "
@@ -37,8 +37,7 @@ def read_database(
     opened: OpenStore, as_of: str | None
 ) -> Iterator[tuple[Database, dict[str, Any] | None]]:
     """The database to read (``services.as_of_reads``), with a replay bar on a terminal."""
-    from services.as_of_reads import read_database as read_at
-
+    from benchledger.services.as_of_reads import read_database as read_at
     with replay_progress() as progress, read_at(opened, as_of, progress) as found:
         yield found
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from commands.benchmark_group import benchmark
-from commands.output import bullets, emit, format_option, progress_bar, resolve_format
-from ledger.rules.vocabulary import MULTIPLIER_KEYS
+from benchledger.commands.benchmark_group import benchmark
+from benchledger.commands.output import bullets, emit, format_option, progress_bar, resolve_format
+from benchledger.ledger.rules.record.vocabulary import MULTIPLIER_KEYS
 
 TITLE = "Benchmark Run Append"
 
@@ -53,22 +53,19 @@ def _int_option(name: str):  # noqa: ANN202
 
 def _skillsbench_routes() -> tuple[str, ...]:
     """The route table's names, read when the CLI loads (click wants its choices then): from
-    the names-only module, since the route table (``ledger.sources.skillsbench_routes``) and
-    ``ledger.terminal_bench_options`` build dataclasses every other command would pay for."""
-    from ledger.sources.skillsbench_route_names import ROUTE_NAMES
-
+    the names-only module, since the route table (``ledger.sources.planned.skillsbench_routes``) and
+    ``ledger.sources.planned.options`` build dataclasses every other command would pay for."""
+    from benchledger.ledger.sources.planned.skillsbench_route_names import ROUTE_NAMES
     return ROUTE_NAMES
 
 
 def _delivery_scales() -> tuple[str, ...]:
-    from ledger.goal_run_rules import DELIVERY_BATCH_SCALE_CHOICES
-
+    from benchledger.ledger.rules.history.goal_runs import DELIVERY_BATCH_SCALE_CHOICES
     return DELIVERY_BATCH_SCALE_CHOICES
 
 
 def _delivery_outcomes() -> tuple[str, ...]:
-    from ledger.goal_run_rules import DELIVERY_OUTCOMES
-
+    from benchledger.ledger.rules.history.goal_runs import DELIVERY_OUTCOMES
     return DELIVERY_OUTCOMES
 
 
@@ -217,9 +214,8 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 
       benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
     """
-    from commands import quick_exit
-    from ledger.gc_pause import collector_paused
-
+    from benchledger.commands import quick_exit
+    from benchledger.ledger.core.gc_pause import collector_paused
     # The collector stays paused from the imports to the printed payload: with it back on for
     # the print, one collection walked every object of the payload (~9 ms at 3,000 trials).
     with collector_paused():
@@ -232,11 +228,10 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 
 
 def _run(ctx: click.Context, output_format: str | None, opts: dict[str, Any]) -> dict[str, Any]:
-    from commands.runtime import command_metadata
-    from ledger.requests.benchmark_run import BenchmarkRunRequest
-    from ledger.terminal_bench_options import validate_benchmark_run_options
-    from services.benchmark_run import run_benchmark
-
+    from benchledger.commands.runtime import command_metadata
+    from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+    from benchledger.ledger.sources.planned.options import validate_benchmark_run_options
+    from benchledger.services.benchmark_run import run_benchmark
     fmt = resolve_format(ctx, output_format)
     root = ctx.find_root().obj
     request = BenchmarkRunRequest.from_options(opts)
@@ -256,9 +251,8 @@ def _run(ctx: click.Context, output_format: str | None, opts: dict[str, Any]) ->
 
 def _markdown(payload: dict[str, Any]) -> str:
     """The summary first, then the per-run details (a recorded input has no new runs to show)."""
-    from projections.goal_runs import render_append_markdown
-    from projections.run_summary import with_summary
-
+    from benchledger.projections.publishing.goal_runs import render_append_markdown
+    from benchledger.projections.reports.run_summary import with_summary
     if payload.get("already_recorded"):
         details = bullets(TITLE, payload)
     else:

@@ -17,7 +17,8 @@ gc.disable()
 
 import click  # noqa: E402
 
-from commands.output import FORMATS, fail  # noqa: E402
+from benchledger import __version__  # noqa: E402
+from benchledger.commands.output import FORMATS, fail  # noqa: E402
 
 
 class RootGroup(click.Group):
@@ -30,10 +31,9 @@ class RootGroup(click.Group):
         return ctx
 
     def invoke(self, ctx: click.Context):  # noqa: ANN201
-        from commands.runtime import command_metadata
-        from ledger.command_context import running_command
-        from ledger.errors import BenchledgerError
-
+        from benchledger.commands.runtime import command_metadata
+        from benchledger.ledger.core.command_context import running_command
+        from benchledger.ledger.core.errors import BenchledgerError
         try:
             argv = ctx.meta.get("benchledger.argv")
             with running_command(lambda: command_metadata(argv=argv)):
@@ -67,9 +67,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, wanted: bool) ->
     """``--version``, read from package metadata only when asked (it costs an import)."""
     if not wanted or ctx.resilient_parsing:
         return
-    from ledger.version import tool_version
-
-    click.echo(f"benchledger, version {tool_version()}")
+    click.echo(f"benchledger, version {__version__}")
     ctx.exit()
 
 
@@ -136,11 +134,10 @@ def cli(
 
 
 def _register() -> None:
-    from commands import store_commands
-
+    from benchledger.commands import store_commands
     for command in store_commands.COMMANDS:
         cli.add_command(command)
-    from commands import (
+    from benchledger.commands import (
         analysis_commands,
         benchmark_commands,
         compare_commands,
@@ -175,8 +172,7 @@ if _COLLECTING:
 
 
 def main() -> None:
-    from commands import quick_exit
-
+    from benchledger.commands import quick_exit
     quick_exit.reset()
     try:
         cli(prog_name="benchledger")  # standalone mode: always ends in SystemExit

@@ -1,7 +1,8 @@
 """``benchledger compare``: arms of one benchmark side by side, with honest uncertainty.
 
 Parses the options into a ``CompareRequest``, reads the ledger rows of the benchmark from the
-store, hands them to ``projections.compare.build_compare`` and prints the document. numpy and
+store, hands them to ``projections.reports.compare.document.build_compare`` and prints the
+document. numpy and
 scipy are imported only when this command runs.
 """
 
@@ -11,8 +12,8 @@ from typing import Any
 
 import click
 
-from commands.as_of import as_of_note, as_of_option, replay_progress
-from commands.output import emit, format_option, resolve_format
+from benchledger.commands.as_of import as_of_note, as_of_option, replay_progress
+from benchledger.commands.output import emit, format_option, resolve_format
 
 TITLE = "Benchmark Compare"
 
@@ -58,9 +59,9 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     Refuses (exit 1) to pair runs whose benchmark version, dataset, task digest or timeout
     policy differ, unless --allow-incomparable.
     """
-    from ledger.requests.compare import CompareRequest
-    from projections.compare import render_compare_markdown
-    from services.compare import default_metric, run_compare
+    from benchledger.ledger.requests.compare import CompareRequest
+    from benchledger.projections.reports.compare.document import render_compare_markdown
+    from benchledger.services.compare import default_metric, run_compare
 
     fmt = resolve_format(ctx, output_format)
     request = CompareRequest(

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from commands.output import emit, format_option, resolve_format
+from benchledger.commands.output import emit, format_option, resolve_format
 
 
 @click.command("diff")
@@ -26,9 +26,8 @@ def diff(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     updated, and the case's decision, bucket and score, each with the positions of the events
     that caused it (JSON: benchmark_ledger_diff_v0). Reads only; built by replay in a scratch
     store, from the nearest snapshot."""
-    from projections.diff import render_diff_markdown
-    from services.compare import run_diff
-
+    from benchledger.projections.reports.diff import render_diff_markdown
+    from benchledger.services.compare import run_diff
     fmt = resolve_format(ctx, output_format)
     payload = run_diff(
         from_value=opts["from_value"],

@@ -1,7 +1,7 @@
 """The ``benchledger`` console script: starts the Harbor trial reader, then the CLI.
 
 It runs before click and the command modules are imported, which is the point: a forked
-reader (``ledger.sources.harbor_prefetch``) reads a large job's trials on the second core
+reader (``ledger.sources.harbor.prefetch``) reads a large job's trials on the second core
 while this process loads them. For every other command line it only imports the CLI.
 """
 
@@ -11,9 +11,7 @@ import sys
 
 
 def main() -> None:
-    from ledger.sources import harbor_prefetch
-
+    from benchledger.ledger.sources.harbor import prefetch as harbor_prefetch
     harbor_prefetch.start(sys.argv[1:])
-    from commands.cli import main as cli_main
-
+    from benchledger.commands.cli import main as cli_main
     cli_main()

@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
-from commands.as_of import as_of_option, replay_progress
-from commands.benchmark_group import benchmark
-from commands.output import emit, format_option, printable, resolve_format
+from benchledger.commands.as_of import as_of_option, replay_progress
+from benchledger.commands.benchmark_group import benchmark
+from benchledger.commands.output import emit, format_option, printable, resolve_format
 
 
 def _write_controls(func):  # noqa: ANN001, ANN202
@@ -74,13 +74,12 @@ def _db(ctx: click.Context) -> str | None:
 @click.pass_context
 def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """Upsert compact benchmark runs into the public run ledger (dry run unless --execute)."""
-    from commands import quick_exit
-    from commands.runtime import command_metadata
-    from ledger.requests.options import request_from_options
-    from ledger.requests.write_controls import LedgerUpsertRequest
-    from projections.file_swap import wait_all_discarded
-    from services.ledger_upsert import run_ledger_upsert
-
+    from benchledger.commands import quick_exit
+    from benchledger.commands.runtime import command_metadata
+    from benchledger.ledger.requests.options import request_from_options
+    from benchledger.ledger.requests.write_controls import LedgerUpsertRequest
+    from benchledger.projections.publishing.file_swap import wait_all_discarded
+    from benchledger.services.ledger_upsert import run_ledger_upsert
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerUpsertRequest, opts)
     payload = run_ledger_upsert(
@@ -124,8 +123,8 @@ def render(
     --format json), or written to --output-json; the published files are never overwritten and
     no export is recorded.
     """
-    from ledger.requests.ledger import RenderRequest
-    from services.ledger_render import run_render, run_render_as_of
+    from benchledger.ledger.requests.ledger import RenderRequest
+    from benchledger.services.ledger_render import run_render, run_render_as_of
 
     fmt = resolve_format(ctx, output_format)
     request = RenderRequest(run_ledger_path, ledger_id, all_ledgers, as_of, output_json)
@@ -177,10 +176,9 @@ def import_loopx_ledger(
     """Import a loopx benchmark_run_ledger_v0 JSON (run ids and archive state kept).
 
     PATH itself is never rewritten unless --in-place says so."""
-    from commands.runtime import command_metadata
-    from ledger.requests.ledger import ImportLoopxRequest
-    from services.ledger_render import run_import_loopx
-
+    from benchledger.commands.runtime import command_metadata
+    from benchledger.ledger.requests.ledger import ImportLoopxRequest
+    from benchledger.services.ledger_render import run_import_loopx
     fmt = resolve_format(ctx, output_format)
     request = ImportLoopxRequest(
         dry_run=dry_run,
@@ -202,8 +200,7 @@ def import_loopx_ledger(
 def _summary_markdown(title: str, block_key: str):  # noqa: ANN202
     """``# Title`` and ``- key: value`` bullets: the envelope's scalars, then the scalars of its
     main block (its counts are what a reader looks for), lists shown when short."""
-    from commands.output import bullets
-
+    from benchledger.commands.output import bullets
     def render(payload: dict[str, Any]) -> str:
         top = {k: v for k, v in payload.items() if not isinstance(v, dict)}
         block = payload.get(block_key)
@@ -294,11 +291,10 @@ def _archive(
     *,
     restore: bool,
 ) -> None:
-    from commands.runtime import command_metadata
-    from ledger.requests.ledger import LedgerArchiveCommand
-    from ledger.requests.options import request_from_options
-    from services.ledger_maintenance import run_archive
-
+    from benchledger.commands.runtime import command_metadata
+    from benchledger.ledger.requests.ledger import LedgerArchiveCommand
+    from benchledger.ledger.requests.options import request_from_options
+    from benchledger.services.ledger_maintenance import run_archive
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerArchiveCommand, opts)
     payload = run_archive(
@@ -331,11 +327,10 @@ def _archive(
 def run_ledger_merge(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """Merge source ledger files into the store ledger: same run_id replaces (earliest
     recorded_at kept), archived rows stay archived. Dry run unless --execute."""
-    from commands.runtime import command_metadata
-    from ledger.requests.ledger import LedgerMergeRequest
-    from ledger.requests.options import request_from_options
-    from services.ledger_maintenance import run_merge
-
+    from benchledger.commands.runtime import command_metadata
+    from benchledger.ledger.requests.ledger import LedgerMergeRequest
+    from benchledger.ledger.requests.options import request_from_options
+    from benchledger.services.ledger_maintenance import run_merge
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerMergeRequest, opts)
     payload = run_merge(request, db=_db(ctx), metadata=command_metadata())
@@ -379,10 +374,9 @@ _SELECTION_CHOICES = ["best", "latest_countable", "best-of-n", "latest-countable
 def run_ledger_aggregate(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """One current result per canonical case, over the store ledger plus source files. Reads
     only; the aggregate file is written with --execute --output-json."""
-    from ledger.requests.ledger import LedgerAggregateCommand
-    from ledger.requests.options import request_from_options
-    from services.ledger_maintenance import run_aggregate
-
+    from benchledger.ledger.requests.ledger import LedgerAggregateCommand
+    from benchledger.ledger.requests.options import request_from_options
+    from benchledger.services.ledger_maintenance import run_aggregate
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerAggregateCommand, opts)
     with replay_progress() as progress:
@@ -404,10 +398,9 @@ def run_ledger_aggregate(ctx: click.Context, output_format: str | None, **opts: 
 def run_ledger_check(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """Is every terminal run of the goal's history also in the ledger? Prints a catch-up
     command per missing run; read-only."""
-    from ledger.requests.ledger import LedgerCheckRequest
-    from ledger.requests.options import request_from_options
-    from services.ledger_maintenance import run_check
-
+    from benchledger.ledger.requests.ledger import LedgerCheckRequest
+    from benchledger.ledger.requests.options import request_from_options
+    from benchledger.services.ledger_maintenance import run_check
     fmt = resolve_format(ctx, output_format)
     payload = run_check(request_from_options(LedgerCheckRequest, opts), db=_db(ctx))
     title = "Benchmark Run Ledger Check"

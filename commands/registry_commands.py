@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from commands.output import emit, format_option, resolve_format
+from benchledger.commands.output import emit, format_option, resolve_format
 
 
 @click.command("sync-global")
@@ -27,10 +27,9 @@ def sync_global_command(
     output_format: str | None,
 ) -> None:
     """Merge sanitised goal entries into RT/registry.global.json (dry run unless --execute)."""
-    from commands.runtime import command_metadata
-    from ledger.requests.global_sync import GlobalSyncRequest
-    from services.global_sync import run_global_sync
-
+    from benchledger.commands.runtime import command_metadata
+    from benchledger.ledger.requests.global_sync import GlobalSyncRequest
+    from benchledger.services.global_sync import run_global_sync
     fmt = resolve_format(ctx, output_format)
     request = GlobalSyncRequest.parse(
         goal_id=goal_id, replace_state=replace_state, dry_run=dry_run, execute=execute

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from commands.as_of import as_of_option, replay_progress
-from commands.output import emit, format_option, resolve_format
+from benchledger import __version__
+from benchledger.commands.as_of import as_of_option, replay_progress
+from benchledger.commands.output import emit, format_option, resolve_format
 
 DEFAULT_OUT = "benchledger-report"
 
@@ -49,9 +50,7 @@ def report(
       benchledger report --run-ledger-path benchmark-run-ledger.json --out benchledger-report
       xdg-open benchledger-report/index.html
     """
-    from ledger.version import tool_version
-    from services.report import run_report
-
+    from benchledger.services.report import run_report
     fmt = resolve_format(ctx, output_format)
     with replay_progress() as progress:
         payload = run_report(
@@ -61,7 +60,7 @@ def report(
             ledger_id=ledger_id,
             as_of=as_of,
             db=ctx.find_root().obj.get("db"),
-            version=tool_version(),
+            version=__version__,
             progress=progress,
         )
     emit(

@@ -10,7 +10,8 @@ import os
 import sys
 from typing import Any
 
-from services.store_session import OpenStore, open_store
+from benchledger import __version__
+from benchledger.services.store_session import OpenStore, open_store
 
 __all__ = ["OpenStore", "command_metadata", "open_store", "redact_argv"]
 
@@ -27,9 +28,7 @@ def command_metadata(
     when the command runs inside another program (click's test runner, a library caller).
     """
     if tool_version is None:
-        from ledger.version import tool_version as installed_version
-
-        tool_version = installed_version()
+        tool_version = __version__
     return {
         "actor": _actor(),
         "host": _host(),
@@ -41,8 +40,7 @@ def command_metadata(
 
 def _command_argv() -> list[str]:
     """The running command's arguments where the CLI set them, else the process's."""
-    from ledger.command_context import current_command
-
+    from benchledger.ledger.core.command_context import current_command
     running = current_command().get("argv")
     return list(running) if running is not None else sys.argv[1:]
 
@@ -68,8 +66,7 @@ def _actor() -> str:
 
 def redact_argv(argv: list[str]) -> list[str]:
     """Drop values that could be secrets or machine paths from the recorded command line."""
-    from ledger.safety import is_public_safe
-
+    from benchledger.ledger.core.safety import is_public_safe
     redacted: list[str] = []
     hide_next = False
     for arg in argv:

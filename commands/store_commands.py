@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from commands.as_of import as_of_option
-from commands.output import emit, format_option, resolve_format
+from benchledger.commands.as_of import as_of_option
+from benchledger.commands.output import emit, format_option, resolve_format
 
 
 def _db(ctx: click.Context) -> str | None:
@@ -43,8 +43,7 @@ def events_list(
     output_format: str | None,
 ) -> None:
     """List events in position order (with --as-of, only those up to that moment)."""
-    from services.store_admin import list_events
-
+    from benchledger.services.store_admin import list_events
     fmt = resolve_format(ctx, output_format)
     result = list_events(
         _db(ctx),
@@ -60,8 +59,7 @@ def events_list(
 
 
 def _events_markdown(result: dict[str, Any]) -> str:
-    from ledger.markdown import table_text
-
+    from benchledger.ledger.core.markdown import table_text
     lines = ["# Events", "", *_as_of_line(result), f"- count: {result['count']}", ""]
     if result["events"]:
         lines += [
@@ -80,8 +78,7 @@ def _events_markdown(result: dict[str, Any]) -> str:
 @click.pass_context
 def events_show(ctx: click.Context, key: str, output_format: str | None) -> None:
     """Show one event by position or event id."""
-    from services.store_admin import show_event
-
+    from benchledger.services.store_admin import show_event
     fmt = resolve_format(ctx, output_format)
     emit(
         show_event(_db(ctx), key),
@@ -92,8 +89,7 @@ def events_show(ctx: click.Context, key: str, output_format: str | None) -> None
 
 
 def _json(value: Any) -> str:
-    from commands.output import dumps
-
+    from benchledger.commands.output import dumps
     return dumps(value)
 
 
@@ -104,8 +100,7 @@ def _verify(
     output_format: str | None,
     schemas: bool = False,
 ) -> None:
-    from services.store_admin import verify_store
-
+    from benchledger.services.store_admin import verify_store
     fmt = resolve_format(ctx, output_format)
     result = verify_store(_db(ctx), files=files, expect_head=expect_head, schemas=schemas)
     report = result["verify"]
@@ -183,8 +178,7 @@ def rebuild(
     output_format: str | None,
 ) -> None:
     """Drop the read models and replay every event from position 1."""
-    from services.store_admin import rebuild as rebuild_store
-
+    from benchledger.services.store_admin import rebuild as rebuild_store
     fmt = resolve_format(ctx, output_format)
     result = rebuild_store(_db(ctx), projection_names, verify_only=verify_only)
     emit(result, fmt, "Rebuild Verify" if verify_only else "Rebuild")
@@ -221,9 +215,8 @@ def sql(
     With --as-of the query runs on a scratch SQLite database (SQLite's dialect, whatever the
     store) holding the read models and the events up to that moment.
     """
-    from commands.as_of import replay_progress
-    from services.store_admin import run_sql
-
+    from benchledger.commands.as_of import replay_progress
+    from benchledger.services.store_admin import run_sql
     fmt = resolve_format(ctx, output_format)
     with replay_progress() as progress:
         result = run_sql(
@@ -240,8 +233,7 @@ def _as_of_line(result: dict[str, Any]) -> list[str]:
 
 
 def _sql_markdown(result: dict[str, Any]) -> str:
-    from ledger.markdown import table_text
-
+    from benchledger.ledger.core.markdown import table_text
     cols = result["columns"]
     head = _as_of_line(result)
     lines = [*head, *([""] if head else [])]
@@ -266,8 +258,7 @@ def db_group() -> None:
 @click.pass_context
 def db_upgrade(ctx: click.Context, output_format: str | None) -> None:
     """Upgrade the store's schema to this version's head."""
-    from services.store_admin import db_upgrade as upgrade
-
+    from benchledger.services.store_admin import db_upgrade as upgrade
     fmt = resolve_format(ctx, output_format)
     emit(upgrade(_db(ctx)), fmt, "Database Upgrade")
 
@@ -277,8 +268,7 @@ def db_upgrade(ctx: click.Context, output_format: str | None) -> None:
 @click.pass_context
 def db_current(ctx: click.Context, output_format: str | None) -> None:
     """Show the store's schema revision and whether it is current."""
-    from services.store_admin import db_current as current
-
+    from benchledger.services.store_admin import db_current as current
     fmt = resolve_format(ctx, output_format)
     emit(current(_db(ctx)), fmt, "Database Revision")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from alembic import context
 
-import projections.schema  # noqa: F401 - registers the read-model tables on the metadata
-from ledger.schema import metadata
+import benchledger.projections.read_models.schema  # noqa: F401 - registers the read-model tables on the metadata
+from benchledger.ledger.store.schema import metadata
 
 target_metadata = metadata
 

@@ -1,4 +1,5 @@
-"""Write ``ledger/tables.py`` and ``projections/tables.py``: the plain table specs statements
+"""Write ``ledger/store/tables.py`` and ``projections/read_models/tables.py``: the plain table
+specs statements
 are built from, generated from the SQLAlchemy models so each column is declared once.
 
 Run by ``python -m migrations.snapshot`` (with the SQLite head snapshot, after a schema change);
@@ -31,12 +32,12 @@ class SpecFile:
 SPEC_FILES = (
     SpecFile(
         ROOT / "ledger" / "tables.py",
-        "ledger.schema",
+        "benchledger.ledger.store.schema",
         "The store's own tables as statements name them: names, columns, primary keys.",
     ),
     SpecFile(
         ROOT / "projections" / "tables.py",
-        "projections.schema",
+        "benchledger.projections.read_models.schema",
         "The read-model tables as statements name them: names, columns, primary keys.",
     ),
 )
@@ -93,9 +94,9 @@ def render(spec_file: SpecFile) -> str:
     return (
         f'"""{spec_file.docstring}\n\n'
         f"Generated from the models in ``{source}`` by ``python -m migrations.snapshot``;\n"
-        'do not edit by hand. ``ledger/table_spec.py`` says why the specs exist.\n"""\n\n'
+        'do not edit by hand. ``ledger/store/table_spec.py`` says why the specs exist.\n"""\n\n'
         "from __future__ import annotations\n\n"
-        "from ledger.table_spec import TableSpec\n\n"
+        "from benchledger.ledger.store.table_spec import TableSpec\n\n"
         f"{specs}"
     )
 

@@ -14,7 +14,7 @@ def display_name(given: str | Path) -> str:
 
 
 def read_input_bytes(given: str, *, stdin_ok: bool = False) -> bytes:
-    from ledger.input_files import COMPACT_JSON_LIMIT, read_input_file, read_stream
+    from benchledger.ledger.core.input_files import COMPACT_JSON_LIMIT, read_input_file, read_stream
 
     if stdin_ok and given == "-":
         import sys
@@ -25,10 +25,9 @@ def read_input_bytes(given: str, *, stdin_ok: bool = False) -> bytes:
 
 
 def read_json_object(path: Path, display: str) -> dict[str, Any]:
-    from ledger.errors import InputError
-    from ledger.input_files import COMPACT_JSON_LIMIT, read_input_file
-    from ledger.json_input import parse_json
-
+    from benchledger.ledger.core.errors import InputError
+    from benchledger.ledger.core.input_files import COMPACT_JSON_LIMIT, read_input_file
+    from benchledger.ledger.core.json_input import parse_json
     raw = read_input_file(path, shown=display, limit=COMPACT_JSON_LIMIT)
     data = parse_json(raw, what=f"{display} is not valid JSON")
     if not isinstance(data, dict):

@@ -7,11 +7,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ledger.connection import Connection, Database
-    from ledger.ledger_target import LedgerTarget
-    from projections.queries import StoreReads
-    from services.store_session import OpenStore
-
+    from benchledger.ledger.core.ledger_target import LedgerTarget
+    from benchledger.ledger.store.connection import Connection, Database
+    from benchledger.projections.read_models.queries import StoreReads
+    from benchledger.services.store_session import OpenStore
 Progress = Callable[[int, int], None]
 
 
@@ -34,9 +33,8 @@ def read_database(
     if as_of is None:
         yield opened.store.database, None
         return
-    from projections.as_of import read_models_as_of
-    from projections.snapshots import default_snapshot_dir
-
+    from benchledger.projections.history.as_of import read_models_as_of
+    from benchledger.projections.history.snapshots import default_snapshot_dir
     snapshots = default_snapshot_dir(opened.location)
     with read_models_as_of(
         opened.store,
@@ -56,12 +54,11 @@ def ledger_reads_at(
 ) -> Iterator[tuple[Connection, StoreReads, dict[str, Any] | None]]:
     """A connection and the store's reads of ``target``'s ledger as it stands (or stood at
     ``as_of``), with the ``as_of`` block; a ledger the store did not hold then is refused."""
-    from ledger.errors import InputError
-    from ledger.handlers.ledger_store import require_store_ledger
-    from projections.as_of import LEDGER_READ_MODELS
-    from projections.queries import StoreReads
-    from services.store_session import open_store
-
+    from benchledger.ledger.core.errors import InputError
+    from benchledger.ledger.handlers.ledger_store import require_store_ledger
+    from benchledger.projections.history.as_of import LEDGER_READ_MODELS
+    from benchledger.projections.read_models.queries import StoreReads
+    from benchledger.services.store_session import open_store
     opened = open_store(db)
     try:
         with read_database(opened, as_of, progress, LEDGER_READ_MODELS) as (database, moment):

@@ -11,11 +11,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ledger.clock import utc_now_seconds
-from ledger.errors import BenchledgerError
-from ledger.faults import reach
-from ledger.gc_pause import collector_paused
-from ledger.handlers.benchmark_run import (
+from benchledger.ledger.core.clock import utc_now_seconds
+from benchledger.ledger.core.errors import BenchledgerError
+from benchledger.ledger.core.gc_pause import collector_paused
+from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
+from benchledger.ledger.core.registry import (
+    CommandContext,
+    build_command_context,
+    require_registry_file,
+    validate_goal_id,
+)
+from benchledger.ledger.handlers.benchmark_run import (
     BenchmarkRunPlan,
     RunInputs,
     already_recorded_payload,
@@ -23,17 +29,11 @@ from ledger.handlers.benchmark_run import (
     decide,
     idempotency_key,
 )
-from ledger.handlers.benchmark_run_payload import error_payload
-from ledger.handlers.benchmark_run_sources import BuiltSource, Progress, build_source
-from ledger.ledger_target import LedgerTarget, resolve_ledger_target
-from ledger.registry import (
-    CommandContext,
-    build_command_context,
-    require_registry_file,
-    validate_goal_id,
-)
-from ledger.requests.benchmark_run import BenchmarkRunRequest
-from services.files_seen import stems_taken_on_disk, unrecorded_global_registry
+from benchledger.ledger.handlers.benchmark_run_payload import error_payload
+from benchledger.ledger.handlers.benchmark_run_sources import BuiltSource, Progress, build_source
+from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.store.faults import reach
+from benchledger.services.files_seen import stems_taken_on_disk, unrecorded_global_registry
 
 
 def run_benchmark(
@@ -63,8 +63,8 @@ def _run_benchmark(
     metadata: dict[str, Any],
     progress: Progress | None,
 ) -> dict[str, Any]:
-    from ledger.preflight import make_which
-    from services.store_session import open_store, preload
+    from benchledger.ledger.sources.planned.preflight import make_which
+    from benchledger.services.store_session import open_store, preload
 
     preload()  # while a Harbor reader is still reading on the other core
     context = build_command_context(
@@ -119,8 +119,7 @@ def _run(
     built: BuiltSource,
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
-    from projections.queries import StoreReads
-
+    from benchledger.projections.read_models.queries import StoreReads
     target = _ledger_target(request) if request.update_run_ledger else None
     inputs = RunInputs(
         context=context,
@@ -174,7 +173,7 @@ def _render(
 ) -> dict[str, Any]:
     """Render every file the events changed; a failure is an error (stderr, exit 1) that
     still reports what was committed. A retried input re-renders everything of the goal."""
-    from projections.render import RenderError, render_for_goal
+    from benchledger.projections.publishing.render import RenderError, render_for_goal
 
     try:
         exports = render_for_goal(

@@ -10,18 +10,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
-from ledger.requests.analysis import CaseAnalysisRequest
-from services.analysis_inputs import read_json_object
+from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
+from benchledger.ledger.requests.analysis import CaseAnalysisRequest
+from benchledger.services.analysis_inputs import read_json_object
 
 
 class CaseAnalysisPaths:
     """Every path the command touches, resolved once against the project root."""
 
     def __init__(self, project: Path, request: CaseAnalysisRequest) -> None:
-        from ledger.case_analysis import DEFAULT_CASE_ANALYSIS_NAME
-        from ledger.ledger_target import resolve_ledger_target
-
+        from benchledger.ledger.core.ledger_target import resolve_ledger_target
+        from benchledger.ledger.rules.operations.case_analysis import DEFAULT_CASE_ANALYSIS_NAME
         self.project = project
         target = resolve_ledger_target(request.run_ledger_path, project_dir=project)
         self.ledger = target.json_path
@@ -59,9 +58,8 @@ def resolve_case_analysis_paths(
     """Flag rules first (cli.md §14 order), then the paths; file existence comes next."""
     import os
 
-    from ledger.case_analysis import validate_case_analysis_options
-    from ledger.registry import build_command_context
-
+    from benchledger.ledger.core.registry import build_command_context
+    from benchledger.ledger.rules.operations.case_analysis import validate_case_analysis_options
     validate_case_analysis_options(asdict(request))
     context = build_command_context(
         registry_flag=registry, runtime_root_flag=None, cwd=Path.cwd(), env=os.environ
@@ -76,8 +74,7 @@ def case_analysis_payload(
     db: str | None,
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
-    from ledger.case_analysis import build_candidate_report
-
+    from benchledger.ledger.rules.operations.case_analysis import build_candidate_report
     ledger = read_json_object(paths.ledger, paths.ledger_display)
     analysis = read_json_object(paths.analysis, paths.analysis_display)
     report, updated = build_candidate_report(
@@ -109,9 +106,8 @@ def apply_accepted(
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
     """Append the event, then write the files from its payload (never the other way round)."""
-    from ledger.handlers.case_analysis_apply import plan_case_analysis_accept
-    from services.store_session import open_store
-
+    from benchledger.ledger.handlers.case_analysis_apply import plan_case_analysis_accept
+    from benchledger.services.store_session import open_store
     if paths.output is None:  # validate_case_analysis_options makes this unreachable
         raise ValueError("--apply-accepted requires --output-case-analysis-path")
     plan = plan_case_analysis_accept(
@@ -132,8 +128,7 @@ def apply_accepted(
         )
         document = result.events[0].payload["document"]
         exports = write_outputs(document, paths)
-        from projections.render import record_exports
-
+        from benchledger.projections.publishing.render import record_exports
         record_exports(opened, exports)
     finally:
         opened.close()
@@ -156,10 +151,9 @@ def write_outputs(document: dict[str, Any], paths: CaseAnalysisPaths) -> list[di
     import hashlib
     import json
 
-    from ledger.case_analysis import render_analysis_markdown
-    from ledger.errors import InputError
-    from projections.files import atomic_write
-
+    from benchledger.ledger.core.errors import InputError
+    from benchledger.ledger.rules.operations.case_analysis import render_analysis_markdown
+    from benchledger.projections.publishing.files import atomic_write
     if paths.output is None:
         return []
     files: list[tuple[Path, str, bytes]] = []

@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ledger.goal_run_rules import stems_on_disk
-from ledger.input_files import REGISTRY_LIMIT, read_regular_file
-from ledger.json_input import parse_json
-from ledger.registry import CommandContext
+from benchledger.ledger.core.input_files import REGISTRY_LIMIT, read_regular_file
+from benchledger.ledger.core.json_input import parse_json
+from benchledger.ledger.core.registry import CommandContext
+from benchledger.ledger.rules.history.goal_runs import stems_on_disk
 
 
 def stems_taken_on_disk(runtime_root: Path, goal_id: str) -> frozenset[str]:

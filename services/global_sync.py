@@ -6,11 +6,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ledger.clock import utc_now_seconds
-from ledger.handlers.global_sync import plan_global_sync
-from ledger.registry import build_command_context, require_registry_file, validate_goal_id
-from ledger.requests.global_sync import GlobalSyncRequest
-from services.files_seen import unrecorded_global_registry
+from benchledger.ledger.core.clock import utc_now_seconds
+from benchledger.ledger.core.registry import (
+    build_command_context,
+    require_registry_file,
+    validate_goal_id,
+)
+from benchledger.ledger.handlers.global_sync import plan_global_sync
+from benchledger.ledger.requests.global_sync import GlobalSyncRequest
+from benchledger.services.files_seen import unrecorded_global_registry
 
 
 def run_global_sync(
@@ -22,11 +26,10 @@ def run_global_sync(
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
     """Append the ``global_synced`` event (with --execute) and render the files it changed."""
-    from projections.goal_files import render_global_registry
-    from projections.queries import StoreReads
-    from projections.render import record_exports
-    from services.store_session import open_store
-
+    from benchledger.projections.publishing.goal_files import render_global_registry
+    from benchledger.projections.publishing.render import record_exports
+    from benchledger.projections.read_models.queries import StoreReads
+    from benchledger.services.store_session import open_store
     context = build_command_context(
         registry_flag=registry, runtime_root_flag=runtime_root, cwd=Path.cwd(), env=os.environ
     )

@@ -14,21 +14,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ledger.errors import BenchledgerError, InputError
-from ledger.handlers.ledger_store import MaintenancePlan, MaintenanceReads, require_store_ledger
-from ledger.ledger_target import LedgerTarget, resolve_ledger_target
-from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
-from ledger.requests.ledger import (
+from benchledger.ledger.core.errors import BenchledgerError, InputError
+from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
+from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
+from benchledger.ledger.handlers.ledger_store import (
+    MaintenancePlan,
+    MaintenanceReads,
+    require_store_ledger,
+)
+from benchledger.ledger.requests.ledger import (
     LedgerAggregateCommand,
     LedgerArchiveCommand,
     LedgerCheckRequest,
     LedgerMergeRequest,
 )
-from services.as_of_reads import Progress
+from benchledger.services.as_of_reads import Progress
 
 if TYPE_CHECKING:
-    from ledger.handlers.ledger_archive import ArchiveRequest
-
+    from benchledger.ledger.handlers.ledger_archive import ArchiveRequest
 Decide = Callable[[MaintenanceReads, str], MaintenancePlan]
 
 
@@ -46,11 +49,10 @@ def _write_plan(
     db: str | None, metadata: dict[str, Any], execute: bool, target: LedgerTarget, decide: Decide
 ) -> tuple[MaintenancePlan, bool]:
     """Decide inside the write transaction, append when executing, render after commit."""
-    from ledger.clock import utc_now_seconds
-    from projections.queries import StoreReads
-    from projections.render import render_ledger
-    from services.store_session import open_store
-
+    from benchledger.ledger.core.clock import utc_now_seconds
+    from benchledger.projections.publishing.render import render_ledger
+    from benchledger.projections.read_models.queries import StoreReads
+    from benchledger.services.store_session import open_store
     now = utc_now_seconds()
     opened = open_store(db)
     try:
@@ -78,8 +80,8 @@ def run_archive(
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
     """Archive (or restore) the matching runs; re-running changes nothing and says so."""
-    from ledger.archive import ARCHIVE_SCHEMA
-    from ledger.handlers.ledger_archive import plan_archive, plan_restore
+    from benchledger.ledger.handlers.ledger_archive import plan_archive, plan_restore
+    from benchledger.ledger.rules.operations.archive import ARCHIVE_SCHEMA
 
     dry_run = not request.execute
     block = {"schema_version": ARCHIVE_SCHEMA, "ok": False, "benchmark_id": request.benchmark_id}
@@ -117,8 +119,7 @@ def _failure_envelope(
 
 def _archive_selection(request: LedgerArchiveCommand) -> ArchiveRequest:
     """The command's filters as the archive handler takes them."""
-    from ledger.handlers.ledger_archive import ArchiveRequest
-
+    from benchledger.ledger.handlers.ledger_archive import ArchiveRequest
     return ArchiveRequest(
         benchmark_id=request.benchmark_id,
         reason=request.reason,
@@ -154,10 +155,9 @@ def run_merge(
     request: LedgerMergeRequest, *, db: str | None, metadata: dict[str, Any]
 ) -> dict[str, Any]:
     """Merge source ledger files into the store ledger."""
-    from ledger.handlers.ledger_merge import plan_merge
-    from ledger.handlers.ledger_source_files import load_sources
-    from ledger.merge import MERGE_SCHEMA
-
+    from benchledger.ledger.handlers.ledger_merge import plan_merge
+    from benchledger.ledger.handlers.ledger_source_files import load_sources
+    from benchledger.ledger.rules.operations.merge import MERGE_SCHEMA
     dry_run = not request.execute
     block = {"schema_version": MERGE_SCHEMA, "ok": False, "source_paths_recorded": False}
     envelope = _failure_envelope(request.run_ledger_path, dry_run, "merge", block)
@@ -211,9 +211,8 @@ def run_aggregate(
     request: LedgerAggregateCommand, *, db: str | None, progress: Progress | None = None
 ) -> dict[str, Any]:
     """One current result per canonical case; the file is written with --execute only."""
-    from ledger.aggregate import SELECTION_POLICIES
-    from ledger.handlers.ledger_source_files import load_sources
-
+    from benchledger.ledger.handlers.ledger_source_files import load_sources
+    from benchledger.ledger.rules.operations.aggregate import SELECTION_POLICIES
     output = request.output_json
     envelope = {
         "ok": False,
@@ -261,11 +260,13 @@ def _aggregate_view(
     progress: Progress | None,
 ) -> tuple[dict[str, Any], Any, Any]:
     """The aggregate over the store ledger as it stands (or stood at ``as_of``)."""
-    from ledger.gc_pause import collector_paused
-    from ledger.handlers.ledger_aggregate import aggregate_view
-    from projections.aggregate_cases import AggregateCasesReader, keep_aggregate_cases
-    from services.as_of_reads import ledger_reads_at
-
+    from benchledger.ledger.core.gc_pause import collector_paused
+    from benchledger.ledger.handlers.ledger_aggregate import aggregate_view
+    from benchledger.projections.read_models.aggregate_cases import (
+        AggregateCasesReader,
+        keep_aggregate_cases,
+    )
+    from benchledger.services.as_of_reads import ledger_reads_at
     with ledger_reads_at(db, target, as_of, progress) as (conn, reads, moment):
         # a past moment's scratch store is thrown away: nothing is kept there
         kept = AggregateCasesReader(conn, keep=moment is None)
@@ -278,9 +279,9 @@ def _aggregate_view(
 
 def _aggregate_selection(request: LedgerAggregateCommand) -> Any:
     """The handler's request: canonical and active cases from flags, files and a case root."""
-    from ledger.aggregate import TargetLanes
-    from ledger.handlers.ledger_aggregate import AggregateRequest
-    from ledger.handlers.ledger_source_files import case_root_ids, read_case_ids_file
+    from benchledger.ledger.handlers.ledger_aggregate import AggregateRequest
+    from benchledger.ledger.handlers.ledger_source_files import case_root_ids, read_case_ids_file
+    from benchledger.ledger.rules.operations.aggregate import TargetLanes
 
     canonical = list(request.canonical_case_id)
     if request.canonical_case_ids_file:
@@ -309,8 +310,7 @@ def _aggregate_selection(request: LedgerAggregateCommand) -> Any:
 
 def _write_aggregate(output: str, aggregate: dict[str, Any]) -> None:
     """Indent 2, sorted keys, trailing newline; temp file then rename."""
-    from projections.files import atomic_write
-
+    from benchledger.projections.publishing.files import atomic_write
     text = json.dumps(aggregate, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     path = Path(output).expanduser()
     if path.is_dir():
@@ -323,13 +323,12 @@ def _write_aggregate(output: str, aggregate: dict[str, Any]) -> None:
 
 def run_check(request: LedgerCheckRequest, *, db: str | None) -> dict[str, Any]:
     """Compare the goal's run history with the ledger; ``drift_gate_failed`` with the gate."""
-    from ledger.clock import utc_now_seconds
-    from ledger.drift import DRIFT_SCHEMA
-    from ledger.handlers.ledger_drift import drift_view
-    from ledger.registry import validate_goal_id
-    from projections.queries import StoreReads
-    from services.store_session import open_store
-
+    from benchledger.ledger.core.clock import utc_now_seconds
+    from benchledger.ledger.core.registry import validate_goal_id
+    from benchledger.ledger.handlers.ledger_drift import drift_view
+    from benchledger.ledger.rules.operations.drift import DRIFT_SCHEMA
+    from benchledger.projections.read_models.queries import StoreReads
+    from benchledger.services.store_session import open_store
     envelope = {
         "ok": False,
         "goal_id": request.goal_id,

@@ -6,19 +6,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ledger.errors import InputError
-from ledger.ledger_target import LedgerTarget, resolve_ledger_target
-from ledger.requests.ledger import ImportLoopxRequest, RenderRequest
-from services.as_of_reads import Progress
-from services.inputs import read_input
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
+from benchledger.ledger.requests.ledger import ImportLoopxRequest, RenderRequest
+from benchledger.services.as_of_reads import Progress
+from benchledger.services.inputs import read_input
 
 
 def run_render(request: RenderRequest, *, db: str | None) -> dict[str, Any]:
     """Re-render the stale goal files and the named ledger (or every ledger)."""
-    from projections.queries import StoreReads
-    from projections.render import render_ledger, render_stale_goal_files
-    from services.store_session import open_store
-
+    from benchledger.projections.publishing.render import render_ledger, render_stale_goal_files
+    from benchledger.projections.read_models.queries import StoreReads
+    from benchledger.services.store_session import open_store
     opened = open_store(db)
     try:
         with opened.store.database.connect() as conn:
@@ -52,10 +51,9 @@ def run_render_as_of(
 ) -> dict[str, Any]:
     """``render --as-of``: the past ledger (its ``markdown`` for printing), or written to an
     explicit path; the published files are never overwritten."""
-    from projections.past_render import render_past_ledger
-    from services.as_of_reads import read_database
-    from services.store_session import open_store
-
+    from benchledger.projections.history.past_render import render_past_ledger
+    from benchledger.services.as_of_reads import read_database
+    from benchledger.services.store_session import open_store
     if request.as_of is None:
         raise InputError(
             "--output-json goes with --as-of (a live render writes the ledger's own files)"
@@ -85,11 +83,10 @@ def run_import_loopx(
     request: ImportLoopxRequest, *, db: str | None, metadata: dict[str, Any]
 ) -> dict[str, Any]:
     """Import a loopx ledger as events; PATH is only re-rendered with --in-place."""
-    from ledger.handlers.import_loopx import import_idempotency_key, plan_import
-    from ledger.input_files import LEDGER_JSON_LIMIT
-    from projections.render import render_ledger
-    from services.store_session import open_store
-
+    from benchledger.ledger.core.input_files import LEDGER_JSON_LIMIT
+    from benchledger.ledger.handlers.import_loopx import import_idempotency_key, plan_import
+    from benchledger.projections.publishing.render import render_ledger
+    from benchledger.services.store_session import open_store
     request.check("import loopx-ledger")
     path = request.path
     data, _ = read_input(path, LEDGER_JSON_LIMIT)
@@ -128,13 +125,13 @@ def _fill_render_cache(opened: Any, ledger_id: str) -> None:
     """Compute the imported rows' render pieces now, in a transaction of their own after the
     import's, holding the append lock as a render does.
 
-    The render cache is filled lazily (``projections.ledger_cases``), so without this the
+    The render cache is filled lazily (``projections.read_models.ledger_cases``), so without this
+    the
     first upsert into an imported ledger paid for every row's pieces: ~3 s of CPU at 30,000
     rows instead of ~0.5 s. An import reads and writes every row anyway, so it is the command
     that pays; a crash between the two transactions only leaves the fill to the first render.
     """
-    from projections.ledger_cases import fill_render_cache
-
+    from benchledger.projections.read_models.ledger_cases import fill_render_cache
     with opened.store.transaction() as uow:  # the writers' lock: rows cannot change meanwhile
         fill_render_cache(uow.conn, ledger_id)
 

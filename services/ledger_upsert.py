@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ledger.errors import BenchledgerError, InputError
-from ledger.ledger_target import LedgerTarget, resolve_ledger_target
-from ledger.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
-from ledger.requests.write_controls import LedgerUpsertRequest
-from services.inputs import read_input
+from benchledger.ledger.core.errors import BenchledgerError, InputError
+from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
+from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
+from benchledger.ledger.requests.write_controls import LedgerUpsertRequest
+from benchledger.services.inputs import read_input
 
 
 def run_ledger_upsert(
@@ -39,9 +39,9 @@ def run_ledger_upsert(
 
 
 def _resolve_records(request: LedgerUpsertRequest) -> tuple[list[dict], str, str | None]:
-    from ledger.input_files import COMPACT_JSON_LIMIT
-    from ledger.json_input import parse_json
-    from ledger.rules.compact_input import NOT_AN_OBJECT, resolve_compact_input
+    from benchledger.ledger.core.input_files import COMPACT_JSON_LIMIT
+    from benchledger.ledger.core.json_input import parse_json
+    from benchledger.ledger.rules.record.compact_input import NOT_AN_OBJECT, resolve_compact_input
 
     post_launch = bool(request.post_launch_json)
     given = request.post_launch_json or request.benchmark_run_json or ""
@@ -68,14 +68,17 @@ def _apply_upsert(
     input_kind: str,
     source_path: str | None,
 ) -> dict[str, Any]:
-    from ledger.case_decision import decide_case
-    from ledger.clock import utc_now_seconds
-    from ledger.handlers.ledger_store import require_store_ledger
-    from ledger.handlers.ledger_upsert import RowOptions, ledger_result, plan_ledger_upsert
-    from projections.queries import StoreReads
-    from projections.render import render_ledger
-    from services.store_session import open_store
-
+    from benchledger.ledger.core.clock import utc_now_seconds
+    from benchledger.ledger.handlers.ledger_store import require_store_ledger
+    from benchledger.ledger.handlers.ledger_upsert import (
+        RowOptions,
+        ledger_result,
+        plan_ledger_upsert,
+    )
+    from benchledger.ledger.rules.row.case_decision import decide_case
+    from benchledger.projections.publishing.render import render_ledger
+    from benchledger.projections.read_models.queries import StoreReads
+    from benchledger.services.store_session import open_store
     row_options = RowOptions(
         run_group_id=request.run_group_id,
         arm_id=request.arm_id,

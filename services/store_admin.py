@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.errors import InputError
-from services.as_of_reads import Progress
-from services.store_session import open_store
+from benchledger.ledger.core.errors import InputError
+from benchledger.services.as_of_reads import Progress
+from benchledger.services.store_session import open_store
 
 
 def list_events(
@@ -29,8 +29,7 @@ def list_events(
     moment = None
     try:
         if as_of is not None:
-            from projections.as_of import resolve_moment
-
+            from benchledger.projections.history.as_of import resolve_moment
             with opened.store.database.connect() as conn:
                 moment = resolve_moment(conn, as_of)
             to_position = min(to_position or moment.position, moment.position)
@@ -74,7 +73,7 @@ def verify_store(
     db: str | None, *, files: bool, expect_head: str | None, schemas: bool = False
 ) -> dict[str, Any]:
     """The chain walk, plus the published files and the payload contracts when asked."""
-    from ledger.head_witness import parse_expected_head, read_marker
+    from benchledger.ledger.store.head_witness import parse_expected_head, read_marker
 
     expected = parse_expected_head(expect_head) if expect_head else None
     opened = open_store(db)
@@ -83,15 +82,13 @@ def verify_store(
         witnesses = [w for w in (marker, expected) if w is not None]
         report = opened.store.verify(witnesses=witnesses).as_dict()
         if files:
-            from projections.files import verify_exports
-
+            from benchledger.projections.publishing.files import verify_exports
             checked = verify_exports(opened.store)
             report["files"] = checked.files
             report["exports"] = checked.summary
             report["ok"] = report["ok"] and checked.ok
         if schemas:
-            from ledger.contracts.conformance import check_store
-
+            from benchledger.ledger.contracts.conformance import check_store
             report["schemas"] = check_store(opened.store).as_dict()
             report["ok"] = report["ok"] and report["schemas"]["ok"]
     finally:
@@ -122,12 +119,10 @@ def run_sql(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """One read-only query, live or on scratch read models replayed to ``as_of``."""
-    from ledger.sql_query import run_read_only_query
-
+    from benchledger.ledger.store.sql_query import run_read_only_query
     if as_of is None:
         return {"ok": True, **run_read_only_query(db, statement, limit=limit, timeout=timeout)}
-    from projections.as_of_sql import query_as_of
-
+    from benchledger.projections.history.as_of_sql import query_as_of
     opened = open_store(db)
     try:
         result = query_as_of(
@@ -140,7 +135,7 @@ def run_sql(
 
 def db_upgrade(db: str | None) -> dict[str, Any]:
     """Upgrade the schema to this version's head."""
-    from ledger.database import SCHEMA_HEAD, current_revision, run_upgrade
+    from benchledger.ledger.store.database import SCHEMA_HEAD, current_revision, run_upgrade
 
     opened = open_store(db, check_schema=False)
     try:
@@ -160,7 +155,7 @@ def db_upgrade(db: str | None) -> dict[str, Any]:
 
 def db_current(db: str | None) -> dict[str, Any]:
     """The schema revision and whether it is current."""
-    from ledger.database import SCHEMA_HEAD, current_revision
+    from benchledger.ledger.store.database import SCHEMA_HEAD, current_revision
 
     opened = open_store(db, check_schema=False)
     try:

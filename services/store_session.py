@@ -10,11 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ledger.database import StoreLocation
-    from ledger.store import EventStore
-    from projections.engine import ProjectionEngine
-
-
+    from benchledger.ledger.store.database import StoreLocation
+    from benchledger.ledger.store.event_store import EventStore
+    from benchledger.projections.read_models.engine import ProjectionEngine
 @dataclass
 class OpenStore:
     location: StoreLocation
@@ -39,14 +37,14 @@ def preload() -> None:
 
 
 _PRELOADED = (
-    "ledger.database",
-    "ledger.db_sqlite",
-    "ledger.rules.compaction",
-    "ledger.store",
-    "projections.engine",
-    "projections.queries",
-    "projections.read_models",
-    "projections.render",
+    "benchledger.ledger.store.database",
+    "benchledger.ledger.store.sqlite",
+    "benchledger.ledger.rules.record.compaction",
+    "benchledger.ledger.store.event_store",
+    "benchledger.projections.read_models.engine",
+    "benchledger.projections.read_models.queries",
+    "benchledger.projections.read_models.models",
+    "benchledger.projections.publishing.render",
 )
 
 
@@ -54,11 +52,10 @@ def open_store(
     db: str | None, *, auto_upgrade: bool = True, check_schema: bool = True
 ) -> OpenStore:
     """Resolve, connect, make sure the schema is current, and wire projections in."""
-    from ledger.database import ensure_schema, open_database, resolve_location
-    from ledger.store import EventStore
-    from projections.engine import ProjectionEngine
-    from projections.read_models import all_projections
-
+    from benchledger.ledger.store.database import ensure_schema, open_database, resolve_location
+    from benchledger.ledger.store.event_store import EventStore
+    from benchledger.projections.read_models.engine import ProjectionEngine
+    from benchledger.projections.read_models.models import all_projections
     location = resolve_location(db)
     database = open_database(location)
     try:

@@ -1,4 +1,4 @@
-"""Every event a test appends must conform to its contract (``ledger.contracts``).
+"""Every event a test appends must conform to its contract (``benchledger.ledger.contracts``).
 
 Registered from ``conftest.py``. It wraps ``UnitOfWork.append``, the one path every event takes
 into a store in this process (library calls and ``CliRunner`` commands alike), and checks each
@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 import pytest
 
-from ledger.chain import canonical_json
-from ledger.store import UnitOfWork
+from benchledger.ledger.store.chain import canonical_json
+from benchledger.ledger.store.event_store import UnitOfWork
 
 MARKER = "synthetic_events"
 _seen: list[str] = []
@@ -33,8 +33,7 @@ _original_append = UnitOfWork.append
 def _checked_append(self: UnitOfWork, events: Any, **kwargs: Any) -> Any:
     result = _original_append(self, events, **kwargs)
     if not result.already_recorded:
-        from ledger.contracts.conformance import check_payload
-
+        from benchledger.ledger.contracts.conformance import check_payload
         for new in events:
             stored = orjson.loads(canonical_json(new.payload))
             problem = check_payload(new.event_type, new.schema_version, stored)
@@ -88,10 +87,9 @@ def stored_nonconformity(url: str) -> str | None:
     is not judged here."""
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return None  # the test never created its store
-    from commands.runtime import open_store
-    from ledger.contracts.conformance import check_store
-    from ledger.errors import BenchledgerError
-
+    from benchledger.commands.runtime import open_store
+    from benchledger.ledger.contracts.conformance import check_store
+    from benchledger.ledger.core.errors import BenchledgerError
     try:
         opened = open_store(url)
     except BenchledgerError:

@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 # The console script's own start (``commands.entry``): a Harbor ingest forks its trial reader,
 # so every kill and fault below also meets the two-core read.
-CLI = [sys.executable, "-c", "from commands.entry import main; main()"]
+CLI = [sys.executable, "-c", "from benchledger.commands.entry import main; main()"]
 MANIFEST_REL = Path("harbor/manifest.json")
 GOAL = "g"
 RUNTIME_ROOT = "rt"
@@ -140,8 +140,7 @@ def cli_in_process(db: str, *args: str, cwd: Path) -> tuple[int, dict[str, Any] 
 
     from click.testing import CliRunner
 
-    from commands.cli import cli as root
-
+    from benchledger.commands.cli import cli as root
     cwd.mkdir(parents=True, exist_ok=True)
     with chdir(cwd):
         result = CliRunner().invoke(root, ["--db", db, "--format", "json", *args])
@@ -160,8 +159,7 @@ def ingest_in_process(db: str, workdir: Path, job: Path) -> tuple[int, dict[str,
 
 def store_state(db: str) -> dict[str, Any]:
     """Events, chain verdict and replay verdict, read in-process (cheaper than three CLIs)."""
-    from commands.runtime import open_store
-
+    from benchledger.commands.runtime import open_store
     opened = open_store(db)
     try:
         events = list(opened.store.read())
@@ -188,8 +186,7 @@ def type_counts(events: list) -> Counter:
 
 
 def ledger_ids(db: str) -> list[str]:
-    from commands.runtime import open_store
-
+    from benchledger.commands.runtime import open_store
     opened = open_store(db)
     try:
         with opened.store.database.connect() as conn:
@@ -201,9 +198,9 @@ def ledger_ids(db: str) -> list[str]:
 def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, bytes, list[dict[str, Any]]]:
     """Ledger JSON and Markdown as a render from the store now writes them, and the rows of
     the ledger's runs as the read model holds them (``ledger_runs_v``)."""
-    from commands.runtime import open_store
-    from projections.ledger_files import ledger_document
-    from projections.ledger_v0 import dump_json, render_markdown
+    from benchledger.commands.runtime import open_store
+    from benchledger.projections.publishing.ledger_files import ledger_document
+    from benchledger.projections.publishing.ledger_v0 import dump_json, render_markdown
 
     opened = open_store(db)
     try:

@@ -3,7 +3,7 @@ aggregate, drift): one normalised row with sensible defaults, and a ledger docum
 
 from __future__ import annotations
 
-from ledger.rules.row import normalize_row
+from benchledger.ledger.rules.row.build import normalize_row
 
 
 def stored_row(**fields) -> dict:

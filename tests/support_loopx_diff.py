@@ -167,8 +167,7 @@ def benchledger_read(
     through the CLI (in-process)."""
     from click.testing import CliRunner
 
-    from commands.cli import cli
-
+    from benchledger.commands.cli import cli
     workdir.mkdir(parents=True, exist_ok=True)
     db = f"sqlite:///{workdir / 'store.db'}"
     out = workdir / "ledger.json"
@@ -219,8 +218,7 @@ class _CommandFailed(Exception):
 
 
 def _json_command(runner: Any, argv: list[str]) -> dict[str, Any]:
-    from commands.cli import cli
-
+    from benchledger.commands.cli import cli
     result = runner.invoke(cli, argv)
     if result.exit_code != 0:
         lines = (result.stderr or result.output).strip().splitlines()
@@ -231,12 +229,11 @@ def _json_command(runner: Any, argv: list[str]) -> dict[str, Any]:
 def seed_history(db: str, goal_id: str, records: list[dict[str, Any]]) -> None:
     """The goal's run history as ``benchmark run`` appends it (one ``run_appended`` event per
     record, oldest first, built by the same functions): what ``run-ledger-check`` reads."""
-    from commands.runtime import command_metadata, open_store
-    from ledger.events import RUN_APPENDED, NewEvent
-    from ledger.goal_run_rules import build_run_record
-    from ledger.rollout_events import benchmark_run_event
-    from ledger.rules.row import build_row
-
+    from benchledger.commands.runtime import command_metadata, open_store
+    from benchledger.ledger.rules.history.goal_runs import build_run_record
+    from benchledger.ledger.rules.history.rollout import benchmark_run_event
+    from benchledger.ledger.rules.row.build import build_row
+    from benchledger.ledger.store.events import RUN_APPENDED, NewEvent
     events = []
     for index, record in enumerate(records):
         run, when, stem = record["benchmark_run"], record["generated_at"], f"run-{index:04d}"

@@ -38,8 +38,7 @@ def invoke(
     runtime_root: Path | None = None,
     input_text: str | None = None,
 ) -> Call:
-    from commands.cli import cli
-
+    from benchledger.commands.cli import cli
     prefix = ["--db", db] if db else []
     if runtime_root is not None:
         prefix += ["--runtime-root", str(runtime_root)]
@@ -53,8 +52,7 @@ def invoke(
 
 def stored_events(db: str, event_type: str | None = None) -> list[dict[str, Any]]:
     """Every event (with payload) through the store API, oldest first."""
-    from commands.runtime import open_store
-
+    from benchledger.commands.runtime import open_store
     opened = open_store(db)
     try:
         types = [event_type] if event_type else None

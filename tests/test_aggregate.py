@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.aggregate import TargetLanes, aggregate
-from ledger.aggregate_buckets import BUCKET_PRECEDENCE, judge_row
-from ledger.errors import InputError
-from ledger.ledger_rows import document_rows
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.rules.operations.aggregate import TargetLanes, aggregate
+from benchledger.ledger.rules.operations.aggregate_buckets import BUCKET_PRECEDENCE, judge_row
+from benchledger.ledger.rules.row.rows import document_rows
 from tests.support_ledger_rows import stored_row
 from tests.support_ledger_rules import load_fixture_ledger
 

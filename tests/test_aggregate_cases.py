@@ -1,5 +1,7 @@
-"""The aggregate's cache of per-case results (``ledger.aggregate.CaseResult``, kept by
-``projections.aggregate_cases``) gives the aggregate of the whole rows, cold or warm, and is
+"""The aggregate's cache of per-case results (``ledger.rules.operations.aggregate.CaseResult``,
+kept by
+``projections.read_models.aggregate_cases``) gives the aggregate of the whole rows, cold or warm,
+and is
 worked out again exactly for the cases whose rows changed.
 
 On the store of ``tests/test_compare_rows.py`` (Harbor, BenchFlow and imported loopx rows,
@@ -22,11 +24,16 @@ from typing import Any
 
 import pytest
 
-from ledger.aggregate import CASE_RESULT_VERSION, CaseResult, aggregate, aggregate_of_cases
-from ledger.connection import Connection
-from ledger.jsonfmt import json_like_stdlib
-from ledger.ledger_target import resolve_ledger_target
-from projections.aggregate_cases import (
+from benchledger.ledger.core.jsonfmt import json_like_stdlib
+from benchledger.ledger.core.ledger_target import resolve_ledger_target
+from benchledger.ledger.rules.operations.aggregate import (
+    CASE_RESULT_VERSION,
+    CaseResult,
+    aggregate,
+    aggregate_of_cases,
+)
+from benchledger.ledger.store.connection import Connection
+from benchledger.projections.read_models.aggregate_cases import (
     AggregateCasesReader,
     check_aggregate_cases,
     decode,
@@ -34,8 +41,8 @@ from projections.aggregate_cases import (
     keep_aggregate_cases,
     kept_results,
 )
-from projections.queries import StoreReads
-from projections.row_caches import fill_row_caches
+from benchledger.projections.read_models.queries import StoreReads
+from benchledger.projections.read_models.row_caches import fill_row_caches
 from tests.support_harbor_ingest_cli import cli, head_position
 from tests.support_store import (
     assert_rebuild_reports_and_empties,

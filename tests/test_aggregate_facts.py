@@ -1,5 +1,6 @@
-"""The aggregate's cache of per-row facts (``ledger.aggregate_facts``, kept by
-``projections.aggregate_facts``) gives the aggregate of the whole rows, cold or warm, and stays
+"""The aggregate's cache of per-row facts (``ledger.rules.operations.aggregate_facts``, kept by
+``projections.read_models.aggregate_facts``) gives the aggregate of the whole rows, cold or warm,
+and stays
 exact as rows change.
 
 Hand-made rows (loopx rows, unreadable times, numeric-text scores, missing ids, lanes) go
@@ -23,26 +24,26 @@ from typing import Any
 import orjson
 import pytest
 
-from ledger.aggregate import TargetLanes, aggregate
-from ledger.aggregate_facts import (
+from benchledger.ledger.core.jsonfmt import PlainJsonDict, json_like_stdlib
+from benchledger.ledger.core.ledger_target import resolve_ledger_target
+from benchledger.ledger.handlers.ledger_aggregate import AggregateRequest, aggregate_view
+from benchledger.ledger.handlers.ledger_source_files import load_sources
+from benchledger.ledger.rules.operations.aggregate import TargetLanes, aggregate
+from benchledger.ledger.rules.operations.aggregate_facts import (
     AGGREGATE_FACTS_VERSION,
     RowFacts,
     decode,
     encode,
     row_facts,
 )
-from ledger.connection import Connection
-from ledger.handlers.ledger_aggregate import AggregateRequest, aggregate_view
-from ledger.handlers.ledger_source_files import load_sources
-from ledger.jsonfmt import PlainJsonDict, json_like_stdlib
-from ledger.ledger_rows import document_rows
-from ledger.ledger_target import resolve_ledger_target
-from projections.aggregate_facts import (
+from benchledger.ledger.rules.row.rows import document_rows
+from benchledger.ledger.store.connection import Connection
+from benchledger.projections.read_models.aggregate_facts import (
     AggregateFactsReader,
     check_aggregate_cache,
     keep_aggregate_facts,
 )
-from projections.queries import StoreReads
+from benchledger.projections.read_models.queries import StoreReads
 from tests.support_harbor_ingest_cli import cli, head_position
 from tests.support_ledger_rows import stored_row
 from tests.support_ledger_rules import load_fixture_ledger

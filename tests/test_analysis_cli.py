@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.case_analysis import build_candidate_report
+from benchledger.ledger.rules.operations.case_analysis import build_candidate_report
 from tests.support_planned_cli import invoke, stored_events
 
 PRODUCT_CALLS = {

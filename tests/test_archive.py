@@ -6,9 +6,13 @@ import copy
 
 import pytest
 
-from ledger.archive import archive_rows, default_archive_batch_id, restore_rows
-from ledger.errors import InputError
-from ledger.ledger_rows import document_rows
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.rules.operations.archive import (
+    archive_rows,
+    default_archive_batch_id,
+    restore_rows,
+)
+from benchledger.ledger.rules.row.rows import document_rows
 from tests.support_ledger_rows import stored_row
 from tests.support_ledger_rules import NOW, load_fixture_ledger
 

@@ -11,10 +11,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
-from ledger.errors import InputError
-from ledger.events import LEDGER_RUNS_ARCHIVED, NewEvent
-from ledger.tables import PROJECTION_CHECKPOINTS
+from benchledger.commands.cli import cli
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.events import LEDGER_RUNS_ARCHIVED, NewEvent
+from benchledger.ledger.store.tables import PROJECTION_CHECKPOINTS
 from tests.support_store import opened, table_rows, upsert_event
 
 # Histories here are hand-made event payloads (replay plumbing), not what the handlers write.
@@ -165,9 +165,8 @@ def test_aggregate_as_of(store_url):
 
 
 def test_snapshot_as_of_equals_replay_from_position_1(store_url, tmp_path):
-    from projections.as_of import read_models_as_of
-    from projections.read_model_diff import compare_read_models
-
+    from benchledger.projections.history.as_of import read_models_as_of
+    from benchledger.projections.read_models.diff import compare_read_models
     made = ok_json(["snapshot", "create", "--at", "2"], store_url)
     assert made["created"] and made["snapshot"]["position"] == 2
     assert not ok_json(["snapshot", "create", "--at", "2"], store_url)["created"]
@@ -290,8 +289,7 @@ def test_snapshot_verify_names_a_tampered_snapshot(store_url, tmp_path):
 
 
 def test_build_diff_follows_a_run_that_moves_to_another_case(db_url, tmp_path):
-    from projections.diff import build_diff
-
+    from benchledger.projections.reports.diff import build_diff
     s = opened(db_url)
     try:
         s.store.append([scored("M", "a", 0.5, "c1")])

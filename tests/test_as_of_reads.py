@@ -9,12 +9,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
-from ledger.db_overlay import open_overlay
-from ledger.events import EXPORT_WRITTEN, NewEvent
-from projections.as_of import read_models_as_of
-from projections.as_of_sql import projections_read_by
-from projections.snapshots import list_snapshots
+from benchledger.commands.cli import cli
+from benchledger.ledger.store.events import EXPORT_WRITTEN, NewEvent
+from benchledger.ledger.store.sqlite_overlay import open_overlay
+from benchledger.projections.history.as_of import read_models_as_of
+from benchledger.projections.history.as_of_sql import projections_read_by
+from benchledger.projections.history.snapshots import list_snapshots
 from tests.support_store import opened
 from tests.test_as_of import archive_event, scored
 from tests.test_database_fold import _appended
@@ -97,8 +97,7 @@ def test_a_statement_that_does_not_compile_replays_everything_and_fails_in_one_l
 def _snapshot_file(url: str):
     s = opened(url)
     try:
-        from projections.snapshots import default_snapshot_dir
-
+        from benchledger.projections.history.snapshots import default_snapshot_dir
         (found,) = list_snapshots(default_snapshot_dir(s.location))
     finally:
         s.close()
@@ -216,17 +215,17 @@ def test_diff_and_report_from_a_snapshot(mixed_url, tmp_path):
 def test_a_long_span_or_tail_replays_into_a_copy_not_the_overlay(mixed_url, monkeypatch):
     """The overlay keeps what it replays in memory, so past ``OVERLAY_MAX_TAIL`` events (the
     tail of an ``--as-of``, or ``diff``'s whole span from the snapshot) a copy is used."""
-    import ledger.db_overlay
-    import projections.scratch
+    import benchledger.ledger.store.sqlite_overlay
+    import benchledger.projections.read_models.scratch
 
     diff_args = ["diff", "--ledger-id", "L", "--from", "4", "--to", "7"]
     sql_args = ["sql", "--as-of", "7", "SELECT count(*) FROM rm_goal_runs"]
     ok_json(["snapshot", "create", "--at", "3"], mixed_url)
     expected = [ok_json(diff_args, mixed_url), ok_json(sql_args, mixed_url)]
-    monkeypatch.setattr(projections.scratch, "OVERLAY_MAX_TAIL", 2)
+    monkeypatch.setattr(benchledger.projections.read_models.scratch, "OVERLAY_MAX_TAIL", 2)
 
     def refused(path):
         raise AssertionError(f"overlay opened for a long replay: {path}")
 
-    monkeypatch.setattr(ledger.db_overlay, "open_overlay", refused)
+    monkeypatch.setattr(benchledger.ledger.store.sqlite_overlay, "open_overlay", refused)
     assert [ok_json(diff_args, mixed_url), ok_json(sql_args, mixed_url)] == expected

@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.events import LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED, NewEvent
-from projections.as_of import parse_as_of, read_models_as_of
-from projections.read_model_diff import compare_read_models
-from projections.snapshots import create_snapshot
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.events import LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED, NewEvent
+from benchledger.projections.history.as_of import parse_as_of, read_models_as_of
+from benchledger.projections.history.snapshots import create_snapshot
+from benchledger.projections.read_models.diff import compare_read_models
 from tests.support_store import opened
 from tests.test_as_of import scored
 

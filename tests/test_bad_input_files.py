@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
-from ledger.input_files import (
+from benchledger.commands.cli import cli
+from benchledger.ledger.core.input_files import (
     UnreadableFileError,
     read_input_file,
     read_regular_file,
@@ -392,7 +392,7 @@ def test_merge_source_that_is_a_fifo_is_refused(env: Env) -> None:
 
 
 def test_stdin_is_capped(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ledger.input_files as input_files
+    import benchledger.ledger.core.input_files as input_files
 
     monkeypatch.setattr(input_files, "COMPACT_JSON_LIMIT", 64)  # read at call time
     before = env.events()
@@ -409,7 +409,7 @@ def test_stdin_is_capped(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_real_fixtures_are_far_below_the_limits() -> None:
     """The limits must never refuse what the runners really write."""
-    from ledger.input_files import LEDGER_JSON_LIMIT, RUNNER_JSON_LIMIT
+    from benchledger.ledger.core.input_files import LEDGER_JSON_LIMIT, RUNNER_JSON_LIMIT
 
     sizes = [p.stat().st_size for p in FIXTURES_DIR.rglob("*.json")]
     assert sizes and max(sizes) * 16 < RUNNER_JSON_LIMIT
@@ -448,8 +448,7 @@ def test_a_record_holding_a_nul_is_refused(env: Env) -> None:
 
 def test_benchflow_file_holding_a_nul_reads_as_unreadable() -> None:
     """As a lone surrogate does: text that could not be written back as it was read."""
-    from ledger.sources.benchflow_reading import _parse_object
-
+    from benchledger.ledger.sources.benchflow.reading import _parse_object
     assert _parse_object(b'{"reward": 1, "task": "x\\u0000"}') is None
     plain = _parse_object(b'{"reward": 1, "task": "x\\\\u0000"}')  # a backslash, then letters
     assert plain == {"reward": 1, "task": "x\\u0000"}

@@ -130,8 +130,7 @@ def test_over_long_ids_are_refused_on_both_backends(
     """PostgreSQL enforces the 300-character stream column; the refusal must come first."""
     from click.testing import CliRunner
 
-    from commands.cli import cli
-
+    from benchledger.commands.cli import cli
     monkeypatch.chdir(tmp_path)
     (tmp_path / "run.json").write_bytes(INPUTS["record"])
     args = {

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.json_input import parse_json
-from ledger.registry import parse_registry_text
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.json_input import parse_json
+from benchledger.ledger.core.registry import parse_registry_text
 from tests.test_bad_input_files import Env
 from tests.test_ledger_cli import compact_run
 

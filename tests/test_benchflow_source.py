@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ledger.errors import InputError, SourceError, UsageError
-from ledger.sources.benchflow import (
+from benchledger.ledger.core.errors import InputError, SourceError, UsageError
+from benchledger.ledger.sources.benchflow.tree import (
     benchflow_verdict,
     discover_benchflow_results,
     read_benchflow_result,
@@ -18,7 +18,7 @@ from ledger.sources.benchflow import (
     scan_benchflow_root,
     select_result,
 )
-from ledger.sources.skillsbench_routes import (
+from benchledger.ledger.sources.planned.skillsbench_routes import (
     ROUTE_NAMES,
     build_planned_skillsbench_record,
     build_planned_skillsbench_records,
@@ -576,8 +576,7 @@ def test_planned_record_defaults():
 
 def test_cli_route_names_are_the_route_table():
     """The names-only module the CLI reads at load must list the route table's rows, in order."""
-    from ledger.sources import skillsbench_route_names
-
+    from benchledger.ledger.sources.planned import skillsbench_route_names
     assert skillsbench_route_names.ROUTE_NAMES == ROUTE_NAMES
 
 

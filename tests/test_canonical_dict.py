@@ -1,5 +1,6 @@
 """``CanonicalDict``: a run record walked and serialised once, whose bytes every event and read
-model that carries it reuses (``ledger/jsonfmt.py``). Reusing them must never change a byte, and
+model that carries it reuses (``ledger/core/jsonfmt.py``). Reusing them must never change a byte,
+and
 a record the walk cannot prove keeps the old paths, NaN refusal included."""
 
 from __future__ import annotations
@@ -9,15 +10,15 @@ import math
 import orjson
 import pytest
 
-from ledger.chain import canonical_json
-from ledger.goal_run_rules import build_run_record
-from ledger.jsonfmt import (
+from benchledger.ledger.core.jsonfmt import (
     CanonicalDict,
     canonical_dict,
     json_like_stdlib,
     orjson_prints_as_stdlib,
 )
-from projections.read_models import _canonical
+from benchledger.ledger.rules.history.goal_runs import build_run_record
+from benchledger.ledger.store.chain import canonical_json
+from benchledger.projections.read_models.models import _canonical
 
 RECORD = {
     "schema_version": "benchmark_run_v0",

@@ -1,5 +1,5 @@
 """``canonical_json`` refuses NaN and infinities wherever they sit: orjson writes them as
-``null``, so a payload whose JSON holds a null is walked (``ledger/chain.py``)."""
+``null``, so a payload whose JSON holds a null is walked (``ledger/store/chain.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from ledger.chain import canonical_json
+from benchledger.ledger.store.chain import canonical_json
 
 
 class _Float(float):

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from ledger.case_analysis import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.rules.operations.case_analysis import (
     analysis_id,
     build_candidate_report,
     classify_decision,
@@ -15,7 +16,6 @@ from ledger.case_analysis import (
     render_candidates_markdown,
     validate_case_analysis_options,
 )
-from ledger.errors import InputError
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
+from benchledger.commands.cli import cli
 from tests.support_store import opened, upsert_event
 
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.requests.compare import CompareRequest
-from ledger.rules.row import RULES_VERSION
-from projections.compare import build_compare, render_compare_markdown
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.requests.compare import CompareRequest
+from benchledger.ledger.rules.row.build import RULES_VERSION
+from benchledger.projections.reports.compare.document import build_compare, render_compare_markdown
 
 T975 = {2: 4.302652729911275, 3: 3.182446305284263}
 Z_SUM = 1.959963984540054 + 0.8416212335729143

@@ -222,7 +222,7 @@ def test_numpy_and_mpmath_stay_out_of_ingest_and_upsert(tmp_path: Path, fixtures
 import json, os, sys
 NUMERIC = ("numpy", "scipy", "mpmath")
 from click.testing import CliRunner
-from commands.cli import cli
+from benchledger.commands.cli import cli
 db = "sqlite:///" + os.path.join({str(tmp_path)!r}, "s", "ledger.db")
 runner = CliRunner()
 common = ["--db", db, "--runtime-root", {str(tmp_path / "rt")!r}]

@@ -1,4 +1,5 @@
-"""compare's cache of per-row facts (``projections.compare_facts``) gives the document of the
+"""compare's cache of per-row facts (``projections.read_models.compare_facts``) gives the document
+of the
 whole rows, cold or warm, and stays exact as rows change.
 
 On the store of ``tests/test_compare_rows.py`` (Harbor, BenchFlow and imported loopx rows,
@@ -18,18 +19,22 @@ from typing import Any
 import orjson
 import pytest
 
-from ledger.errors import InputError
-from ledger.ledger_target import resolve_ledger_target
-from ledger.requests.compare import CompareRequest
-from projections.compare import build_compare, build_compare_from_facts, run_facts
-from projections.compare_facts import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.ledger_target import resolve_ledger_target
+from benchledger.ledger.requests.compare import CompareRequest
+from benchledger.projections.read_models.compare_facts import (
     FACTS_VERSION,
     _entry,
     check_compare_cache,
     keep_facts,
     read_facts,
 )
-from projections.compare_rows import read_whole_rows
+from benchledger.projections.reports.compare.document import (
+    build_compare,
+    build_compare_from_facts,
+    run_facts,
+)
+from benchledger.projections.reports.compare.rows import read_whole_rows
 from tests.support_harbor_ingest_cli import cli
 from tests.support_store import opened, store_connection, table_count
 from tests.test_compare import ledger as hand_made_ledger

@@ -1,6 +1,6 @@
 """``compare`` reads a dozen keys of each row instead of the whole row: the same numbers.
 
-``projections.compare_rows.read_compare_rows`` asks the database for ``ROW_KEYS`` only (and
+``projections.reports.compare.rows.read_compare_rows`` asks the database for ``ROW_KEYS`` only (and
 for the whole row when ``needs_judgement`` says the ledger rules must judge it);
 ``read_whole_rows`` parses every row whole, as compare did before. On stores filled through
 the CLI with Harbor, BenchFlow and imported loopx rows, archived runs and numbers whose text
@@ -18,17 +18,17 @@ from typing import Any
 import orjson
 import pytest
 
-from ledger.connection import scalars
-from ledger.database import open_database, resolve_location
-from ledger.ledger_target import resolve_ledger_target
-from ledger.requests.compare import CompareRequest
-from projections.compare import (
+from benchledger.ledger.core.ledger_target import resolve_ledger_target
+from benchledger.ledger.requests.compare import CompareRequest
+from benchledger.ledger.store.connection import scalars
+from benchledger.ledger.store.database import open_database, resolve_location
+from benchledger.projections.reports.compare.document import (
     ROW_KEYS,
     arm_results,
     build_compare,
     needs_judgement,
 )
-from projections.compare_rows import read_compare_rows, read_whole_rows
+from benchledger.projections.reports.compare.rows import read_compare_rows, read_whole_rows
 from tests.support_harbor_ingest_cli import cli, copy_job, ingest, load_manifest
 from tests.test_compare import ledger as hand_made_ledger
 

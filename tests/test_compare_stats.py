@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from projections import compare_stats as cs
+from benchledger.projections.reports.compare import stats as cs
 
 # Student-t 0.975 quantiles from printed tables (2, 3 and 4 degrees of freedom).
 T975 = {2: 4.302652729911275, 3: 3.182446305284263, 4: 2.7764451051977987}

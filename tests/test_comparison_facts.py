@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ledger.rules.row import build_row
+from benchledger.ledger.rules.row.build import build_row
 
 RECORD = {
     "schema_version": "benchmark_run_v0",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.connection import to_pyformat
-from ledger.database import StoreLocation
+from benchledger.ledger.store.connection import to_pyformat
+from benchledger.ledger.store.database import StoreLocation
 from tests.support_store import opened, upsert_event
 
 

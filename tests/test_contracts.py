@@ -1,4 +1,4 @@
-"""The contracts of ``ledger.contracts`` against what the code really writes.
+"""The contracts of ``benchledger.ledger.contracts`` against what the code really writes.
 
 ``verify --schemas`` passes on a store a real Harbor ingest filled and names the first payload
 edited out of shape behind the triggers' back; the shipped JSON Schemas are what the models
@@ -20,14 +20,14 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
-from commands.runtime import open_store
-from ledger.contracts.conformance import check_payload
-from ledger.contracts.generate import SCHEMA_DIR, render_schemas
-from ledger.events import LEDGER_UPSERTED, RUN_BUILT, NewEvent
-from ledger.rules.compaction import compact_run
-from ledger.sources.benchflow import read_benchflow_root
-from ledger.sources.harbor import read_harbor_job
+from benchledger.commands.cli import cli
+from benchledger.commands.runtime import open_store
+from benchledger.ledger.contracts.conformance import check_payload
+from benchledger.ledger.contracts.generate import SCHEMA_DIR, render_schemas
+from benchledger.ledger.rules.record.compaction import compact_run
+from benchledger.ledger.sources.benchflow.tree import read_benchflow_root
+from benchledger.ledger.sources.harbor.job import read_harbor_job
+from benchledger.ledger.store.events import LEDGER_UPSERTED, RUN_BUILT, NewEvent
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_JOB = REPO / "examples" / "harbor" / "2026-05-02__09-14-07"
@@ -181,7 +181,7 @@ def test_the_suite_checks_every_event_a_test_appends(tmp_path, appended_events_c
 
 def test_shipped_schema_files_are_what_the_models_generate():
     on_disk = {p.name: p.read_text(encoding="utf-8") for p in SCHEMA_DIR.glob("*.json")}
-    assert on_disk == render_schemas(), "run `python -m ledger.contracts.generate`"
+    assert on_disk == render_schemas(), "run `python -m benchledger.ledger.contracts.generate`"
 
 
 def test_schema_lists_every_shipped_name_and_prints_each_file(tmp_path):
@@ -320,7 +320,7 @@ def test_the_hot_paths_never_import_pydantic(tmp_path):
     env["PYTHONPATH"] = str(REPO)
     for argv in commands:
         code = (
-            "import sys\nfrom commands.cli import cli\n"
+            "import sys\nfrom benchledger.commands.cli import cli\n"
             f"try:\n    cli({argv!r})\nexcept SystemExit as exit:\n    code = exit.code\n"
             "print(code, 'pydantic' in sys.modules, file=sys.stderr)"
         )
@@ -339,7 +339,8 @@ def test_the_suite_checks_the_store_of_a_test_whose_commands_ran_in_a_subprocess
     from tests.plugin_contracts import stored_nonconformity
 
     code = (
-        "import sys\nfrom commands.runtime import open_store\nfrom ledger.events import NewEvent\n"
+        "import sys\nfrom benchledger.commands.runtime import open_store\n"
+        "from benchledger.ledger.store.events import NewEvent\n"
         "opened = open_store(sys.argv[1])\n"
         "bad = {'files': [{'path': 'a.json', 'sha256': 'not a digest'}]}\n"
         "opened.store.append([NewEvent('exports', 'export_written', bad)])\n"

@@ -1,4 +1,5 @@
-"""The database replay (``projections/database_fold.py``) leaves every read model exactly as the
+"""The database replay (``projections/read_models/database_fold.py``) leaves every read model
+exactly as the
 Python replay and the live listener do, whatever the payloads hold: text SQLite must copy byte
 for byte, the ``or`` fallbacks of the Python code, and events outside the contracts' types,
 which go back to Python."""
@@ -7,18 +8,18 @@ from __future__ import annotations
 
 import pytest
 
-import projections.database_fold as fold_module
-from ledger.events import (
+import benchledger.projections.read_models.database_fold as fold_module
+from benchledger.ledger.store.events import (
     EXPORT_WRITTEN,
     LEDGER_RUNS_ARCHIVED,
     LEDGER_UPSERTED,
     RUN_APPENDED,
     NewEvent,
 )
-from projections import tables
-from projections.as_of import advance
-from projections.read_model_diff import compare_read_models
-from projections.scratch import scratch_database
+from benchledger.projections.history.as_of import advance
+from benchledger.projections.read_models import tables
+from benchledger.projections.read_models.diff import compare_read_models
+from benchledger.projections.read_models.scratch import scratch_database
 from tests.support_store import opened, table_rows
 
 READ_MODELS = (

@@ -3,10 +3,10 @@ aggregate and the check on 30,000 rows (correct at scale; speed lives in bench/)
 
 from __future__ import annotations
 
-from ledger.aggregate import aggregate
-from ledger.drift import drift_check
-from ledger.ledger_rows import document_rows
-from ledger.rules.row import build_row
+from benchledger.ledger.rules.operations.aggregate import aggregate
+from benchledger.ledger.rules.operations.drift import drift_check
+from benchledger.ledger.rules.row.build import build_row
+from benchledger.ledger.rules.row.rows import document_rows
 from tests.support_ledger_rules import NOW, bare_record, load_fixture_ledger, record
 
 

@@ -6,22 +6,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import tomllib
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from ledger.command_context import current_command, running_command
-from ledger.events import EXPORT_WRITTEN, NewEvent
+import benchledger
+from benchledger.ledger.core.command_context import current_command, running_command
+from benchledger.ledger.store.events import EXPORT_WRITTEN, NewEvent
 from tests.support_harbor_ingest_cli import cli, copy_job, ingest, load_manifest
 from tests.support_store import opened
 from tests.test_ledger_cli import compact_run, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
-DECLARED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
-    "version"
-]
+DECLARED = benchledger.__version__
 COMMAND_FIELDS = ("actor", "host", "tool", "tool_version", "argv")
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from projections import file_swap
-from projections.file_swap import (
+from benchledger.projections.publishing import file_swap
+from benchledger.projections.publishing.file_swap import (
     SWAP_MIN_BYTES,
     preload,
     preload_for,
@@ -20,7 +20,7 @@ from projections.file_swap import (
     wait_all_discarded,
     wait_discarded,
 )
-from projections.files import atomic_stream, atomic_write
+from benchledger.projections.publishing.files import atomic_stream, atomic_write
 
 BIG = SWAP_MIN_BYTES + 1
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.global_registry_sync import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.rules.history.global_registry import (
     backup_file_name,
     denied_payload,
     skipped_disabled_payload,

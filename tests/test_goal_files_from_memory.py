@@ -1,5 +1,6 @@
 """A ``benchmark run`` writes the run files of the records it just appended from memory (each a
-``CanonicalDict``), not from the read model's text parsed again (``projections/goal_files.py``).
+``CanonicalDict``), not from the read model's text parsed again
+(``projections/publishing/goal_files.py``).
 The bytes must be exactly those a render from the store writes, whatever order the record's
 keys were built in, beside earlier runs of the same goal that are read from the store."""
 
@@ -11,9 +12,13 @@ from typing import Any
 import orjson
 import pytest
 
-from ledger.jsonfmt import CanonicalDict, canonical_dict
-from projections.goal_files import render_goal_files
-from projections.goal_runs import index_row, render_canonical_index_line, render_index_line
+from benchledger.ledger.core.jsonfmt import CanonicalDict, canonical_dict
+from benchledger.projections.publishing.goal_files import render_goal_files
+from benchledger.projections.publishing.goal_runs import (
+    index_row,
+    render_canonical_index_line,
+    render_index_line,
+)
 from tests.support_harbor_ingest_cli import copy_job, files_under, ingest, load_manifest
 from tests.support_store import opened
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.goal_run_rules import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.handlers.benchmark_run_payload import error_payload, success_payload
+from benchledger.ledger.rules.history.goal_runs import (
     HEALTH_CHECK,
     allocate_stem,
     allocate_stems,
@@ -20,8 +21,7 @@ from ledger.goal_run_rules import (
     stem_base,
     stems_on_disk,
 )
-from ledger.handlers.benchmark_run_payload import error_payload, success_payload
-from projections.goal_runs import (
+from benchledger.projections.publishing.goal_runs import (
     index_row,
     read_index,
     render_append_markdown,

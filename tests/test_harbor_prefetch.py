@@ -1,4 +1,4 @@
-"""The Harbor trials read on two cores (``ledger.sources.harbor_prefetch``) give exactly what
+"""The Harbor trials read on two cores (``ledger.sources.harbor.prefetch``) give exactly what
 one core reads: the same records, provenance (every file digest) and warnings, whichever
 trial the two sides meet at, and the same error, in trial order, when a trial cannot be read.
 """
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import BenchledgerError
-from ledger.sources import harbor_prefetch
-from ledger.sources.harbor import read_harbor_job
+from benchledger.ledger.core.errors import BenchledgerError
+from benchledger.ledger.sources.harbor import prefetch as harbor_prefetch
+from benchledger.ledger.sources.harbor.job import read_harbor_job
 from tests.conftest import FIXTURES_DIR
 
 pytestmark = pytest.mark.skipif(not harbor_prefetch._enabled(), reason="needs fork (Linux)")
@@ -143,7 +143,7 @@ def test_console_script_ingests_the_same_with_and_without_the_reader(tmp_path: P
         work = tmp_path / f"project-{mode}"
         work.mkdir()
         env = {**os.environ, "BENCHLEDGER_PREFETCH": mode, "PYTHONPATH": str(REPO)}
-        argv = [sys.executable, "-c", "from commands.entry import main; main()"]
+        argv = [sys.executable, "-c", "from benchledger.commands.entry import main; main()"]
         run = subprocess.run(
             [*argv, "--format", "json", "benchmark", "run", "terminal-bench", "--goal-id", "g",
              "--harbor-job-dir", str(job), "--no-global-sync", "--execute"],
@@ -165,8 +165,7 @@ def test_console_script_ingests_the_same_with_and_without_the_reader(tmp_path: P
 def test_reader_lines_carry_each_trial_config_once(tmp_path: Path) -> None:
     """The reader's lines hold each distinct trial config once (a job's trials share a few);
     loaded back, every attempt has its own config's content, and equal configs are one object."""
-    from ledger.sources import harbor_reading
-
+    from benchledger.ledger.sources.harbor import reading as harbor_reading
     job = _big_job(tmp_path, 3)
 
     class Everything:  # the reader's side of a split that lets it read every trial

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.errors import SourceError
-from ledger.rules.compaction import compact_run
-from ledger.sources import harbor_reading
-from ledger.sources.harbor import read_harbor_job
-from ledger.sources.harbor_reading import _PHASES, _trial_times
+from benchledger.ledger.core.errors import SourceError
+from benchledger.ledger.rules.record.compaction import compact_run
+from benchledger.ledger.sources.harbor import reading as harbor_reading
+from benchledger.ledger.sources.harbor.job import read_harbor_job
+from benchledger.ledger.sources.harbor.reading import _PHASES, _trial_times
 from tests.conftest import FIXTURES_DIR
 
 MANIFEST_REL = Path("harbor/manifest.json")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_JOB = REPO / "examples" / "harbor" / "2026-05-02__09-14-07"
-NOT_LOADED = ("ledger.global_registry_sync", "ctypes")
+NOT_LOADED = ("benchledger.ledger.rules.history.global_registry", "ctypes")
 
 
 def _ingest_in_a_new_interpreter(work: Path, *extra: str) -> dict:
@@ -23,7 +23,7 @@ def _ingest_in_a_new_interpreter(work: Path, *extra: str) -> dict:
         "--execute", *extra,
     ]  # fmt: skip
     code = (
-        "import json, sys\nfrom commands.cli import cli\n"
+        "import json, sys\nfrom benchledger.commands.cli import cli\n"
         f"try:\n    cli({argv!r})\nexcept SystemExit as exit:\n    code = exit.code\n"
         f"print(json.dumps([code, [m for m in {NOT_LOADED!r} if m in sys.modules]]),"
         " file=sys.stderr)"
@@ -49,4 +49,4 @@ def test_a_first_ingest_without_global_sync_loads_neither_the_merge_nor_ctypes(t
 def test_an_ingest_that_syncs_still_loads_the_merge(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    assert "ledger.global_registry_sync" in _ingest_in_a_new_interpreter(work)["loaded"]
+    assert "ledger.rules.history.global_registry" in _ingest_in_a_new_interpreter(work)["loaded"]

@@ -54,7 +54,7 @@ def test_commands_on_the_embedded_store_never_import_sqlalchemy(tmp_path, fixtur
     ]  # fmt: skip
     for argv in commands:
         code = (
-            "import sys\nfrom commands.cli import cli\n"
+            "import sys\nfrom benchledger.commands.cli import cli\n"
             f"try:\n    cli({argv!r})\nexcept SystemExit as exit:\n    code = exit.code\n"
             f"print(code, sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
         )

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import random
 
-from ledger import jsonfmt
-from ledger.jsonfmt import json_like_stdlib
+from benchledger.ledger.core import jsonfmt
+from benchledger.ledger.core.jsonfmt import json_like_stdlib
 
 
 def _stdlib(value: object) -> bytes:

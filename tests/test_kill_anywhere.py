@@ -1,4 +1,5 @@
-"""Kill anywhere: SIGKILL the real ``benchmark run`` ingest at named points (``ledger/faults.py``)
+"""Kill anywhere: SIGKILL the real ``benchmark run`` ingest at named points
+(``ledger/store/faults.py``)
 and at arbitrary moments, then prove nothing is lost, duplicated or half-written, and that
 running the same command again finishes the job.
 
@@ -166,7 +167,7 @@ def test_kill_at_an_arbitrary_moment_then_rerun(db_url, tmp_path, harbor, clean,
 def test_fault_hook_arms_only_the_named_occurrence():
     """``name@n`` dies at the n-th reach and not before; other names never fire."""
     script = (
-        "from ledger.faults import reach\n"
+        "from benchledger.ledger.store.faults import reach\n"
         "for i in range(1, 4):\n"
         "    reach('other'); reach('p'); print(i, flush=True)\n"
     )

@@ -7,11 +7,15 @@ import shlex
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.launch_preview import build_launch_preview, default_job_name, is_local_dataset
-from ledger.requests.benchmark_run import BenchmarkRunRequest
-from ledger.sources.planned import build_planned_terminal_bench_record
-from ledger.timeout_policy import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.sources.planned.launch_preview import (
+    build_launch_preview,
+    default_job_name,
+    is_local_dataset,
+)
+from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_record
+from benchledger.ledger.sources.planned.timeout_policy import (
     build_timeout_policy,
     format_multiplier,
     validate_multiplier,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
+from benchledger.commands.cli import cli
 
 PILOT_GROUP = "tb2-pilot-20260502"
 PILOT_JOB = "2026-05-02__09-14-07"

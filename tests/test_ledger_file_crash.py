@@ -1,5 +1,6 @@
 """The ledger JSON and Markdown, the run index and the rollout log are written without fsync
-(projections/ledger_files.py, projections/goal_files.py): the store is the durable copy. A power
+(projections/publishing/ledger_files.py, projections/publishing/goal_files.py): the store is the
+durable copy. A power
 loss after the command can leave each file as it was before, empty, or gone. Whatever it left,
 ``verify --files`` must say the file no longer matches its committed export, and
 ``benchledger render`` must write it again, byte for byte.

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
-from ledger import events as ev
-from ledger.events import NewEvent
-from projections import tables
-from projections.ledger_files import ledger_document, render_ledger_files
-from projections.ledger_queries import LedgerQueries
-from projections.ledger_stream import stream_ledger_json
-from projections.ledger_v0 import dump_json, render_markdown
+from benchledger.commands.cli import cli
+from benchledger.ledger.store import events as ev
+from benchledger.ledger.store.events import NewEvent
+from benchledger.projections.publishing.ledger_files import ledger_document, render_ledger_files
+from benchledger.projections.publishing.ledger_stream import stream_ledger_json
+from benchledger.projections.publishing.ledger_v0 import dump_json, render_markdown
+from benchledger.projections.read_models import tables
+from benchledger.projections.read_models.ledger_queries import LedgerQueries
 from tests.support_store import opened, table_rows
 from tests.test_ledger_cli import compact_run, write_json
 
@@ -237,8 +237,7 @@ def test_any_batch_and_chunk_size_writes_the_full_renders_bytes(
     """Rows are read in batches of cases and handed to the writers in chunks: wherever a batch
     or a chunk ends (inside a benchmark, after a case without active runs, mid-Markdown), the
     bytes are the full render's."""
-    from projections import ledger_stream
-
+    from benchledger.projections.publishing import ledger_stream
     monkeypatch.setattr(ledger_stream, "_BATCH_ROWS", batch_rows)
     monkeypatch.setattr(ledger_stream, "_CHUNK", chunk)
     monkeypatch.setattr(ledger_stream, "_MARKDOWN_LINES", lines)
@@ -374,8 +373,7 @@ def test_an_import_fills_the_render_cache_of_its_ledger(
 def test_upgrade_from_0001_fills_the_cache_like_replay(db_url, tmp_path):
     from alembic import command
 
-    from ledger.database import alembic_config
-
+    from benchledger.ledger.store.database import alembic_config
     rng = random.Random(3)
     s = opened(db_url)
     try:

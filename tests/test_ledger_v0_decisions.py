@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.case_decision import arm_role, latest_decision
+from benchledger.ledger.rules.row.case_decision import arm_role, latest_decision
 
 _SUFFIXES = {
     "runner_setup_timeout": "setup_timeout_repair_required",

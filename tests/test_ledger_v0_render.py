@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from projections.ledger_v0 import (
+from benchledger.projections.publishing.ledger_v0 import (
     DEFAULT_UPDATE_POLICY,
     build_document,
     dump_json,

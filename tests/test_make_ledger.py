@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
-from ledger.drift import drift_check
-from ledger.ledger_rows import document_rows
-from ledger.rules.row import normalize_row
+from benchledger.commands.cli import cli
+from benchledger.ledger.rules.operations.drift import drift_check
+from benchledger.ledger.rules.row.build import normalize_row
+from benchledger.ledger.rules.row.rows import document_rows
 
 GENERATOR = Path(__file__).resolve().parents[1] / "bench" / "make_ledger.py"
 SIZES = (100, 250)

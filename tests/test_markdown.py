@@ -1,4 +1,4 @@
-"""Markdown cells and code spans a value cannot break (issue #13): ``ledger/markdown.py`` and
+"""Markdown cells and code spans a value cannot break (issue #13): ``ledger/core/markdown.py`` and
 every table that uses it."""
 
 from __future__ import annotations
@@ -10,11 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.case_analysis import render_analysis_markdown, render_candidates_markdown
-from ledger.markdown import code_span, one_line, table_code, table_text
-from ledger.rules.row import build_row
-from projections.goal_runs import render_append_markdown
-from projections.ledger_v0 import build_document, render_markdown
+from benchledger.ledger.core.markdown import code_span, one_line, table_code, table_text
+from benchledger.ledger.rules.operations.case_analysis import (
+    render_analysis_markdown,
+    render_candidates_markdown,
+)
+from benchledger.ledger.rules.row.build import build_row
+from benchledger.projections.publishing.goal_runs import render_append_markdown
+from benchledger.projections.publishing.ledger_v0 import build_document, render_markdown
 from tests.conftest import FIXTURES_DIR
 from tests.test_ledger_cli import compact_run
 

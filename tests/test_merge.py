@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.ledger_rows import document_rows
-from ledger.merge import merge_ledgers
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.rules.operations.merge import merge_ledgers
+from benchledger.ledger.rules.row.rows import document_rows
 from tests.support_ledger_rows import ledger_doc, stored_row
 
 
@@ -89,8 +89,7 @@ def test_a_signature_reads_each_value_as_loopx_does() -> None:
     """``new_signature_count`` counts signatures as loopx 0.4.8 writes them: a score stored as
     ``0`` and one stored as ``0.0`` differ (found by the differential suite: loopx counted 7,
     benchledger 6), whitespace runs collapse, and a long value is cut with ``...``."""
-    from ledger.rules.row import drift_signature
-
+    from benchledger.ledger.rules.row.build import drift_signature
     zero_int, zero_float = drift_signature({"official_score": 0}), drift_signature(
         {"official_score": 0.0}
     )

@@ -10,16 +10,16 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-import projections.schema  # noqa: F401 - registers read models on the metadata
-from ledger import schema as ledger_schema
-from ledger import tables as ledger_tables
-from ledger.database import SCHEMA_HEAD, alembic_config
-from ledger.errors import SchemaOutOfDateError
-from ledger.schema import metadata
-from migrations import sqlite_head
-from migrations.snapshot import head_schema, render, schema_of
-from projections import schema as rm_schema
-from projections import tables as rm_tables
+import benchledger.projections.read_models.schema  # noqa: F401 - registers read models on the metadata
+from benchledger.ledger.core.errors import SchemaOutOfDateError
+from benchledger.ledger.store import schema as ledger_schema
+from benchledger.ledger.store import tables as ledger_tables
+from benchledger.ledger.store.database import SCHEMA_HEAD, alembic_config
+from benchledger.ledger.store.schema import metadata
+from benchledger.migrations import sqlite_head
+from benchledger.migrations.snapshot import head_schema, render, schema_of
+from benchledger.projections.read_models import schema as rm_schema
+from benchledger.projections.read_models import tables as rm_tables
 from tests.support_store import opened
 
 SPECS = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.tables import EVENTS
+from benchledger.ledger.store.tables import EVENTS
 from tests.support_store import opened, upsert_event
 
 

@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from ledger.parity import (
+from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.rules.operations.parity import (
     is_product_mode,
     parity_check,
     parity_check_error_payload,
     parity_check_payload,
     render_parity_markdown,
 )
-from ledger.requests.benchmark_run import BenchmarkRunRequest
-from ledger.sources.planned import build_planned_terminal_bench_record
+from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_record
 
 R = BenchmarkRunRequest.from_options
 

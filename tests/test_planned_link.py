@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ledger.handlers.planned_link import link_planned, planned_runs_by_job
+from benchledger.ledger.handlers.planned_link import link_planned, planned_runs_by_job
 from tests.support_planned_cli import copy_harbor_job_renamed, invoke, ledger_rows
 
 

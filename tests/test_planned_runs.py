@@ -6,18 +6,18 @@ import math
 
 import pytest
 
-from ledger.errors import InputError, UsageError
-from ledger.requests.benchmark_run import BenchmarkRunRequest
-from ledger.sources.benchmark_cli import build_benchmark_cli
-from ledger.sources.planned import (
-    build_planned_terminal_bench_record,
-    build_planned_terminal_bench_records,
-)
-from ledger.terminal_bench_options import (
+from benchledger.ledger.core.errors import InputError, UsageError
+from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.sources.planned.benchmark_cli import build_benchmark_cli
+from benchledger.ledger.sources.planned.options import (
     parse_float_option,
     parse_int_option,
     validate_skillsbench_options,
     validate_terminal_bench_options,
+)
+from benchledger.ledger.sources.planned.records import (
+    build_planned_terminal_bench_record,
+    build_planned_terminal_bench_records,
 )
 
 R = BenchmarkRunRequest.from_options

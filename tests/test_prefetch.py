@@ -1,4 +1,5 @@
-"""Reading ahead on a second connection (``projections/prefetch.py``): same items, same order,
+"""Reading ahead on a second connection (``projections/read_models/prefetch.py``): same items, same
+order,
 the reader's error raised where the items are used, and no thread left behind by a consumer
 that stops early."""
 
@@ -8,7 +9,7 @@ import threading
 
 import pytest
 
-from projections.prefetch import read_ahead
+from benchledger.projections.read_models.prefetch import read_ahead
 from tests.support_store import opened
 
 

@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from ledger.preflight import (
+from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.sources.planned.preflight import (
     MATERIAL_NO_INSTRUCTION,
     MATERIAL_NO_TASK_TOML,
     MATERIAL_READY,
@@ -15,8 +16,10 @@ from ledger.preflight import (
     summarize,
     task_material_status,
 )
-from ledger.requests.benchmark_run import BenchmarkRunRequest
-from ledger.sources.planned import build_planned_terminal_bench_record, codex_setup
+from benchledger.ledger.sources.planned.records import (
+    build_planned_terminal_bench_record,
+    codex_setup,
+)
 
 R = BenchmarkRunRequest.from_options
 
@@ -226,8 +229,7 @@ def test_summarize_empty_list_is_ready():
 
 
 def test_recommended_action_follows_the_blocker():
-    from ledger.classification import recommended_action
-
+    from benchledger.ledger.rules.row.classification import recommended_action
     blocked = planned({}, present=())
     assert (
         recommended_action(None, blocked) == "resolve missing_uvx_runner_surface before launching"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.events import LEDGER_RUNS_ARCHIVED, NewEvent
-from projections.engine import checkpoints
-from projections.tables import LEDGER_ROWS
+from benchledger.ledger.store.events import LEDGER_RUNS_ARCHIVED, NewEvent
+from benchledger.projections.read_models.engine import checkpoints
+from benchledger.projections.read_models.tables import LEDGER_ROWS
 from tests.support_store import opened, table_rows, upsert_event
 
 
@@ -85,7 +85,7 @@ def test_verify_rebuild_reports_a_drifted_read_model_row(db_url):
 
 
 def test_rebuild_replays_in_bounded_batches(db_url, monkeypatch):
-    import projections.engine as engine_module
+    import benchledger.projections.read_models.engine as engine_module
 
     monkeypatch.setattr(engine_module, "REPLAY_BATCH", 7)
     s = opened(db_url)

@@ -31,22 +31,22 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.errors import InputError
-from ledger.goal_run_rules import build_run_record
-from ledger.handlers.import_loopx import load_ledger_document
-from ledger.ledger_rows import document_rows_as_stored
-from ledger.rules.compaction import compact_run
-from ledger.rules.row import build_row
-from ledger.safety import ctext, is_public_safe, ledger_text
-from ledger.sources.benchflow import read_benchflow_root
-from ledger.sources.harbor import read_harbor_job
-from projections.goal_runs import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.safety import ctext, is_public_safe, ledger_text
+from benchledger.ledger.handlers.import_loopx import load_ledger_document
+from benchledger.ledger.rules.history.goal_runs import build_run_record
+from benchledger.ledger.rules.record.compaction import compact_run
+from benchledger.ledger.rules.row.build import build_row
+from benchledger.ledger.rules.row.rows import document_rows_as_stored
+from benchledger.ledger.sources.benchflow.tree import read_benchflow_root
+from benchledger.ledger.sources.harbor.job import read_harbor_job
+from benchledger.projections.publishing.goal_runs import (
     index_row,
     render_index_line,
     render_record_json,
     render_record_markdown,
 )
-from projections.ledger_v0 import build_document, dump_json, render_markdown
+from benchledger.projections.publishing.ledger_v0 import build_document, dump_json, render_markdown
 from tests.conftest import FIXTURES_DIR
 from tests.support_bad_input import (
     BENCHFLOW_CASE,
@@ -383,8 +383,7 @@ def test_loopx_import_rows(loopx_document: dict, data: st.DataObject) -> None:
         bench = data.draw(st.sampled_from(sorted(document["benchmarks"])), label="benchmark")
         document["benchmarks"][data.draw(planted)] = document["benchmarks"].pop(bench)
     data_bytes = json.dumps(document).encode("utf-8")
-    from ledger.loopx_reading import read_loopx_row
-
+    from benchledger.ledger.sources.loopx import read_loopx_row
     stored = document_rows_as_stored(load_ledger_document(data_bytes, "ledger.json"))
     # The event keeps the rows verbatim; what reaches public files is the read model's row.
     rows = [read_loopx_row(r, benchmark_key=b, case_key=c) for r, b, c in stored]
@@ -401,8 +400,7 @@ def test_loopx_import_rows(loopx_document: dict, data: st.DataObject) -> None:
 
 
 def _cli(db_url: str, project: Path, *args: str):  # noqa: ANN202
-    from commands.cli import cli
-
+    from benchledger.commands.cli import cli
     argv = ["--db", db_url, "--runtime-root", str(project / "rt"), *args]
     return CliRunner().invoke(cli, argv, catch_exceptions=True)
 

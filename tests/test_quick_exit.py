@@ -1,4 +1,4 @@
-"""Skipping interpreter teardown after ``benchmark run`` (``commands.quick_exit``) loses
+"""Skipping interpreter teardown after ``benchmark run`` (``benchledger.commands.quick_exit``) loses
 nothing: exit functions run, output is flushed, the store is closed, and it is refused
 whenever shutdown still has work to do."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from commands import quick_exit
+from benchledger.commands import quick_exit
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("benchledger")
@@ -31,7 +31,7 @@ def test_exit_functions_run_and_output_is_flushed(tmp_path: Path) -> None:
     done = _python(
         """
         import atexit, os, sys
-        from commands import quick_exit
+        from benchledger.commands import quick_exit
         atexit.register(lambda: open(os.environ["OUT"] + "/atexit", "w").write("ran"))
         sys.stdout.write("x" * 100000)  # buffered, no newline
         sys.stderr.write("err")
@@ -113,7 +113,7 @@ def test_an_upsert_skips_teardown_after_the_old_ledger_file_is_gone(
     cli("import", "loopx-ledger", ledger.name, "--execute")
     code = """
         import os, sys, threading
-        import projections.file_swap as swap
+        import benchledger.projections.publishing.file_swap as swap
         swap.SWAP_MIN_BYTES = 1  # the fixture ledger is under 1 MiB: swap it in, unlink the old
         real_exit = os._exit
         def recorded_exit(code):
@@ -121,7 +121,7 @@ def test_an_upsert_skips_teardown_after_the_old_ledger_file_is_gone(
             open(os.environ["OUT"] + "/exit", "w").write(f"{code} {alive}")
             real_exit(code)
         os._exit = recorded_exit
-        from commands.cli import main
+        from benchledger.commands.cli import main
         sys.argv = ["benchledger", "--format", "json", "benchmark", "run-ledger-upsert",
                     "--benchmark-run-json", "run.json", "--execute"]
         main()

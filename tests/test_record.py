@@ -12,11 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.errors import InputError
-from ledger.rules.compact_input import NOT_AN_OBJECT, NOT_COMPACTABLE, resolve_compact_input
-from ledger.rules.compaction import compact_run, is_compactable
-from ledger.rules.pass_at_k import pass_at_k
-from ledger.rules.record_fields import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.safety import is_public_safe, ledger_text, nummap_status, parse_number
+from benchledger.ledger.rules.record.compact_input import (
+    NOT_AN_OBJECT,
+    NOT_COMPACTABLE,
+    resolve_compact_input,
+)
+from benchledger.ledger.rules.record.compaction import compact_run, is_compactable
+from benchledger.ledger.rules.record.fields import (
     BODY_SPEC,
     MAX_TRIALS,
     METRIC_KEYS,
@@ -24,8 +28,8 @@ from ledger.rules.record_fields import (
     SECONDS_MAP,
     TRIAL_SPEC,
 )
-from ledger.rules.record_kinds import KEYED, NNNUM, _rows, shape, shape_rows
-from ledger.safety import is_public_safe, ledger_text, nummap_status, parse_number
+from benchledger.ledger.rules.record.kinds import KEYED, NNNUM, _rows, shape, shape_rows
+from benchledger.ledger.rules.record.pass_at_k import pass_at_k
 
 SPEC_EXAMPLE = json.loads(
     """

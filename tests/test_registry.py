@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.classification import (
-    DEFAULT_RECOMMENDED_ACTION,
-    ClassificationInput,
-    classification_label,
-    recommended_action,
-)
-from ledger.errors import InputError
-from ledger.registry import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.registry import (
     build_command_context,
     find_goal,
     load_registry,
@@ -24,6 +18,12 @@ from ledger.registry import (
     require_registry_file,
     resolve_runtime_root,
     validate_goal_id,
+)
+from benchledger.ledger.rules.row.classification import (
+    DEFAULT_RECOMMENDED_ACTION,
+    ClassificationInput,
+    classification_label,
+    recommended_action,
 )
 
 # the spec's minimal registry (history_registry_rollout.md §2)

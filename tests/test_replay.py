@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from ledger.event_rows import EVENT_COLUMNS
-from ledger.events import (
+from benchledger.ledger.store.event_rows import EVENT_COLUMNS
+from benchledger.ledger.store.events import (
     LEDGER_RUNS_ARCHIVED,
     LEDGER_UPSERTED,
     RUN_APPENDED,
@@ -18,8 +18,8 @@ from ledger.events import (
     NewEvent,
     StoredEvent,
 )
-from ledger.schema import events as events_table
-from projections import tables
+from benchledger.ledger.store.schema import events as events_table
+from benchledger.projections.read_models import tables
 from tests.support_store import opened, table_rows
 
 READ_MODELS = (tables.LEDGERS, tables.LEDGER_ROWS, tables.GOAL_RUNS, tables.ROLLOUT_EVENTS)
@@ -97,8 +97,8 @@ def _snapshot(conn) -> dict[str, list[tuple]]:
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_buffered_rebuild_equals_incremental_read_models(db_url, fixtures_dir, monkeypatch):
-    import projections.engine as engine_module
-    import projections.read_models as read_models
+    import benchledger.projections.read_models.engine as engine_module
+    import benchledger.projections.read_models.models as read_models
 
     s = opened(db_url)
     for command in _history(_fixture_rows(fixtures_dir)):

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.events import LEDGER_IMPORTED, LEDGER_RUNS_ARCHIVED, LEDGER_UPSERTED, NewEvent
-from projections import tables
-from projections.read_models import LedgerRowsBuffer
+from benchledger.ledger.store.events import (
+    LEDGER_IMPORTED,
+    LEDGER_RUNS_ARCHIVED,
+    LEDGER_UPSERTED,
+    NewEvent,
+)
+from benchledger.projections.read_models import tables
+from benchledger.projections.read_models.models import LedgerRowsBuffer
 from tests.support_store import opened, table_rows
 
 READ_MODELS = (tables.LEDGERS, tables.LEDGER_ROWS, tables.GOAL_RUNS, tables.ROLLOUT_EVENTS)
@@ -83,7 +88,7 @@ def _snapshot(conn) -> dict[str, list[tuple]]:
 @pytest.mark.parametrize("batch", [3, 5000])
 @pytest.mark.parametrize("in_database", [False, True], ids=["python", "in-database"])
 def test_sparse_rebuild_equals_incremental_read_models(db_url, monkeypatch, batch, in_database):
-    import projections.engine as engine_module
+    import benchledger.projections.read_models.engine as engine_module
 
     s = opened(db_url)
     for command in _history():

@@ -168,8 +168,7 @@ def test_a_ledger_the_store_does_not_hold_is_refused(project: Path, db_url: str)
 def test_markup_in_ledger_text_is_escaped_and_unsafe_text_is_dropped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_url: str
 ):
-    from projections.report.site import _environment
-
+    from benchledger.projections.reports.html.site import _environment
     monkeypatch.chdir(tmp_path)
     build_hostile_ledger(tmp_path, db_url)
     assert report(db_url, "--out", "site").code == 0

@@ -46,7 +46,7 @@ def live_imports(path: Path, name: str) -> set[str]:
 
 @pytest.mark.parametrize("path", REVISIONS, ids=lambda p: p.stem)
 def test_a_revision_imports_no_live_module(path):
-    name = f"migrations.versions.{path.stem}"
+    name = f"benchledger.migrations.versions.{path.stem}"
     assert live_imports(path, name) == PENDING.get(path.stem, set())
 
 
@@ -59,11 +59,11 @@ def test_the_check_sees_a_function_level_live_import(tmp_path):
     probe.write_text(
         "import sqlalchemy as sa\n"
         "def upgrade():\n"
-        "    from projections.ledger_cases import rebuild_ledger_cases\n"
-        "    import ledger.jsonfmt\n",
+        "    from benchledger.projections.read_models.ledger_cases import rebuild_ledger_cases\n"
+        "    import benchledger.ledger.core.jsonfmt\n",
         encoding="utf-8",
     )
-    assert live_imports(probe, "migrations.versions.0099_probe") == {
-        "projections.ledger_cases",
-        "ledger.jsonfmt",
+    assert live_imports(probe, "benchledger.migrations.versions.0099_probe") == {
+        "benchledger.projections.read_models.ledger_cases",
+        "benchledger.ledger.core.jsonfmt",
     }

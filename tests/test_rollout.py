@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.rollout_events import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.rules.history.rollout import (
     APPEND_ERROR_MESSAGE,
     BOUNDARY,
     benchmark_run_case_id,

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.rules.countability import countability
-from ledger.rules.failure_class import derive_failure_class, derive_failure_scope
-from ledger.rules.identity import HISTORICAL_ARM, derive_case_ids, parse_terminal_bench_case
-from ledger.rules.refs import check_relative_ref, history_ref_for, public_ref
-from ledger.rules.repair import repair_fields
-from ledger.rules.rounds import round_fields
-from ledger.rules.row import RULES_VERSION, build_row, normalize_row
-from ledger.rules.scoring import derive_score, derive_score_status, derive_status, is_terminal
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.rules.record.rounds import round_fields
+from benchledger.ledger.rules.row.build import RULES_VERSION, build_row, normalize_row
+from benchledger.ledger.rules.row.countability import countability
+from benchledger.ledger.rules.row.failure_class import derive_failure_class, derive_failure_scope
+from benchledger.ledger.rules.row.identity import (
+    HISTORICAL_ARM,
+    derive_case_ids,
+    parse_terminal_bench_case,
+)
+from benchledger.ledger.rules.row.refs import check_relative_ref, history_ref_for, public_ref
+from benchledger.ledger.rules.row.repair import repair_fields
+from benchledger.ledger.rules.row.scoring import (
+    derive_score,
+    derive_score_status,
+    derive_status,
+    is_terminal,
+)
 from tests.support_ledger_rules import NOW, bare_record, fixture_rows, load_fixture_ledger, record
 
 # ---------------------------------------------------------------------------------------------

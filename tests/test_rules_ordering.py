@@ -11,12 +11,12 @@ import math
 
 import pytest
 
-from ledger.errors import InputError
-from ledger.rules.archive import is_archived
-from ledger.rules.ordering import row_sort_key, sort_rows
-from ledger.rules.timestamps import earlier_timestamp, instant, utc_timestamp
-from ledger.upsert import upsert_row
-from projections.ledger_v0 import build_document
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.rules.row.archive_state import is_archived
+from benchledger.ledger.rules.row.ordering import row_sort_key, sort_rows
+from benchledger.ledger.rules.row.timestamps import earlier_timestamp, instant, utc_timestamp
+from benchledger.ledger.rules.row.upsert import upsert_row
+from benchledger.projections.publishing.ledger_v0 import build_document
 
 
 def test_instant_ignores_surrounding_whitespace_like_the_input_parser() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from projections.run_summary import (
+from benchledger.projections.reports.run_summary import (
     attempt_count,
     code,
     intake_line,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
+from benchledger.commands.cli import cli
 from tests.support_benchflow_source import materialize
 from tests.support_harbor_ingest_cli import copy_job, load_manifest
 
@@ -36,7 +36,7 @@ def benchflow(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The working directory of one command line, with a fixed clock."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("services.benchmark_run.utc_now_seconds", lambda: NOW)
+    monkeypatch.setattr("benchledger.services.benchmark_run.utc_now_seconds", lambda: NOW)
     return tmp_path
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.safety import (
+from benchledger.ledger.core.safety import (
     _ctext_text_status,
     clist,
     ctext,
@@ -402,8 +402,7 @@ def test_ctext_status_is_the_same_cached_or_not(text: str, limit: int) -> None:
 
 def test_join_public_replaces_a_failing_part() -> None:
     """A built value never carries a blocked part, however it is joined (issue #13)."""
-    from ledger.safety import join_public
-
+    from benchledger.ledger.core.safety import join_public
     assert join_public("__", "codex", "gpt-5", "/Users/bob/tasks") == "codex__gpt-5__unsafe"
     assert join_public(":", "harbor", "job", "fix-git") == "harbor:job:fix-git"
     parts = ("harbor", "run__/home/alice/jobs", "tb@2.0", "hf_abcdefghijklmnopqrstuvwxyz")
@@ -411,8 +410,7 @@ def test_join_public_replaces_a_failing_part() -> None:
 
 
 def test_public_json_drops_failing_strings_and_keys_and_counts_them() -> None:
-    from ledger.safety import public_json
-
+    from benchledger.ledger.core.safety import public_json
     row = {
         "case_id": "fix-git",
         "notes": "see /home/alice/x",
@@ -437,8 +435,7 @@ def test_public_json_drops_failing_strings_and_keys_and_counts_them() -> None:
 
 
 def test_imported_row_ids_never_come_from_a_dropped_value() -> None:
-    from ledger.loopx_reading import read_loopx_row
-
+    from benchledger.ledger.sources.loopx import read_loopx_row
     row = read_loopx_row(
         {"run_id": "/Users/bob/run", "notes": "ok"},
         benchmark_key="tb@2.0 /home/x/y",

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
-from ledger.sources.skillsbench_routes import ORACLE_SEMANTICS, ROUTES
+from benchledger.commands.cli import cli
+from benchledger.ledger.sources.planned.skillsbench_routes import ORACLE_SEMANTICS, ROUTES
 from tests.support_benchflow_source import load_manifest, materialize, result_id, result_params
 
 RESULTS = result_params()

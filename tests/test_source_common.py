@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from math import comb
 
-from ledger.sources.common import analysis_slug, pass_at_k, slug, slug_uncut_trim
+from benchledger.ledger.sources.common import analysis_slug, pass_at_k, slug, slug_uncut_trim
 
 CUT_ON_DASH = "a" * 59 + "/b"  # the 60-character cut ends on the '-' that replaced '/'
 

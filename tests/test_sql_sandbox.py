@@ -14,9 +14,9 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
-from ledger.errors import InputError
-from ledger.sql_query import single_statement
+from benchledger.commands.cli import cli
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.sql_query import single_statement
 from tests.support_store import opened, upsert_event
 
 RUNAWAY = (
@@ -85,7 +85,7 @@ def test_timeout_must_be_positive(store):
 def test_ctrl_c_stops_a_runaway_query(store, tmp_path):
     env = {**os.environ, "BENCHLEDGER_DATABASE_URL": store}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "commands.cli", "sql", RUNAWAY, "--timeout", "120"],
+        [sys.executable, "-m", "benchledger.commands.cli", "sql", RUNAWAY, "--timeout", "120"],
         env=env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,

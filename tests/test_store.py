@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.errors import ConcurrencyError
-from ledger.events import NewEvent
+from benchledger.ledger.core.errors import ConcurrencyError
+from benchledger.ledger.store.events import NewEvent
 from tests.support_store import opened, upsert_event
 
 
@@ -58,8 +58,7 @@ def test_idempotency_key_returns_existing_events_and_writes_nothing(db_url):
 
 
 def test_nan_payload_is_refused(db_url):
-    from ledger.errors import InputError
-
+    from benchledger.ledger.core.errors import InputError
     s = opened(db_url)
     with pytest.raises(InputError):
         s.store.append([NewEvent("goal/g", "run_built", {"x": float("nan")})])
@@ -70,8 +69,7 @@ def test_nan_payload_is_refused(db_url):
 def test_a_large_append_goes_in_batch_by_batch_and_keeps_the_chain(db_url):
     """More events than one INSERT holds (``EVENTS_PER_INSERT``) are inserted batch by batch
     while the chain is built: every position once, in order, and the chain verifies."""
-    from ledger.store import EVENTS_PER_INSERT
-
+    from benchledger.ledger.store.event_store import EVENTS_PER_INSERT
     s = opened(db_url)
     n = 2 * EVENTS_PER_INSERT + 5
     result = s.store.append([upsert_event("L", f"r{i}") for i in range(n)])
@@ -84,9 +82,8 @@ def test_a_large_append_goes_in_batch_by_batch_and_keeps_the_chain(db_url):
 def test_a_bad_payload_after_the_first_batch_leaves_nothing_behind(db_url):
     """A payload that fails after a first batch went in: the append's transaction is rolled
     back, so no event of it stays (nor does the head move)."""
-    from ledger.errors import InputError
-    from ledger.store import EVENTS_PER_INSERT
-
+    from benchledger.ledger.core.errors import InputError
+    from benchledger.ledger.store.event_store import EVENTS_PER_INSERT
     s = opened(db_url)
     events = [upsert_event("L", f"r{i}") for i in range(EVENTS_PER_INSERT + 3)]
     events.append(NewEvent("goal/g", "run_built", {"x": float("nan")}))

@@ -40,7 +40,7 @@ def _read_only(store_dir: Path, db: str, *args: str, cwd: Path) -> tuple[int, di
     """``benchledger --db DB --format json ARGS`` with ``store_dir`` mounted read-only."""
     argv = " ".join(
         subprocess.list2cmdline([a]) for a in
-        [sys.executable, "-m", "commands.cli", "--db", db, "--format", "json", *args]
+        [sys.executable, "-m", "benchledger.commands.cli", "--db", db, "--format", "json", *args]
     )
     script = (
         f"mount --bind {store_dir} {store_dir} && mount -o remount,bind,ro {store_dir} "
@@ -81,9 +81,9 @@ def _one_line(err: str) -> str:
         ("db", "current"),
         ("sql", "SELECT count(*) FROM events_v"),
         ("rebuild", "--verify"),
-        # compare keeps no facts there (``projections.compare_facts.keep_facts``)
+        # compare keeps no facts there (``projections.read_models.compare_facts.keep_facts``)
         ("compare", "--benchmark-id", "terminal-bench", "--run-ledger-path", LEDGER),
-        # nor does the aggregate (``projections.aggregate_facts.keep_aggregate_facts``)
+        # nor does the aggregate (``projections.read_models.aggregate_facts.keep_aggregate_facts``)
         ("benchmark", "run-ledger-aggregate", "--benchmark-id", "terminal-bench@2.0",
          "--run-ledger-path", LEDGER),  # fmt: skip
     ],

@@ -1,20 +1,20 @@
 """The schema is declared once, in the SQLAlchemy models: the plain table specs statements are
-built from are generated from them (``python -m migrations.snapshot``), and stay so."""
+built from are generated from them (``python -m benchledger.migrations.snapshot``), and stay so."""
 
 from __future__ import annotations
 
 import pytest
 
-import projections.schema  # noqa: F401 - registers the read-model tables on the metadata
-from ledger import tables as ledger_tables
-from ledger.schema import metadata
-from migrations.table_specs import SPEC_FILES, render
-from projections import tables as rm_tables
+import benchledger.projections.read_models.schema  # noqa: F401 - registers the read-model tables on the metadata
+from benchledger.ledger.store import tables as ledger_tables
+from benchledger.ledger.store.schema import metadata
+from benchledger.migrations.table_specs import SPEC_FILES, render
+from benchledger.projections.read_models import tables as rm_tables
 
 
 @pytest.mark.parametrize("spec_file", SPEC_FILES, ids=lambda f: f"{f.path.parent.name}/tables")
 def test_the_generated_specs_are_what_the_models_say(spec_file):
-    """Fails after a model changes until ``python -m migrations.snapshot`` is run."""
+    """Fails after a model changes until ``python -m benchledger.migrations.snapshot`` is run."""
     assert spec_file.path.read_text(encoding="utf-8") == render(spec_file)
 
 
@@ -35,8 +35,7 @@ def test_every_model_has_exactly_one_spec_with_its_columns_and_key():
 def test_a_long_spec_is_laid_out_one_column_a_line():
     from sqlalchemy import Column, Integer, MetaData, Table
 
-    from migrations.table_specs import _spec
-
+    from benchledger.migrations.table_specs import _spec
     columns = [Column(f"column_number_{i}", Integer, primary_key=i == 0) for i in range(9)]
     wide = Table("t", MetaData(), *columns)
     text = _spec("wide", wide)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.db_sqlite import SqliteDatabase
-from services.store_session import OpenStore
+from benchledger.ledger.store.sqlite import SqliteDatabase
+from benchledger.services.store_session import OpenStore
 from tests.support_harbor_ingest_cli import copy_job, ingest, load_manifest
 from tests.support_store import opened
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from commands.runtime import open_store
-from ledger.head_witness import HEAD_FILE_ENV
+from benchledger.commands.runtime import open_store
+from benchledger.ledger.store.head_witness import HEAD_FILE_ENV
 from tests.support_faults import (
     LEDGER,
     cli,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.rules.ordering import sort_rows
-from ledger.rules.row import build_row
-from ledger.upsert import upsert_row
+from benchledger.ledger.rules.row.build import build_row
+from benchledger.ledger.rules.row.ordering import sort_rows
+from benchledger.ledger.rules.row.upsert import upsert_row
 from tests.support_ledger_rows import stored_row
 from tests.support_ledger_rules import NOW, bare_record
 

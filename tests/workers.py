@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from commands.runtime import open_store
+from benchledger.commands.runtime import open_store
 from tests.support_store import upsert_event
 
 

@@ -103,9 +103,8 @@ def harbor_run_flags(harbor: Path) -> set[str]:
 def preview_argvs() -> dict[str, list[str]]:
     """The argv of each scenario's planned records, built by benchledger itself."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from ledger.requests.benchmark_run import BenchmarkRunRequest
-    from ledger.sources.planned import build_planned_terminal_bench_records
-
+    from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+    from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_records
     argvs = {}
     for name, extra in SCENARIOS.items():
         opts = BenchmarkRunRequest.from_options(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ledger.contracts.base import (
+from benchledger.ledger.contracts.base import (
     Count,
     JsonObject,
     NonNegative,
@@ -20,7 +20,7 @@ from ledger.contracts.base import (
     Positive,
     optional,
 )
-from ledger.rules.vocabulary import ArmRole, RunStatus, TrialStatus
+from benchledger.ledger.rules.record.vocabulary import ArmRole, RunStatus, TrialStatus
 
 # An object with producer-chosen keys (timing phases), each a number of seconds >= 0.
 Seconds = dict[str, NonNegative]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ledger.contracts.base import Closed, Count, JsonObject
+from benchledger.ledger.contracts.base import Closed, Count, JsonObject
 
 
 class CaseAnalysisAcceptedV1(Closed):

@@ -2,7 +2,7 @@
 contract by the name its JSON Schema is shipped under (``schemas/<name>.json``).
 
 A new payload version is a new model added here beside the old one (stored events are never
-rewritten; ``ledger.events.UPCASTERS`` bring old versions up to date on read), so
+rewritten; ``benchledger.ledger.store.events.UPCASTERS`` bring old versions up to date on read), so
 ``verify --schemas`` checks each stored payload against the version it was written as.
 """
 
@@ -10,20 +10,25 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ledger import events as ev
-from ledger.contracts.benchmark_run import BenchmarkRunV0
-from ledger.contracts.case_analysis_events import CaseAnalysisAcceptedV1
-from ledger.contracts.export_events import ExportWrittenV1
-from ledger.contracts.goal_events import GoalRunRecord, RolloutEvent, RunAppendedV1, RunBuiltV1
-from ledger.contracts.ledger_events import (
+from benchledger.ledger.contracts.benchmark_run import BenchmarkRunV0
+from benchledger.ledger.contracts.case_analysis_events import CaseAnalysisAcceptedV1
+from benchledger.ledger.contracts.export_events import ExportWrittenV1
+from benchledger.ledger.contracts.goal_events import (
+    GoalRunRecord,
+    RolloutEvent,
+    RunAppendedV1,
+    RunBuiltV1,
+)
+from benchledger.ledger.contracts.ledger_events import (
     LedgerImportedV1,
     LedgerMergedV1,
     LedgerRunsArchivedV1,
     LedgerRunsRestoredV1,
     LedgerUpsertedV1,
 )
-from ledger.contracts.ledger_row import LedgerRowV0
-from ledger.contracts.registry_events import GlobalSyncedV1
+from benchledger.ledger.contracts.ledger_row import LedgerRowV0
+from benchledger.ledger.contracts.registry_events import GlobalSyncedV1
+from benchledger.ledger.store import events as ev
 
 EVENT_MODELS: dict[tuple[str, int], type[BaseModel]] = {
     (ev.RUN_BUILT, 1): RunBuiltV1,

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from ledger.contracts.catalog import EVENT_MODELS
+from benchledger.ledger.contracts.catalog import EVENT_MODELS
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ledger.contracts.base import Closed, optional
+from benchledger.ledger.contracts.base import Closed, optional
 
 
 class ExportedFile(Closed):

@@ -1,6 +1,6 @@
 """Write the JSON Schema of every contract into ``schemas/`` (run after changing a model):
 
-    python -m ledger.contracts.generate
+    python -m benchledger.ledger.contracts.generate
 
 Each file is the model's ``model_json_schema()`` with a ``$schema`` and ``$id``, as indented,
 key-stable JSON ending in a newline, so a change to a model shows as a small diff.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ledger.contracts.catalog import SCHEMA_MODELS
-from ledger.contracts.schema_files import SUFFIX
+from benchledger.ledger.contracts.catalog import SCHEMA_MODELS
+from benchledger.ledger.contracts.schema_files import SUFFIX
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

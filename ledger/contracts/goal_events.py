@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ledger.contracts.base import Closed, Count, JsonObject, Number, Open, optional
-from ledger.contracts.benchmark_run import BenchmarkRunV0
+from benchledger.ledger.contracts.base import Closed, Count, JsonObject, Number, Open, optional
+from benchledger.ledger.contracts.benchmark_run import BenchmarkRunV0
 
 
 class Provenance(Open):

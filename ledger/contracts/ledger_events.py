@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ledger.contracts.base import Closed, Count, Open, optional
-from ledger.contracts.ledger_row import LedgerRowV0
+from benchledger.ledger.contracts.base import Closed, Count, Open, optional
+from benchledger.ledger.contracts.ledger_row import LedgerRowV0
 
 
 class UpdatePolicy(Open):

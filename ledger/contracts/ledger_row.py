@@ -8,8 +8,8 @@ row building drops empties. Rows imported from loopx keep fields benchledger no 
 
 from __future__ import annotations
 
-from ledger.contracts.base import Count, JsonObject, Number, NumberMap, Open, optional
-from ledger.rules.vocabulary import ArmRole
+from benchledger.ledger.contracts.base import Count, JsonObject, Number, NumberMap, Open, optional
+from benchledger.ledger.rules.record.vocabulary import ArmRole
 
 
 class ArtifactRefs(Open):

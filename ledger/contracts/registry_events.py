@@ -4,7 +4,7 @@ sync left it (history_registry_rollout.md §7), with what the sync did.
 
 from __future__ import annotations
 
-from ledger.contracts.base import Closed, JsonObject, Open, optional
+from benchledger.ledger.contracts.base import Closed, JsonObject, Open, optional
 
 
 class GlobalRegistryDocument(Open):

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ledger.errors import InputError
+from benchledger.ledger.core.errors import InputError
 
 SUFFIX = ".json"
 
 
 def _directory():  # noqa: ANN202 - an importlib Traversable
-    return resources.files("ledger.contracts").joinpath("schemas")
+    return resources.files("benchledger.ledger.contracts").joinpath("schemas")
 
 
 def schema_names() -> list[str]:

@@ -15,34 +15,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ledger.case_decision import decide_case
-from ledger.chain import canonical_json
-from ledger.classification import recommended_action
-from ledger.errors import InputError
-from ledger.events import RUN_APPENDED, RUN_BUILT, NewEvent
-from ledger.goal_run_rules import (
-    allocate_stems,
-    build_run_record,
-    index_path_rel,
-    record_paths_rel,
-)
-from ledger.handlers.benchmark_run_payload import success_payload
-from ledger.handlers.benchmark_run_sources import BuiltSource
-from ledger.handlers.global_sync import GlobalSyncPlan, plan_global_sync, skipped_sync
-from ledger.handlers.ledger_store import require_store_ledger
-from ledger.handlers.ledger_upsert import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.jsonfmt import CanonicalDict, canonical_dict
+from benchledger.ledger.core.ledger_target import LedgerTarget
+from benchledger.ledger.core.registry import CommandContext
+from benchledger.ledger.handlers.benchmark_run_payload import success_payload
+from benchledger.ledger.handlers.benchmark_run_sources import BuiltSource
+from benchledger.ledger.handlers.global_sync import GlobalSyncPlan, plan_global_sync, skipped_sync
+from benchledger.ledger.handlers.ledger_store import require_store_ledger
+from benchledger.ledger.handlers.ledger_upsert import (
     LedgerPlan,
     RowOptions,
     ledger_result,
     plan_ledger_upsert,
 )
-from ledger.handlers.planned_link import link_planned
-from ledger.jsonfmt import CanonicalDict, canonical_dict
-from ledger.ledger_target import LedgerTarget
-from ledger.registry import CommandContext
-from ledger.requests.benchmark_run import BenchmarkRunRequest
-from ledger.rollout_events import benchmark_run_event, rollout_payload_fields
-from ledger.rules.row import build_row
+from benchledger.ledger.handlers.planned_link import link_planned
+from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.rules.history.goal_runs import (
+    allocate_stems,
+    build_run_record,
+    index_path_rel,
+    record_paths_rel,
+)
+from benchledger.ledger.rules.history.rollout import benchmark_run_event, rollout_payload_fields
+from benchledger.ledger.rules.row.build import build_row
+from benchledger.ledger.rules.row.case_decision import decide_case
+from benchledger.ledger.rules.row.classification import recommended_action
+from benchledger.ledger.store.chain import canonical_json
+from benchledger.ledger.store.events import RUN_APPENDED, RUN_BUILT, NewEvent
 
 
 class BenchmarkRunReads(Protocol):

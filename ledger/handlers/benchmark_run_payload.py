@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.goal_run_rules import (
+from benchledger.ledger.core.jsonfmt import CanonicalDict
+from benchledger.ledger.rules.history.goal_runs import (
     HEALTH_CHECK,
     normalize_delivery_batch_scale,
     normalize_delivery_outcome,
 )
-from ledger.jsonfmt import CanonicalDict
 
 
 def success_payload(
@@ -41,7 +41,7 @@ def success_payload(
     """The §6.1 envelope; dry run and execute share one shape so scripts parse both alike.
 
     ``records`` are the compact ``benchmark_run_v0`` records; ``rollout`` is the dict built by
-    ``ledger.rollout_events.rollout_payload_fields`` (or its error form), merged as given.
+    ``ledger.rules.history.rollout.rollout_payload_fields`` (or its error form), merged as given.
     """
     appended = not dry_run
     payload: dict[str, Any] = {
@@ -112,5 +112,5 @@ def _put_if(payload: dict[str, Any], key: str, value: Any) -> None:
 
 def _own(record: Mapping[str, Any]) -> dict[str, Any]:
     """The payload's own copy of a record; a ``CanonicalDict`` is never changed, so it is
-    printed as it is and its proof spares the print its walk (``ledger.jsonfmt``)."""
+    printed as it is and its proof spares the print its walk (``ledger.core.jsonfmt``)."""
     return record if type(record) is CanonicalDict else dict(record)

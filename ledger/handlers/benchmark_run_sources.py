@@ -14,10 +14,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ledger.chain import canonical_json
-from ledger.errors import InputError
-from ledger.requests.benchmark_run import BenchmarkRunRequest
-from ledger.sources.base import RecordProvenance, SourceIngest
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.sources.base import RecordProvenance, SourceIngest
+from benchledger.ledger.store.chain import canonical_json
 
 Progress = Callable[[int, int], None]
 
@@ -48,8 +48,7 @@ class BuiltSource:
 
 
 def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from ledger.rules.compaction import compact_run
-
+    from benchledger.ledger.rules.record.compaction import compact_run
     records = [compact_run(r) for r in raw_records]
     if not records or any(len(r) <= 1 for r in records):
         raise InputError("benchmark command did not produce a compactable benchmark_run_v0")
@@ -57,7 +56,10 @@ def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _classification(request: BenchmarkRunRequest) -> str:
-    from ledger.classification import ClassificationInput, classification_label
+    from benchledger.ledger.rules.row.classification import (
+        ClassificationInput,
+        classification_label,
+    )
 
     return classification_label(
         ClassificationInput(
@@ -89,8 +91,7 @@ def _built(
     discovery: dict | None = None,
     selection: dict | None = None,
 ) -> BuiltSource:
-    from ledger.sources.benchmark_cli import build_benchmark_cli
-
+    from benchledger.ledger.sources.planned.benchmark_cli import build_benchmark_cli
     records = compact_records(ingest.records)
     return BuiltSource(
         records=records,
@@ -109,8 +110,7 @@ def _built(
 
 
 def build_harbor(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
-    from ledger.sources.harbor import read_harbor_job
-
+    from benchledger.ledger.sources.harbor.job import read_harbor_job
     job_dir = _given_path(request.harbor_job_dir, "--harbor-job-dir")
     ingest = read_harbor_job(
         job_dir,
@@ -163,8 +163,7 @@ class _BenchflowOptions(TypedDict):
 
 def build_benchflow(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
     """Every `--include-task-name` goes to the adapter, so its spec messages name them all."""
-    from ledger.sources import benchflow
-
+    from benchledger.ledger.sources.benchflow import tree as benchflow
     policy = _benchflow_policy(request.selection_policy)
     tasks = list(request.include_task_name or ())
     common: _BenchflowOptions = {
@@ -244,15 +243,15 @@ def _benchflow_policy(value: str | None) -> str:
 def build_planned_terminal_bench(
     request: BenchmarkRunRequest, *, env: Mapping[str, str], which: Callable[[str], str | None]
 ) -> BuiltSource:
-    from ledger.sources.planned import build_planned_terminal_bench_records
-
+    from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_records
     raw = build_planned_terminal_bench_records(request, env=env, which=which)
     return _planned(raw, request, kind="terminal_bench_planned")
 
 
 def build_skillsbench_skeleton(request: BenchmarkRunRequest) -> BuiltSource:
-    from ledger.sources.skillsbench_routes import build_planned_skillsbench_records
-
+    from benchledger.ledger.sources.planned.skillsbench_routes import (
+        build_planned_skillsbench_records,
+    )
     tasks = list(request.include_task_name or ()) or None
     raw = build_planned_skillsbench_records(
         dataset=request.dataset,

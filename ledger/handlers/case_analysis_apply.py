@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.chain import canonical_json
-from ledger.errors import InputError
-from ledger.events import CASE_ANALYSIS_ACCEPTED, NewEvent
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.chain import canonical_json
+from benchledger.ledger.store.events import CASE_ANALYSIS_ACCEPTED, NewEvent
 
 PAYLOAD_SCHEMA_VERSION = "benchledger_case_analysis_accepted_v0"
 

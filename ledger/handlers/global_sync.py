@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ledger.events import GLOBAL_SYNCED, NewEvent
-from ledger.global_sync_skipped import skipped_disabled_payload
-from ledger.registry import CommandContext
+from benchledger.ledger.core.registry import CommandContext
+from benchledger.ledger.rules.history.global_sync_skipped import skipped_disabled_payload
+from benchledger.ledger.store.events import GLOBAL_SYNCED, NewEvent
 
 
 class GlobalSyncReads(Protocol):
@@ -58,7 +58,9 @@ def plan_global_sync(
         if context.registry_exists
         else {"schema_version": "0.1", "goals": [{"id": g} for g in sorted(known)]}
     )
-    from ledger.global_registry_sync import sync_global  # only when a sync runs (~2-3 ms)
+    from benchledger.ledger.rules.history.global_registry import (
+        sync_global,  # only when a sync runs (~2-3 ms)
+    )
 
     global_path = context.global_registry_path
     current = reads.global_registry()

@@ -2,7 +2,7 @@
 
 The event keeps every row exactly as the file stored it, with the benchmark and case keys it sat
 under (``row_locations``); the read model holds each row as loopx 0.4.8 reads it back
-(``ledger.loopx_reading``). Large ledgers are split into chunks of rows so no single event
+(``ledger.sources.loopx``). Large ledgers are split into chunks of rows so no single event
 grows without bound.
 """
 
@@ -12,18 +12,17 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from ledger.errors import InputError
-from ledger.events import LEDGER_IMPORTED, NewEvent
-from ledger.ledger_rows import LEDGER_SCHEMA, document_rows_as_stored
-from ledger.ledger_target import LedgerTarget
-from ledger.safety import finite_number, public_json
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.ledger_target import LedgerTarget
+from benchledger.ledger.core.safety import finite_number, public_json
+from benchledger.ledger.rules.row.rows import LEDGER_SCHEMA, document_rows_as_stored
+from benchledger.ledger.store.events import LEDGER_IMPORTED, NewEvent
 
 IMPORT_CHUNK_ROWS = 500
 
 
 def load_ledger_document(data: bytes, name: str) -> dict[str, Any]:
-    from ledger.json_input import parse_json
-
+    from benchledger.ledger.core.json_input import parse_json
     document = parse_json(data, what=f"{name} is not valid JSON")
     if not isinstance(document, dict):
         raise InputError("benchmark run ledger must be a JSON object")
@@ -98,8 +97,7 @@ def _require(value: Any, kind: type, where: str, name: str) -> None:
 
 
 def _wrong(where: str, expected: str, value: Any, name: str) -> None:
-    from ledger.json_input import json_type
-
+    from benchledger.ledger.core.json_input import json_type
     raise InputError(
         f"{name}: {where} must be {expected}, got {json_type(value)}; "
         "fix the file (nothing was imported)"
@@ -107,8 +105,7 @@ def _wrong(where: str, expected: str, value: Any, name: str) -> None:
 
 
 def _key(key: str) -> str:
-    from ledger.input_files import shown_path
-
+    from benchledger.ledger.core.input_files import shown_path
     return '"' + shown_path(key[:80]) + '"'
 
 

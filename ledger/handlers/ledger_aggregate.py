@@ -6,7 +6,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
-from ledger.aggregate import (
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.ledger_target import LedgerTarget
+from benchledger.ledger.handlers.ledger_source_files import (
+    LedgerSources,
+)
+from benchledger.ledger.handlers.ledger_store import (
+    MaintenanceReads,
+    display_path_text,
+)
+from benchledger.ledger.rules.operations.aggregate import (
     CaseResult,
     Run,
     TargetLanes,
@@ -15,17 +24,8 @@ from ledger.aggregate import (
     aggregate_of_cases,
     selection_policy,
 )
-from ledger.aggregate_facts import RowFacts
-from ledger.errors import InputError
-from ledger.handlers.ledger_source_files import (
-    LedgerSources,
-)
-from ledger.handlers.ledger_store import (
-    MaintenanceReads,
-    display_path_text,
-)
-from ledger.ledger_target import LedgerTarget
-from ledger.merge import MergeResult, merge_ledgers
+from benchledger.ledger.rules.operations.aggregate_facts import RowFacts
+from benchledger.ledger.rules.operations.merge import MergeResult, merge_ledgers
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,10 @@ class AggregateRequest:
 
 
 class FactsReads(Protocol):
-    """The store ledger's rows as the aggregate reads them (``ledger.aggregate_facts``), kept
-    facts where the store has them (``projections/aggregate_facts.py``), and each case's
-    best-of-N result where kept (``projections/aggregate_cases.py``)."""
+    """The store ledger's rows as the aggregate reads them
+    (``ledger.rules.operations.aggregate_facts``), kept
+    facts where the store has them (``projections/read_models/aggregate_facts.py``), and each case's
+    best-of-N result where kept (``projections/read_models/aggregate_cases.py``)."""
 
     def facts(self, ledger_id: str, benchmark_id: str) -> list[RowFacts]: ...
     def rows(self, ledger_id: str, benchmark_id: str) -> tuple[list[dict], list[RowFacts]]: ...

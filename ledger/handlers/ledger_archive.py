@@ -9,15 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.archive import archive_rows, restore_rows
-from ledger.events import LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED
-from ledger.handlers.ledger_store import (
+from benchledger.ledger.core.ledger_target import LedgerTarget
+from benchledger.ledger.handlers.ledger_store import (
     MaintenancePlan,
     MaintenanceReads,
     _row_events,
 )
-from ledger.ledger_target import LedgerTarget
-from ledger.rules.ordering import row_sort_key
+from benchledger.ledger.rules.operations.archive import archive_rows, restore_rows
+from benchledger.ledger.rules.row.ordering import row_sort_key
+from benchledger.ledger.store.events import LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED
 
 
 @dataclass(frozen=True)

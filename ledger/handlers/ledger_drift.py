@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ledger.drift import drift_check, history_rows
-from ledger.handlers.ledger_store import (
+from benchledger.ledger.core.ledger_target import LedgerTarget
+from benchledger.ledger.handlers.ledger_store import (
     MaintenanceReads,
 )
-from ledger.ledger_target import LedgerTarget
+from benchledger.ledger.rules.operations.drift import drift_check, history_rows
 
 
 def drift_view(

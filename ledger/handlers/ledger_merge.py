@@ -8,17 +8,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.events import LEDGER_MERGED
-from ledger.handlers.ledger_source_files import (
+from benchledger.ledger.core.ledger_target import LedgerTarget
+from benchledger.ledger.handlers.ledger_source_files import (
     LedgerSources,
 )
-from ledger.handlers.ledger_store import (
+from benchledger.ledger.handlers.ledger_store import (
     MaintenancePlan,
     MaintenanceReads,
     _row_events,
 )
-from ledger.ledger_target import LedgerTarget
-from ledger.merge import merge_ledgers
+from benchledger.ledger.rules.operations.merge import merge_ledgers
+from benchledger.ledger.store.events import LEDGER_MERGED
 
 
 def plan_merge(

@@ -9,9 +9,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.errors import InputError
-from ledger.handlers.ledger_store import display_path_text
-from ledger.input_files import LEDGER_JSON_LIMIT, TEXT_LIST_LIMIT, read_regular_file
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.input_files import (
+    LEDGER_JSON_LIMIT,
+    TEXT_LIST_LIMIT,
+    read_regular_file,
+)
+from benchledger.ledger.handlers.ledger_store import display_path_text
 
 
 @dataclass
@@ -34,8 +38,7 @@ def load_sources(
 ) -> LedgerSources:
     """Resolve ``--source-run-ledger-path``/``-glob`` (recursive ``**``), de-duplicated by
     resolved path; missing files are counted, the target itself is skipped (new)."""
-    from ledger.handlers.import_loopx import load_ledger_document
-
+    from benchledger.ledger.handlers.import_loopx import load_ledger_document
     cwd = cwd or Path.cwd()
     target = target_json_path.resolve() if target_json_path else None
     out = LedgerSources()

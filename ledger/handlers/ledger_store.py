@@ -2,7 +2,8 @@
 the guard against a ledger file the store does not know, and chunked row events.
 
 Handlers read the store ledger through ``reads`` (handed over by the service), call the pure
-operations (``ledger/archive.py``, ``merge.py``, ``aggregate.py``, ``drift.py``) and return the
+operations (``ledger/rules/operations/archive.py``, ``merge.py``, ``aggregate.py``, ``drift.py``)
+and return the
 events to append plus the block the command prints. The store is never touched directly.
 """
 
@@ -14,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ledger.errors import InputError
-from ledger.events import NewEvent
-from ledger.ledger_target import LedgerTarget
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.ledger_target import LedgerTarget
+from benchledger.ledger.store.events import NewEvent
 
 EVENT_CHUNK_ROWS = 500
 DEFAULT_UPDATE_POLICY = {

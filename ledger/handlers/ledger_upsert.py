@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ledger.events import LEDGER_UPSERTED, NewEvent
-from ledger.handlers.ledger_store import DEFAULT_UPDATE_POLICY
-from ledger.ledger_rows import LEDGER_SCHEMA
-from ledger.ledger_target import LedgerTarget
-from ledger.rules.row import RULES_VERSION, build_row
-from ledger.upsert import upsert_row
+from benchledger.ledger.core.ledger_target import LedgerTarget
+from benchledger.ledger.handlers.ledger_store import DEFAULT_UPDATE_POLICY
+from benchledger.ledger.rules.row.build import RULES_VERSION, build_row
+from benchledger.ledger.rules.row.rows import LEDGER_SCHEMA
+from benchledger.ledger.rules.row.upsert import upsert_row
+from benchledger.ledger.store.events import LEDGER_UPSERTED, NewEvent
 
 VOLATILE_ROW_KEYS = ("last_upserted_at",)
 

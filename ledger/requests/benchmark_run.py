@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ledger.timeout_policy import MULTIPLIER_KEYS
+from benchledger.ledger.sources.planned.timeout_policy import MULTIPLIER_KEYS
 
 
 # Plain (not frozen, no slots, no ``__eq__``): building this 60-field class is paid on every

@@ -1,7 +1,8 @@
 """The typed request of ``benchmark compare`` (cli.md): which arms of one benchmark, and how.
 
 Built once at the click layer (or by the report's overview, which compares with the defaults)
-and read by ``projections.compare.build_compare``; every field is echoed in the document.
+and read by ``projections.reports.compare.document.build_compare``; every field is echoed in the
+document.
 """
 
 from __future__ import annotations

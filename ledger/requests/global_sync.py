@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ledger.errors import InputError
+from benchledger.ledger.core.errors import InputError
 
 
 @dataclass(frozen=True, slots=True)

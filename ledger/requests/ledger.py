@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ledger.requests.write_controls import LedgerUpsertRequest, WriteControls
+from benchledger.ledger.requests.write_controls import LedgerUpsertRequest, WriteControls
 
 __all__ = [
     "ImportLoopxRequest",

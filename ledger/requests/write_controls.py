@@ -1,14 +1,14 @@
 """The write controls every writing command shares, and the request of ``benchmark
 run-ledger-upsert``: the one ledger command a batch runs thousands of times, so it loads only
 these two classes (creating a frozen, slotted dataclass costs ~0.7 ms at import, and
-``ledger.requests.ledger`` makes eight; it re-exports both).
+``benchledger.ledger.requests.ledger`` makes eight; it re-exports both).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ledger.errors import InputError
+from benchledger.ledger.core.errors import InputError
 
 
 @dataclass(frozen=True, slots=True)

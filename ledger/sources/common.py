@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-from ledger.rules.pass_at_k import pass_at_k
-from ledger.safety import UNSAFE_PART, is_public_safe
+from benchledger.ledger.core.safety import UNSAFE_PART, is_public_safe
+from benchledger.ledger.rules.record.pass_at_k import pass_at_k
 
 __all__ = ["analysis_slug", "pass_at_k", "slug", "slug_uncut_trim"]
 

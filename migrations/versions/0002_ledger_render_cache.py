@@ -3,7 +3,8 @@ line on ``rm_ledger_rows``, and the per-case table ``rm_ledger_cases``, so a ren
 stored bytes instead of re-dumping the whole ledger.
 
 The new columns and table start empty: the running code fills them lazily, at the first
-render of each ledger (``projections/ledger_cases.py``), exactly as it does after a replay.
+render of each ledger (``projections/read_models/ledger_cases.py``), exactly as it does after a
+replay.
 This revision imports no live code, so changing how pieces are rendered never changes what
 a historical migration does (``tests/test_migrations.py`` checks every revision).
 

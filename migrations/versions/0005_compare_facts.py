@@ -3,7 +3,8 @@
 
 Reading a dozen keys out of 30,000 stored rows with the database's JSON functions was a third
 of a compare; these few values per row are computed once, at the first compare that reads the
-row, and kept while the row stays at the same position (``projections/compare_facts.py``).
+row, and kept while the row stays at the same position
+(``projections/read_models/compare_facts.py``).
 The table starts empty: the running code fills it lazily, exactly as after a rebuild. This
 revision imports no live code (``tests/test_migrations.py`` checks every revision).
 

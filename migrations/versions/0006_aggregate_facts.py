@@ -3,7 +3,8 @@ reduced (its bucket and countability, sort keys, and the summary fields printed 
 
 Parsing and judging 66,000 whole rows was most of an aggregate's 4.6 s on the 1M-event bench
 store; these values are a pure function of the row, computed at the first aggregate that reads
-the row and kept while the row stays at the same position (``projections/aggregate_facts.py``).
+the row and kept while the row stays at the same position
+(``projections/read_models/aggregate_facts.py``).
 A table of its own rather than columns of ``rm_compare_facts``: the two caches are filled by
 different commands and versioned apart, so a compare need not fill the aggregate's half (nor
 the reverse) and a change to one set of rules leaves the other's entries valid.

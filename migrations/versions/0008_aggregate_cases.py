@@ -7,7 +7,8 @@ a run in every case at each read, 1.1-1.4 s, and an ``--as-of`` read from a snap
 same after its tail replay. A case's result is a function of its rows alone, so it is kept per
 case with the count of the case's rows and the latest position among them: a row joining,
 leaving or being rewritten changes one of the two, and only such cases are worked out again
-(``projections/aggregate_cases.py``). The case index gains ``position`` and ``run_id`` so
+(``projections/read_models/aggregate_cases.py``). The case index gains ``position`` and ``run_id``
+so
 that check, and the run ids of the cases to redo, are read from the index alone. Nothing is
 filled here: the table fills at the next aggregate. This revision imports no live code
 (``tests/test_migrations.py`` checks every revision).

@@ -1,0 +1,2 @@
+"""Rules of whole-ledger operations: aggregate, archive, merge, drift check, case analysis,
+parity."""

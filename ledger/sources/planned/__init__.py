@@ -1,0 +1,2 @@
+"""Planned (no-run) Terminal-Bench and SkillsBench records: options, timeouts, preflight, launch
+preview."""

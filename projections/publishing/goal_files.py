@@ -1,0 +1,168 @@
+"""Rendering the loopx-compatible files under the runtime root from the read models.
+
+``goals/<goal>/runs/<stem>.json|.md``, ``index.jsonl``, ``rollout-event-log.jsonl`` and
+``registry.global.json`` are all re-derivable from the store; each is written atomically, and
+the whole index and log are re-rendered (not appended to), so a crash mid-render is healed by
+the next render instead of leaving a torn line.
+
+The run records, the index and the log are not fsynced, like the ledger files
+(``projections/publishing/ledger_files.py``): the store is their durable copy, and a file a power
+loss
+takes back (old, empty or gone) no longer matches its committed ``export_written`` digest, so
+``verify --files`` reports it and ``render`` writes it again (tests/test_ledger_file_crash.py).
+The two fsyncs cost a 3,000-trial ingest ~10 ms of waiting. The global registry is a user's
+file shared by every project: it keeps its fsync.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from benchledger.ledger.core.jsonfmt import CanonicalDict, orjson_prints_as_stdlib
+from benchledger.ledger.rules.history.goal_runs import (
+    goal_dir_rel,
+    index_path_rel,
+    record_paths_rel,
+)
+from benchledger.ledger.rules.history.rollout import render_event_line
+from benchledger.ledger.store.connection import placeholders
+from benchledger.ledger.store.faults import reach
+from benchledger.projections.publishing.files import atomic_write
+from benchledger.projections.publishing.goal_runs import (
+    index_row,
+    render_canonical_index_line,
+    render_index_line,
+    render_record_json,
+    render_record_markdown,
+)
+
+if TYPE_CHECKING:
+    from benchledger.ledger.store.connection import Connection
+GLOBAL_REGISTRY_FILE = "registry.global.json"
+
+
+def _export(path: Path, kind: str, data: bytes, *, durable: bool = True) -> dict[str, str]:
+    atomic_write(path, data, durable=durable)
+    return {"path": str(path), "kind": kind, "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def render_goal_files(
+    conn: Connection,
+    goal_id: str,
+    runtime_root: Path,
+    stems: Iterable[str] | None = None,
+    appended: Mapping[str, CanonicalDict] | None = None,
+) -> list[dict[str, str]]:
+    """Write the run records named by ``stems`` (all when None), then the whole index.
+
+    ``appended``: the run records the command just appended, by stem, as it decided them
+    (each proven and serialised once, ``CanonicalDict``). They are rendered from memory: the
+    read model holds exactly their canonical text, so reading it back and parsing it again
+    (2.5 MB for a 3,000-trial Harbor job, and a second walk of it) would give the same bytes.
+    """
+    wanted = set(stems) if stems is not None else None
+    known = appended or {}
+    exports: list[dict[str, str]] = []
+    index_lines: list[str] = []
+    query, params = _records_query(goal_id, known)
+    for stem, text in conn.execute(query, params):
+        from_memory = stem in known
+        record = known[stem] if from_memory else orjson.loads(text)
+        # One walk for both dumps: the index row is the record plus two path strings.
+        plain = True if from_memory else orjson_prints_as_stdlib(record)
+        if wanted is None or stem in wanted:
+            json_rel, md_rel = record_paths_rel(goal_id, stem)
+            exports.append(
+                _export(
+                    runtime_root / json_rel,
+                    "run_record_json",
+                    # the read model's text is sorted; a record in memory is in build order
+                    render_record_json(record, plain=plain, sort_keys=from_memory).encode(),
+                    durable=False,
+                )
+            )
+            reach("mid_render")
+            exports.append(
+                _export(
+                    runtime_root / md_rel,
+                    "run_record_markdown",
+                    render_record_markdown(record, goal_id=goal_id, stem=stem).encode(),
+                    durable=False,
+                )
+            )
+        if from_memory:
+            index_lines.append(render_canonical_index_line(known[stem], goal_id=goal_id, stem=stem))
+        else:
+            row = index_row(record, goal_id=goal_id, stem=stem)
+            index_lines.append(render_index_line(row, plain=plain))
+    index = "".join(index_lines).encode()
+    exports.append(
+        _export(runtime_root / index_path_rel(goal_id), "run_index", index, durable=False)
+    )
+    return exports
+
+
+# Beyond this many appended stems their texts are simply read (and not used): a statement
+# with more parameters than that is refused by old SQLite builds.
+_MAX_SKIPPED_TEXTS = 900
+
+
+def _records_query(goal_id: str, known: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    """The goal's (stem, record text) in index order; NULL text for the ``known`` stems."""
+    order = "FROM rm_goal_runs WHERE goal_id = ? ORDER BY position, stem"
+    if not known or len(known) > _MAX_SKIPPED_TEXTS:
+        return f"SELECT stem, record {order}", (goal_id,)
+    skipped = f"CASE WHEN stem IN ({placeholders(len(known))}) THEN NULL ELSE record END"
+    return f"SELECT stem, {skipped} {order}", (*known, goal_id)
+
+
+def rollout_log_rel(goal_id: str) -> str:
+    return f"{goal_dir_rel(goal_id)}/rollout-event-log.jsonl"
+
+
+def render_rollout_log(conn: Connection, goal_id: str, runtime_root: Path) -> list[dict[str, str]]:
+    query = "SELECT record FROM rm_rollout_events WHERE goal_id = ? ORDER BY position, event_id"
+    lines = [render_event_line(orjson.loads(text)) for (text,) in conn.execute(query, (goal_id,))]
+    if not lines:
+        return []
+    log = "".join(lines).encode()
+    return [_export(runtime_root / rollout_log_rel(goal_id), "rollout_log", log, durable=False)]
+
+
+def render_global_registry(
+    conn: Connection, runtime_root: Path, backup: dict[str, Any] | None = None
+) -> list[dict[str, str]]:
+    """``registry.global.json`` as the last sync decided, plus its backup when one was taken."""
+    text = conn.execute(
+        "SELECT document FROM rm_global_registry WHERE registry_id = ?", ("global",)
+    ).scalar()
+    if text is None:
+        return []
+    exports = []
+    if backup and backup.get("name") and backup.get("document") is not None:
+        exports.append(
+            _export(
+                runtime_root / backup["name"],
+                "global_registry_backup",
+                _registry_bytes(backup["document"]),
+            )
+        )
+    exports.append(
+        _export(
+            runtime_root / GLOBAL_REGISTRY_FILE,
+            "global_registry",
+            _registry_bytes(orjson.loads(text)),
+        )
+    )
+    return exports
+
+
+def _registry_bytes(document: dict[str, Any]) -> bytes:
+    import json
+
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()

@@ -1,0 +1,209 @@
+"""The per-goal run files: record JSON, ``index.jsonl`` rows and Markdown.
+
+These files are projections of ``run_appended`` events, rendered after commit (the record and
+its stem are decided on the write side, ``benchledger.ledger.rules.history.goal_runs``);
+this module computes their exact content so rendering and replay produce the same bytes. Paths
+stored in files are relative to the runtime root (RT) because the files are public, while the
+command payload (stdout) may show absolute paths.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from benchledger.ledger.core.jsonfmt import CanonicalDict, json_like_stdlib, json_line_like_stdlib
+from benchledger.ledger.core.markdown import code_span
+from benchledger.ledger.rules.history.goal_runs import index_path_rel, record_paths_rel
+from benchledger.ledger.rules.row.values import as_mapping
+
+MARKDOWN_TITLE = "# Benchmark Run Append"
+
+
+def render_record_json(
+    record: Mapping[str, Any], *, plain: bool | None = None, sort_keys: bool = False
+) -> str:
+    """A run record's file text, byte-identical to what loopx's ``json.dumps`` wrote
+    (``plain``: ``orjson_prints_as_stdlib(record)`` when the caller already knows it;
+    ``sort_keys`` for a record not read back from its sorted canonical text)."""
+    return json_like_stdlib(dict(record), plain=plain, sort_keys=sort_keys).decode(
+        "utf-8", "surrogatepass"
+    )
+
+
+# --- index.jsonl (§5.3) ------------------------------------------------------------------------
+
+
+def index_row(record: Mapping[str, Any], *, goal_id: str, stem: str) -> dict[str, Any]:
+    json_path, markdown_path = record_paths_rel(goal_id, stem)
+    return {**record, "json_path": json_path, "markdown_path": markdown_path}
+
+
+def render_index_line(row: Mapping[str, Any], *, plain: bool | None = None) -> str:
+    return json_line_like_stdlib(dict(row), plain=plain) + "\n"
+
+
+def render_canonical_index_line(record: CanonicalDict, *, goal_id: str, stem: str) -> str:
+    """``render_index_line(index_row(...))`` for a record that holds its canonical text: the
+    line is that text with the two paths appended, which is what dumping the record read
+    back from the text (its keys sorted) plus the paths gives, without parsing it again."""
+    json_path, markdown_path = record_paths_rel(goal_id, stem)
+    if not record or "json_path" in record or "markdown_path" in record:
+        row = index_row(orjson.loads(record.canonical), goal_id=goal_id, stem=stem)
+        return render_index_line(row, plain=True)
+    paths = orjson.dumps({"json_path": json_path, "markdown_path": markdown_path})
+    return (record.canonical[:-1] + b"," + paths[1:] + b"\n").decode()
+
+
+def read_index(lines: Iterable[str], *, exists: Callable[[str], bool]) -> dict[str, Any]:
+    """Read an ``index.jsonl`` back: tolerant of torn or foreign lines, newest first.
+
+    ``exists`` answers for a stored path (RT-relative from benchledger, absolute from loopx);
+    it is passed in so this stays pure.
+    """
+    merged: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+    raw_count = 0
+    for line in lines:
+        row = _parse_index_line(line)
+        if row is None:
+            continue
+        raw_count += 1
+        key = (row.get("generated_at"), row.get("json_path"), row.get("markdown_path"))
+        merged.setdefault(key, {}).update(row)
+    records = []
+    for row in merged.values():
+        row["json_exists"] = bool(row.get("json_path")) and exists(str(row["json_path"]))
+        row["markdown_exists"] = bool(row.get("markdown_path")) and exists(
+            str(row["markdown_path"])
+        )
+        records.append(row)
+    records.sort(key=_generated_at_sort_key, reverse=True)
+    return {"records": records, "raw_index_records": raw_count, "unique_runs": len(records)}
+
+
+def _parse_index_line(line: str) -> dict[str, Any] | None:
+    if not line.strip():
+        return None
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) else None
+
+
+def _generated_at_sort_key(row: Mapping[str, Any]) -> tuple[float, str]:
+    """Compare instants, not strings: loopx rows carry local offsets, ours carry ``Z``."""
+    text = str(row.get("generated_at") or "")
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return (float("-inf"), text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment.timestamp(), text)
+
+
+# --- Markdown (§5.4) ---------------------------------------------------------------------------
+
+_HEAD_KEYS = ("ok", "dry_run", "appended", "goal_id", "classification", "generated_at")
+_OPTIONAL_KEYS = ("json_path", "index_path", "recommended_action")
+_RUN_KEYS = (
+    "schema_version",
+    "benchmark_id",
+    "case_id",
+    "arm_id",
+    "run_status",
+    "source_runner",
+    "mode",
+)
+
+
+def render_append_markdown(payload: Mapping[str, Any]) -> str:
+    """Markdown for the command's stdout and (via ``render_record_markdown``) ``<stem>.md``."""
+    lines = [MARKDOWN_TITLE, ""]
+    lines += [_bullet(key, payload.get(key)) for key in _HEAD_KEYS]
+    lines += [_bullet(key, payload[key]) for key in _OPTIONAL_KEYS if payload.get(key) is not None]
+    for run in payload_runs(payload):
+        lines += ["", "## Benchmark Run", ""]
+        lines += [_bullet(key, run.get(key)) for key in _RUN_KEYS if run.get(key) is not None]
+        lines += _planned_lines(run)
+        if isinstance(run.get("progress"), Mapping):
+            lines.append(_progress_line(run))
+        if isinstance(run.get("metrics"), Mapping):
+            lines.append(_metrics_line(run))
+    if payload.get("error"):
+        lines += ["", _bullet("error", payload["error"])]
+    return "\n".join(lines) + "\n"
+
+
+def render_record_markdown(record: Mapping[str, Any], *, goal_id: str, stem: str) -> str:
+    """``<stem>.md``: the view of one appended record at write time (no sync or rollout results)."""
+    json_path, _ = record_paths_rel(goal_id, stem)
+    view = {
+        "ok": True,
+        "dry_run": False,
+        "appended": True,
+        "goal_id": record.get("goal_id"),
+        "classification": record.get("classification"),
+        "generated_at": record.get("generated_at"),
+        "json_path": json_path,
+        "index_path": index_path_rel(goal_id),
+        "recommended_action": record.get("recommended_action"),
+        "benchmark_run": record.get("benchmark_run"),
+    }
+    return render_append_markdown(view)
+
+
+def payload_runs(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The run records of a ``benchmark run`` payload (one source, one or several records)."""
+    runs = payload.get("benchmark_runs")
+    if isinstance(runs, list):
+        return [run for run in runs if isinstance(run, Mapping)]
+    run = payload.get("benchmark_run")
+    return [run] if isinstance(run, Mapping) else []
+
+
+def _planned_lines(run: Mapping[str, Any]) -> list[str]:
+    """A planned run's point is its launch command and whether anything blocks it."""
+    lines = []
+    preflight = as_mapping(run.get("preflight"))
+    if preflight:
+        lines.append(_bullet("ready", preflight.get("ready")))
+        lines.append(_bullet("first_blocker", preflight.get("first_blocker")))
+    preview = as_mapping(run.get("launch_preview"))
+    if preview.get("command"):
+        lines.append(f"- launch command: {code_span(str(preview['command']))}")
+    return lines
+
+
+def _progress_line(run: Mapping[str, Any]) -> str:
+    progress = as_mapping(run.get("progress"))
+    completed = _scalar(progress.get("n_completed_trials"))
+    total = _scalar(progress.get("n_total_trials"))
+    return f"- progress: completed={completed} total={total}"
+
+
+def _metrics_line(run: Mapping[str, Any]) -> str:
+    metrics = as_mapping(run.get("metrics"))
+    parts = " ".join(
+        f"{key}={_scalar(metrics.get(key))}"
+        for key in ("input_tokens", "output_tokens", "cost_usd")
+    )
+    return f"- metrics: {parts}"
+
+
+def _bullet(key: str, value: Any) -> str:
+    return f"- {key}: {code_span(_scalar(value))}"
+
+
+def _scalar(value: Any) -> str:
+    """JSON spelling for booleans and null so the Markdown reads like the JSON output."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

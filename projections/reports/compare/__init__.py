@@ -1,0 +1,2 @@
+"""``benchledger compare``: arms of one benchmark side by side, with intervals that respect the
+data."""

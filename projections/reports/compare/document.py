@@ -1,0 +1,630 @@
+"""``benchmark_run_compare_v0``: arms of one benchmark side by side, with honest uncertainty.
+
+A pure function of ledger rows: whoever holds the rows as they stood at some position (the live
+read model, or a scratch store replayed to an earlier position) gets the same document. The
+steps, in order: every row is placed under its arm and case; each (arm, case) either yields the
+attempts of its countable runs or an exclusion reason; attempts become one case value under the
+declared per-case policy; arms are summarised over cases and paired with the reference on the
+cases both can count, after the comparability guard has had its say.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeGuard
+
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.requests.compare import CompareRequest
+from benchledger.ledger.rules.row.build import RULES_VERSION
+from benchledger.ledger.rules.row.ordering import row_sort_key
+from benchledger.ledger.rules.row.timestamps import UNREADABLE
+from benchledger.projections.reports.compare import stats as cs
+from benchledger.projections.reports.compare.guard import (
+    Facts,
+    Mismatch,
+    find_mismatches,
+    row_facts,
+)
+from benchledger.projections.reports.compare.markdown import render_compare_markdown
+
+__all__ = [
+    "ROW_KEYS",
+    "RunFacts",
+    "arm_results",
+    "build_compare",
+    "build_compare_from_facts",
+    "needs_judgement",
+    "render_compare_markdown",
+    "run_facts",
+]
+
+SCHEMA = "benchmark_run_compare_v0"
+METRICS = ("score", "pass")
+NOT_FINISHED = frozenset({"running", "planned", "fixture"})
+NOT_COMPLETED = frozenset({"cancelled", "incomplete", "corrupt", "not_started"})
+NOT_RUN = NOT_FINISHED | NOT_COMPLETED
+# Every key of a row that ``build_compare`` reads, unless ``needs_judgement`` says the row is
+# to be judged by the ledger rules (which read more): what ``compare_rows`` asks the database for.
+ROW_KEYS = (
+    "run_id",
+    "benchmark_id",
+    "case_id",
+    "arm_id",
+    "recorded_at",
+    "archive_state",
+    "status",
+    "rules_version",
+    "official_score",
+    "official_score_countable",
+    "official_passed",
+    "attempt_outcomes",
+    "usage",
+    "comparability",
+)
+INTERVAL_METHOD = "student_t_over_cases"
+BOOTSTRAP_METHOD = "percentile_over_cases_multinomial_numpy_default_rng"
+POWER_METHOD = "normal_approximation_two_sided"
+
+
+class RunFacts(NamedTuple):
+    """All that compare reads of one ledger row, already reduced: where the run goes, whether
+    it counts (``verdict`` None) or why not, and, for a run that counts, its attempt values
+    under either metric, its usage and its comparability facts.
+
+    A pure function of the row (``run_facts``), so it can be kept beside the row and reused
+    while the row is unchanged (``projections.read_models.compare_facts``); every value is plain
+    JSON but
+    ``guard``, a tuple of tuples compared whole.
+    """
+
+    benchmark_id: Any
+    case_id: str
+    arm_id: str
+    instant: float | None  # ``recorded_at`` as an instant; None when unreadable (sorts first)
+    run_key: str  # the run id as text: the tie-break of the §6.3 order
+    verdict: str | None
+    detailed: bool  # False: no attempt detail, the run stands for one attempt (``scores[0]``)
+    scores: list[float]
+    passes: list[float]
+    unscored: list[str]  # reasons of the attempts without a score, in attempt order
+    has_usage: bool
+    tokens: float | None  # input + output tokens, when both are numbers
+    dollars: float | None
+    guard: Facts
+
+
+def run_facts(row: Mapping[str, Any]) -> RunFacts:
+    """``RunFacts`` of one row; a row that does not count carries no attempts, usage or facts.
+
+    Reads only ``ROW_KEYS`` unless ``needs_judgement(row)``.
+    """
+    instant, run_key = row_sort_key(row)
+    verdict = _verdict(row)
+    place = (
+        row.get("benchmark_id"),
+        str(row.get("case_id") or "unknown-case"),
+        _arm_of(row),
+        None if instant == UNREADABLE else instant,
+        run_key,
+        verdict,
+    )
+    if verdict is not None:
+        return RunFacts(*place, True, [], [], [], False, None, None, ((), (), (), ()))
+    detailed, scores, passes, unscored = _attempts(row)
+    usage = row.get("usage")
+    tokens = dollars = None
+    if type(usage) is dict:
+        spent_in, spent_out = usage.get("input_tokens"), usage.get("output_tokens")
+        if _numeric(spent_in) and _numeric(spent_out):
+            tokens = spent_in + spent_out
+        if _numeric(paid := usage.get("cost_usd")):
+            dollars = paid
+    return RunFacts(
+        *place,
+        detailed,
+        scores,
+        passes,
+        unscored,
+        type(usage) is dict,
+        tokens,
+        dollars,
+        row_facts(row),
+    )
+
+
+def _attempts(row: Mapping[str, Any]) -> tuple[bool, list[float], list[float], list[str]]:
+    """(detailed, scores, passes, unscored reasons) of a run that counts, in stored (attempt)
+    order; unscored attempts are counted by reason, never read as 0. A row without attempt
+    detail (imported from loopx, or upserted from a record without trials) stands for one
+    attempt: its official score and verdict."""
+    outcomes = row.get("attempt_outcomes")
+    if not isinstance(outcomes, list) or not outcomes:
+        verdict = 1.0 if row.get("official_passed") is True else 0.0
+        return False, [float(row["official_score"])], [verdict], []
+    scores: list[float] = []
+    passes: list[float] = []
+    unscored: list[str] = []
+    for item in outcomes:
+        if type(item) is not dict:  # rows are parsed JSON: objects are plain dicts
+            continue
+        reward = item.get("primary_reward")
+        if type(reward) is not float and (type(reward) is not int or isinstance(reward, bool)):
+            unscored.append(str(item.get("unscored_reason") or "unscored"))
+            continue
+        passed = item.get("passed")
+        passes.append(1.0 if (passed is True or (passed is None and reward >= 1)) else 0.0)
+        scores.append(float(reward))
+    return True, scores, passes, unscored
+
+
+@dataclass(slots=True)
+class ArmCase:
+    """One arm on one case: the attempts it counts, or why it counts none."""
+
+    attempts: list[float] = field(default_factory=list)
+    value: float | None = None
+    excluded: str | None = None
+    rows: list[RunFacts] = field(default_factory=list)  # the counted runs
+
+
+@dataclass
+class ArmResult:
+    arm_id: str
+    cases: dict[str, ArmCase]
+    runs_excluded: Counter = field(default_factory=Counter)
+    attempts_unscored: Counter = field(default_factory=Counter)
+    runs_without_attempt_detail: int = 0
+    _included: dict[str, ArmCase] | None = field(default=None, repr=False)
+
+    def included(self) -> dict[str, ArmCase]:
+        """Cases with a value (computed once the cases are settled, then kept)."""
+        if self._included is None:
+            self._included = {case: c for case, c in self.cases.items() if c.value is not None}
+        return self._included
+
+
+def matches_benchmark(row_benchmark: Any, requested: str) -> bool:
+    """``name@version`` matches itself; a bare ``name`` matches every version of it, which is
+    how runs on two versions of a benchmark reach the comparability guard."""
+    if not isinstance(row_benchmark, str):
+        return False
+    if row_benchmark == requested:
+        return True
+    return "@" not in requested and row_benchmark.startswith(f"{requested}@")
+
+
+def build_compare(rows: Iterable[Mapping[str, Any]], request: CompareRequest) -> dict[str, Any]:
+    """The ``benchmark_run_compare_v0`` document for ``rows`` (any order, any benchmarks).
+
+    A row needs only the keys of ``ROW_KEYS`` unless ``needs_judgement`` says otherwise
+    (``projections.reports.compare.rows`` reads rows that way). Raises ``InputError`` — one line,
+    for
+    the CLI to print — on a bad request, a benchmark without rows, an arm without runs, or
+    mismatches the request did not allow.
+    """
+    return build_compare_from_facts(_facts_of(rows, request), request)
+
+
+def build_compare_from_facts(facts: Iterable[RunFacts], request: CompareRequest) -> dict[str, Any]:
+    """``build_compare`` of the rows these are the ``RunFacts`` of (the same document)."""
+    policy, metric, results = _arm_results(facts, request)
+    mismatches = find_mismatches(results)
+    if mismatches and not request.allow_incomparable:
+        raise InputError(_refusal(mismatches))
+    return _document(request, policy, metric, results, mismatches)
+
+
+def arm_results(
+    rows: Iterable[Mapping[str, Any]], request: CompareRequest
+) -> tuple[cs.CasePolicy, str, list[ArmResult]]:
+    """Every requested arm on every case of the benchmark: attempts, case value or exclusion."""
+    return _arm_results(_facts_of(rows, request), request)
+
+
+def _facts_of(rows: Iterable[Mapping[str, Any]], request: CompareRequest) -> list[RunFacts]:
+    """The facts of the rows of the requested benchmark (only they are judged)."""
+    wanted = request.benchmark_id
+    return [run_facts(r) for r in rows if matches_benchmark(r.get("benchmark_id"), wanted)]
+
+
+def _order(facts: RunFacts) -> tuple[float, str]:
+    """``row_sort_key`` of the row these are the facts of."""
+    instant = facts.instant
+    return (UNREADABLE if instant is None else instant, facts.run_key)
+
+
+def _arm_results(
+    facts: Iterable[RunFacts], request: CompareRequest
+) -> tuple[cs.CasePolicy, str, list[ArmResult]]:
+    policy = _checked(request)
+    metric = _metric(request, policy)
+    by_arm: dict[str, dict[str, list[RunFacts]]] = defaultdict(lambda: defaultdict(list))
+    matches: dict[Any, bool] = {}  # per distinct benchmark id
+    for run in facts:
+        wanted = matches.get(run.benchmark_id)
+        if wanted is None:
+            wanted = matches[run.benchmark_id] = matches_benchmark(
+                run.benchmark_id, request.benchmark_id
+            )
+        if wanted:
+            by_arm[run.arm_id][run.case_id].append(run)
+    if not by_arm:
+        raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
+    for cases in by_arm.values():  # each case's runs in §6.3 order (most cases have one)
+        for runs in cases.values():
+            if len(runs) > 1:
+                runs.sort(key=_order)
+    all_cases = sorted({case for cases in by_arm.values() for case in cases})
+    arms = _arms(request, by_arm)
+    passes = metric == "pass"
+    results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, passes) for arm in arms]
+    return policy, metric, results
+
+
+def _checked(request: CompareRequest) -> cs.CasePolicy:
+    try:
+        policy = cs.CasePolicy.parse(request.per_case)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    if request.metric not in METRICS:
+        raise InputError(f"--metric must be score or pass, not {request.metric!r}")
+    if not 0 < request.confidence < 1:
+        raise InputError("--confidence must be between 0 and 1")
+    if request.bootstrap < 0:
+        raise InputError("--bootstrap must be 0 (off) or a positive number of resamples")
+    if request.seed < 0:
+        raise InputError("--seed must be 0 or more")
+    if request.effect is not None and not request.effect > 0:
+        raise InputError("--effect must be a positive difference")
+    return policy
+
+
+def _metric(request: CompareRequest, policy: cs.CasePolicy) -> str:
+    if policy.name == "pass@k" and request.metric != "pass":
+        raise InputError("--per-case pass@k:K counts passes: use it with --metric pass")
+    return request.metric
+
+
+def _arm_of(row: Mapping[str, Any]) -> str:
+    arm = row.get("arm_id")
+    return arm if isinstance(arm, str) and arm else "unknown_arm"
+
+
+def _arms(request: CompareRequest, by_arm: Mapping[str, Mapping[str, list[RunFacts]]]) -> list[str]:
+    """Given arms in the order given (the reference first when it is not among them); else every
+    arm with a countable run, sorted."""
+    if request.arms:
+        arms = list(dict.fromkeys(request.arms))
+    else:
+        arms = sorted(
+            arm
+            for arm, cases in by_arm.items()
+            if any(run.verdict is None for runs in cases.values() for run in runs)
+        )
+    if request.reference and request.reference not in arms:
+        arms.insert(0, request.reference)
+    elif request.reference:
+        arms.remove(request.reference)
+        arms.insert(0, request.reference)
+    unknown = [arm for arm in arms if arm not in by_arm]
+    if unknown:
+        known = ", ".join(sorted(by_arm)) or "none"
+        raise InputError(f"no runs of arm {unknown[0]} in this benchmark (arms: {known})")
+    if not arms:
+        raise InputError(f"no arm of benchmark {request.benchmark_id} has a countable run")
+    return arms
+
+
+def _numeric(value: Any) -> TypeGuard[float]:
+    """A JSON number (rows are parsed JSON: numbers are plain ints and floats, never bools)."""
+    return type(value) is float or type(value) is int
+
+
+def _stored_decision(row: Mapping[str, Any]) -> bool | None:
+    """The countability the current rules stored on the row (None: not theirs to read)."""
+    stored = row.get("official_score_countable")
+    if row.get("rules_version") == RULES_VERSION and type(stored) is bool:
+        return stored
+    return None
+
+
+def needs_judgement(row: Mapping[str, Any]) -> bool:
+    """Whether ``build_compare`` judges ``row`` by the ledger rules (``judge_row``), which read
+    keys beyond ``ROW_KEYS``: a row whose score is not decided by the current rules, or one that
+    does not count for a reason other than being archived, unfinished or not completed."""
+    if row.get("archive_state") == "archived":
+        return False
+    decision = _stored_decision(row)
+    if _numeric(row.get("official_score")):
+        if decision is None:
+            return True
+        if decision:
+            return False
+    return row.get("status") not in NOT_RUN
+
+
+def _verdict(row: Mapping[str, Any]) -> str | None:
+    """None when the run counts, else why not in the words of the coverage report.
+
+    Countable as the ledger decides it (§5.11), on an active row with a numeric score: rows
+    written by the current rules carry the decision; older ones (imported from loopx) are
+    judged the way ``run-ledger-aggregate`` judges them.
+    """
+    if row.get("archive_state") == "archived":
+        return "archived"
+    # The ledger rules, imported only when a row needs them: a compare whose facts are all
+    # kept (``benchledger.projections.read_models.compare_facts``) judges nothing.
+    from benchledger.ledger.rules.operations.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
+
+    judged = None
+    if _numeric(row.get("official_score")):
+        decision = _stored_decision(row)
+        if decision is None:
+            judged = judge_row(dict(row))
+            decision = judged.countable and judged.bucket in COUNTABLE_BUCKETS
+        if decision:
+            return None
+    status = row.get("status")
+    if status in NOT_FINISHED:
+        return "running"
+    if status in NOT_COMPLETED:
+        return "not_completed"
+    bucket = (judged or judge_row(dict(row))).bucket
+    if bucket == "verifier_no_reward":
+        return "verifier_error_without_reward"
+    if bucket in ("missing", "setup_runner_infra") and row.get("official_score") is None:
+        return "score_missing" if bucket == "missing" else "setup_or_infra_without_score"
+    return "uncountable"
+
+
+def _arm_result(
+    arm: str,
+    all_cases: Sequence[str],
+    by_case: Mapping[str, list[RunFacts]],
+    policy: cs.CasePolicy,
+    passes: bool,
+) -> ArmResult:
+    result = ArmResult(arm, {})
+    value_of = policy.value
+    excluded, unscored = result.runs_excluded, result.attempts_unscored
+    for case in all_cases:
+        runs = by_case.get(case)
+        entry = ArmCase()
+        result.cases[case] = entry
+        if not runs:
+            entry.excluded = "missing"
+            continue
+        counted = []
+        for run in runs:
+            if run.verdict is None:
+                counted.append(run)
+            else:
+                excluded[run.verdict] += 1
+        if not counted:
+            entry.excluded = runs[-1].verdict
+            continue
+        attempts = entry.attempts
+        for run in counted:
+            if not run.detailed:
+                result.runs_without_attempt_detail += 1
+            attempts.extend(run.passes if passes else run.scores)
+            for reason in run.unscored:
+                unscored[reason] += 1
+        entry.rows = counted
+        entry.value = value_of(attempts)
+        if entry.value is None:
+            entry.excluded = "fewer_attempts_than_k" if attempts else "no_scored_attempt"
+    return result
+
+
+# --------------------------------------------------------------------------------- document
+
+
+def _document(
+    request: CompareRequest,
+    policy: cs.CasePolicy,
+    metric: str,
+    results: list[ArmResult],
+    mismatches: list[Mismatch],
+) -> dict[str, Any]:
+    reference = results[0]
+    arms = [_arm_block(r, request) for r in results]
+    _mark_pareto(arms)
+    paired = [_paired_block(r, reference, request, metric) for r in results[1:]]
+    for block, p_holm in zip(paired, cs.holm([p["p_value"] for p in paired]), strict=True):
+        block["p_holm"] = p_holm
+    return {
+        "schema_version": SCHEMA,
+        "benchmark_id": request.benchmark_id,
+        "metric": metric,
+        "per_case_policy": policy.label,
+        "confidence": request.confidence,
+        "interval_method": INTERVAL_METHOD,
+        "reference": reference.arm_id,
+        "banner": _banner(mismatches) if mismatches else None,
+        "arms": arms,
+        "paired": paired,
+        "power": {
+            "method": POWER_METHOD,
+            "alpha": cs.ALPHA,
+            "target_power": cs.POWER,
+            "effect": request.effect,
+        },
+        "bootstrap": {
+            "method": BOOTSTRAP_METHOD,
+            "resamples": request.bootstrap,
+            "seed": request.seed,
+        },
+        "comparability": {
+            "ok": not mismatches,
+            "allowed_incomparable": bool(mismatches) and request.allow_incomparable,
+            "mismatches": [m.as_dict() for m in mismatches],
+        },
+    }
+
+
+def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
+    included = result.included()
+    # every included case has a value: the filter only tells the type checker so
+    values = [c.value for c in included.values() if c.value is not None]
+    summary = cs.t_interval(values, request.confidence)
+    split = cs.variance_split([c.attempts for c in included.values()])
+    excluded: dict[str, list[str]] = defaultdict(list)
+    for case, entry in result.cases.items():
+        if entry.value is None:
+            excluded[entry.excluded or "missing"].append(case)
+    return {
+        "arm_id": result.arm_id,
+        "n_cases": summary.n,
+        "n_attempts": sum(len(c.attempts) for c in included.values()),
+        "mean": summary.mean,
+        "se": summary.se,
+        "ci_low": summary.ci_low,
+        "ci_high": summary.ci_high,
+        "var_between_cases": split.between,
+        "var_within_cases": split.within,
+        "coverage": {
+            "cases_total": len(result.cases),
+            "cases_included": len(included),
+            "excluded": dict(sorted(excluded.items())),
+            "runs_included": sum(len(c.rows) for c in included.values()),
+            "runs_excluded": dict(sorted(result.runs_excluded.items())),
+            "attempts_unscored": dict(sorted(result.attempts_unscored.items())),
+            "runs_without_attempt_detail": result.runs_without_attempt_detail,
+        },
+        "cost": _cost(included),
+        "pareto": None,
+    }
+
+
+def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
+    """Tokens (input + output) and dollars per case, over cases whose counted runs all
+    recorded them; a case's cost is the sum over its counted runs (every attempt paid for)."""
+    tokens: list[float] = []
+    dollars: list[float] = []
+    for entry in included.values():
+        case_tokens: float | None = 0
+        case_dollars: float | None = 0
+        for run in entry.rows:
+            if not run.has_usage:
+                case_tokens = case_dollars = None
+                break
+            if case_tokens is not None:
+                case_tokens = None if run.tokens is None else case_tokens + run.tokens
+            if case_dollars is not None:
+                case_dollars = None if run.dollars is None else case_dollars + run.dollars
+        if entry.rows and case_tokens is not None:
+            tokens.append(case_tokens)
+        if entry.rows and case_dollars is not None:
+            dollars.append(case_dollars)
+    return {
+        "tokens_per_case": sum(tokens) / len(tokens) if tokens else None,
+        "cost_usd_per_case": sum(dollars) / len(dollars) if dollars else None,
+        "recorded_cases": max(len(tokens), len(dollars)),
+    }
+
+
+def _mark_pareto(arms: list[dict[str, Any]]) -> None:
+    """Dollars when every arm with a mean has them, else tokens, else nobody is judged."""
+    scored = [a for a in arms if a["mean"] is not None]
+    for basis in ("cost_usd_per_case", "tokens_per_case"):
+        if scored and all(a["cost"][basis] is not None for a in scored):
+            points = [(a["mean"], a["cost"][basis]) if a in scored else None for a in arms]
+            for arm, on_front in zip(arms, cs.pareto_front(points), strict=True):
+                arm["pareto"] = on_front
+                arm["cost"]["pareto_basis"] = basis
+            return
+    for arm in arms:
+        arm["cost"]["pareto_basis"] = None
+
+
+def _paired_block(
+    arm: ArmResult, reference: ArmResult, request: CompareRequest, metric: str
+) -> dict[str, Any]:
+    mine, theirs = arm.included(), reference.included()
+    common = [case for case in mine if case in theirs]
+    diffs = [mine[c].value - theirs[c].value for c in common]  # type: ignore[operator]
+    summary = cs.t_interval(diffs, request.confidence)
+    boot = cs.bootstrap_interval(diffs, request.bootstrap, request.seed, request.confidence)
+    plan = _power(arm, reference, common, summary, request)
+    return {
+        "arm_id": arm.arm_id,
+        "reference": reference.arm_id,
+        "n_pairs": len(common),
+        "mean_diff": summary.mean,
+        "se": summary.se,
+        "ci_low": summary.ci_low,
+        "ci_high": summary.ci_high,
+        "p_value": cs.paired_p_value(summary),
+        "p_holm": None,
+        "bootstrap": {
+            "n": request.bootstrap,
+            "seed": request.seed,
+            "ci_low": boot[0] if boot else None,
+            "ci_high": boot[1] if boot else None,
+        },
+        "mcnemar": _mcnemar(mine, theirs, common) if metric == "pass" else None,
+        "power": {
+            "mde_80": plan.mde,
+            "cases_needed_for_effect": plan.cases_needed,
+            "attempts_per_case_for_effect": plan.attempts_per_case,
+            "attempts_limited_by_cases": plan.attempts_limited_by_cases,
+        },
+    }
+
+
+def _power(
+    arm: ArmResult,
+    reference: ArmResult,
+    common: Sequence[str],
+    summary: cs.Interval,
+    request: CompareRequest,
+) -> cs.PowerPlan:
+    """Attempts can only be traded for cases when a case value is a mean of its attempts."""
+    mine, theirs = arm.included(), reference.included()
+    within_sum = inverse = None
+    if request.per_case == "mean" and common:
+        a = cs.variance_split([mine[c].attempts for c in common]).within
+        b = cs.variance_split([theirs[c].attempts for c in common]).within
+        if a is not None and b is not None:
+            within_sum = a + b
+            inverse = sum(
+                (a / len(mine[c].attempts) + b / len(theirs[c].attempts)) / within_sum
+                if within_sum
+                else 0.0
+                for c in common
+            ) / len(common)
+    return cs.power_plan(
+        summary, request.effect, within_sum=within_sum, mean_inverse_attempts=inverse
+    )
+
+
+def _mcnemar(
+    mine: Mapping[str, ArmCase], theirs: Mapping[str, ArmCase], common: Sequence[str]
+) -> dict[str, Any] | None:
+    """Discordant cases when every paired case value is a plain pass (1) or fail (0):
+    ``b`` = the reference passed and the arm failed, ``c`` = the other way round."""
+    pairs = [(theirs[c].value, mine[c].value) for c in common]
+    if not pairs or any(v not in (0.0, 1.0) for pair in pairs for v in pair):
+        return None
+    b = sum(1 for ref, arm in pairs if ref == 1.0 and arm == 0.0)
+    c = sum(1 for ref, arm in pairs if ref == 0.0 and arm == 1.0)
+    return {"b": b, "c": c, "p_value": cs.mcnemar_exact(b, c)}
+
+
+def _banner(mismatches: Sequence[Mismatch]) -> str:
+    kinds = ", ".join(sorted({m.kind for m in mismatches}))
+    return (
+        f"INCOMPARABLE RUNS COMPARED ANYWAY (--allow-incomparable): {len(mismatches)} "
+        f"mismatch(es) in {kinds}; differences may reflect the setup, not the arms"
+    )
+
+
+def _refusal(mismatches: Sequence[Mismatch]) -> str:
+    listed = "; ".join(m.describe() for m in mismatches)
+    return (
+        f"arms are not comparable ({len(mismatches)} mismatch(es)): {listed}; "
+        "pass --allow-incomparable to compare anyway"
+    )

@@ -1,0 +1,71 @@
+"""Where the numbers came from: the position the report was built at, the chain head there,
+the event count, the result of ``verify`` at render time, and how to rebuild the same page.
+
+The report is built at the last event that can change what it shows: ``export_written``
+events (including the one this report itself appends) are left out. So rendering twice
+without a new ledger event gives the same bytes, the export is recorded once, and the
+position printed on the page names exactly the state it shows.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from benchledger.ledger.store.events import EXPORT_WRITTEN
+
+if TYPE_CHECKING:
+    from benchledger.ledger.store.connection import Connection
+    from benchledger.ledger.store.event_store import EventStore
+_LAST_CONTENT_EVENT = (
+    "SELECT position, hash, recorded_at FROM events WHERE event_type <> ? "
+    "ORDER BY position DESC LIMIT 1"
+)
+
+
+@dataclass(frozen=True)
+class Audit:
+    position: int
+    event_count: int
+    head_hash: str
+    recorded_at: str
+    verify_ok: bool
+    verify_text: str
+    reproduce: str
+
+
+def build_audit(
+    store: EventStore, conn: Connection, ledger_id: str, benchmark_ids: Sequence[str]
+) -> Audit:
+    found = conn.execute(_LAST_CONTENT_EVENT, (EXPORT_WRITTEN,)).first()
+    position, head_hash, recorded_at = found if found else (0, "", "")
+    count = conn.execute("SELECT count(*) FROM events WHERE position <= ?", (position,)).scalar()
+    verified = store.verify()
+    return Audit(
+        position=int(position),
+        event_count=int(count or 0),
+        head_hash=str(head_hash),
+        recorded_at=str(recorded_at),
+        verify_ok=verified.ok,
+        verify_text=_verify_text(verified.as_dict(), int(position)),
+        reproduce=reproduce_command(ledger_id, benchmark_ids),
+    )
+
+
+def _verify_text(report: dict[str, Any], position: int) -> str:
+    if report["ok"]:
+        return f"chain intact: every event through position {position} re-hashed and matched"
+    return (
+        f"chain broken at position {report['first_bad_position']}: "
+        f"{report.get('reason') or 'hash mismatch'}"
+    )
+
+
+def reproduce_command(ledger_id: str, benchmark_ids: Sequence[str]) -> str:
+    """The command that renders this page again from a store at the same position."""
+    argv = ["benchledger", "report", "--ledger-id", ledger_id]
+    for benchmark_id in benchmark_ids:
+        argv += ["--benchmark-id", benchmark_id]
+    return shlex.join(argv)

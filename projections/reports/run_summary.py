@@ -1,0 +1,176 @@
+"""The short summary that opens ``benchmark run``'s Markdown output.
+
+Below it come one section per run, which for a real job is a long scroll; a person first wants
+to know how much came in, how each (agent, model) scored, what was recorded and where the files
+went. Only the terminal output carries it: ``--format json`` is the machine contract, and the
+``<stem>.md`` run files keep the format loopx wrote.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchledger.ledger.core.markdown import code_span, table_text
+from benchledger.projections.publishing.goal_runs import payload_runs
+
+MAX_JOBS_NAMED = 3
+
+
+def with_summary(details: str, payload: Mapping[str, Any], *, cwd: Path) -> str:
+    """``details`` (a ``# Title`` then the per-run Markdown) with the summary after its title."""
+    title, _, rest = details.partition("\n")
+    return "\n".join([title, "", *summary_lines(payload, cwd=cwd), "", rest.lstrip("\n")])
+
+
+def summary_lines(payload: Mapping[str, Any], *, cwd: Path) -> list[str]:
+    runs = payload_runs(payload)
+    lines = [intake_line(runs), "", *score_table(runs), ""]
+    lines.append(recorded_line(payload, len(runs)))
+    if not payload.get("already_recorded"):  # that payload names no files: none were written
+        lines += file_lines(payload, cwd)
+    return lines
+
+
+def intake_line(runs: Sequence[Mapping[str, Any]]) -> str:
+    """``**3 cases, 6 attempts** in 6 runs from harbor job `J` (terminal-bench@2.0)``.
+
+    The run count is named only when it differs from the case count (several agents or models).
+    """
+    cases = {(run.get("benchmark_id"), run.get("case_id")) for run in runs}
+    attempts = sum(attempt_count(run) for run in runs)
+    line = f"**{plural(len(cases), 'case')}, {plural(attempts, 'attempt')}**"
+    if len(runs) != len(cases):
+        line += f" in {plural(len(runs), 'run')}"
+    if runs and all(run.get("run_status") == "planned" for run in runs):
+        line += " (planned, not run yet)"
+    sources = sorted({(str(run.get("source_runner") or "?"), job_of(run)) for run in runs})
+    runners = sorted({runner for runner, _ in sources})
+    jobs = [job for _, job in sources if job]
+    if len(jobs) == 1:
+        line += f" from {'/'.join(runners)} job {code(jobs[0])}"
+    elif jobs:
+        named = ", ".join(code(job) for job in jobs[:MAX_JOBS_NAMED])
+        more = f" and {len(jobs) - MAX_JOBS_NAMED} more" if len(jobs) > MAX_JOBS_NAMED else ""
+        line += f" from {'/'.join(runners)} jobs {named}{more}"
+    benchmarks = sorted({str(run.get("benchmark_id")) for run in runs if run.get("benchmark_id")})
+    return line + (f" ({', '.join(benchmarks)})" if benchmarks else "")
+
+
+def attempt_count(run: Mapping[str, Any]) -> int:
+    """Trials behind the run: the runner's planned attempts, else its trial count."""
+    planned = mapping(run.get("score_aggregation")).get("attempt_count")
+    for value in (planned, mapping(run.get("progress")).get("n_total_trials")):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 0
+
+
+def job_of(run: Mapping[str, Any]) -> str:
+    job = run.get("job_name")
+    return job if isinstance(job, str) else ""
+
+
+def score_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One row per (agent, model): cases, passed, mean official score, runs without a score."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for run in runs:
+        agent = mapping(run.get("agent"))
+        key = (text(agent.get("name")), text(agent.get("model")))
+        groups.setdefault(key, []).append(run)
+    lines = [
+        "| agent | model | cases | passed | mean score | no score |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for (agent_name, model), group in sorted(groups.items()):
+        scores = [score for run in group if (score := official_score(run)) is not None]
+        passed = sum(mapping(run.get("official_task_score")).get("passed") is True for run in group)
+        mean = f"{sum(scores) / len(scores):.2f}" if scores else "-"
+        cases = len({run.get("case_id") for run in group})
+        unscored = len(group) - len(scores)
+        cells = [cell(agent_name), cell(model), str(cases), str(passed), mean, str(unscored)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def official_score(run: Mapping[str, Any]) -> float | None:
+    score = run.get("official_score")
+    if isinstance(score, int | float) and not isinstance(score, bool):
+        return float(score)
+    return None
+
+
+def recorded_line(payload: Mapping[str, Any], run_count: int) -> str:
+    """What this invocation wrote, would write, or found already written."""
+    goal = code(payload.get("goal_id"))
+    if payload.get("already_recorded"):
+        return "- already recorded: nothing appended (see `message` below)"
+    ledger = mapping(payload.get("benchmark_run_ledger"))
+    if payload.get("dry_run"):
+        line = f"- dry run: nothing written; `--execute` would append {plural(run_count, 'run')}"
+        line += f" to goal {goal}"
+        rows = len(ledger.get("entries") or [])
+        return line + (f" and {plural(rows, 'ledger row')}" if ledger else "")
+    appended = payload.get("appended_count", run_count)
+    line = f"- recorded: {plural(appended, 'run')} appended to goal {goal}"
+    if ledger:
+        line += (
+            f"; ledger: {plural(ledger.get('upserted_count', 0), 'row')} written, "
+            f"{ledger.get('unchanged_count', 0)} unchanged, "
+            f"{ledger.get('skipped_entry_count', 0)} skipped"
+        )
+    return line
+
+
+def file_lines(payload: Mapping[str, Any], cwd: Path) -> list[str]:
+    """Where the ledger and the run files are (or would be), relative to the working directory."""
+    would = "would write " if payload.get("dry_run") else ""
+    ledger = mapping(payload.get("benchmark_run_ledger"))
+    lines = []
+    if ledger.get("ledger_path"):
+        paths = [ledger.get(key) for key in ("ledger_path", "markdown_path") if ledger.get(key)]
+        shown = " and ".join(code(shown_path(path, cwd)) for path in paths)
+        lines.append(f"- ledger: {would}{shown}")
+    else:
+        lines.append("- ledger: not updated (add `--update-run-ledger`)")
+    index = payload.get("index_path")
+    if isinstance(index, str) and index:
+        runs_dir = shown_path(os.path.dirname(index), cwd).rstrip("/") + "/"
+        lines.append(f"- run files: {would}{code(runs_dir)} (a JSON and a Markdown file per run)")
+    return lines
+
+
+def shown_path(path: Any, cwd: Path) -> str:
+    """A path under the working directory as a relative one; anything else as it came."""
+    raw = str(path)
+    if not os.path.isabs(raw):
+        return raw
+    try:
+        return str(Path(raw).relative_to(cwd))
+    except ValueError:
+        return raw
+
+
+def plural(count: Any, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def text(value: Any) -> str:
+    return value if isinstance(value, str) and value else "-"
+
+
+def cell(value: str) -> str:
+    """A table cell: pipes and line breaks would end the cell or the row (ledger.core.markdown)."""
+    return table_text(value)
+
+
+def code(value: Any) -> str:
+    """Inline code that a backtick or line break in the value cannot break
+    (ledger.core.markdown)."""
+    return code_span(str(value))
