@@ -45,8 +45,8 @@ def template_row() -> dict[str, Any]:
 
 def worker(url: str, writer: str, commands: int, per_command: int, start_at: float) -> None:
     """Append ``commands`` commands of ``per_command`` events each; print timings as JSON."""
-    from benchledger.commands.runtime import open_store
     from benchledger.ledger.store.events import LEDGER_UPSERTED, NewEvent
+    from benchledger.services.store_session import open_store
 
     opened = open_store(url, auto_upgrade=False)
     row = template_row()
@@ -105,7 +105,7 @@ def run_phase(url: str, writers: int, commands: int, per_command: int) -> dict[s
 
 def check(url: str, writers: int, commands: int) -> dict[str, Any]:
     """Nothing lost, nothing reordered: counts, per-stream versions, read model, hash chain."""
-    from benchledger.commands.runtime import open_store
+    from benchledger.services.store_session import open_store
     opened = open_store(url)
     expected = writers * commands * sum(PHASES)
     problems = []
@@ -157,7 +157,7 @@ def run_backend(backend: str, writers: int, commands: int) -> None:
 
 
 def _run(backend: str, url: str, writers: int, commands: int) -> None:
-    from benchledger.commands.runtime import open_store
+    from benchledger.services.store_session import open_store
     open_store(url).close()  # create the schema once, before the writers race
     for per_command in PHASES:
         result = run_phase(url, writers, commands, per_command)

@@ -62,8 +62,9 @@ def seed_history(project: Path, index: Path) -> None:
     import os
 
     os.chdir(project)
-    from benchledger.commands.runtime import command_metadata, open_store
+    from benchledger.commands.runtime import command_metadata
     from benchledger.ledger.store.events import RUN_APPENDED, NewEvent
+    from benchledger.services.store_session import open_store
 
     events = []
     for line in index.read_text(encoding="utf-8").splitlines():

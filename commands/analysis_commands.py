@@ -19,8 +19,22 @@ from typing import Any
 
 import click
 
-from benchledger.commands.benchmark_group import benchmark
 from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.commands.runtime import command_metadata
+from benchledger.ledger.core.errors import BenchledgerError
+from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
+from benchledger.ledger.requests.analysis import CaseAnalysisRequest
+from benchledger.ledger.requests.options import request_from_options
+from benchledger.ledger.rules.operations.case_analysis import render_candidates_markdown
+from benchledger.ledger.rules.operations.parity import (
+    parity_check_error_payload,
+    render_parity_markdown,
+)
+from benchledger.services.case_analysis import (
+    case_analysis_payload,
+    resolve_case_analysis_paths,
+)
+from benchledger.services.parity import parity_payload
 
 
 def _with_payload(err: Exception, payload: dict[str, Any]) -> Exception:
@@ -33,7 +47,7 @@ def _with_payload(err: Exception, payload: dict[str, Any]) -> Exception:
 # --- parity-check (cli.md §13, history_registry_rollout.md §10) ---------------------------------
 
 
-@benchmark.command("parity-check")
+@click.command("parity-check")
 @click.option(
     "--benchmark-run-json",
     required=True,
@@ -51,12 +65,6 @@ def parity_check_command(
 
       benchledger benchmark parity-check --benchmark-run-json runs/2026-05-02T09-14-07Z.json
     """
-    from benchledger.ledger.core.errors import BenchledgerError
-    from benchledger.ledger.rules.operations.parity import (
-        parity_check_error_payload,
-        render_parity_markdown,
-    )
-    from benchledger.services.parity import parity_payload
     fmt = resolve_format(ctx, output_format)
     try:
         payload = parity_payload(benchmark_run_json)
@@ -68,7 +76,7 @@ def parity_check_command(
 # --- case-analysis-candidates (cli.md §14, history_registry_rollout.md §11) ----------------------
 
 
-@benchmark.command("case-analysis-candidates")
+@click.command("case-analysis-candidates")
 @click.option("--run-ledger-path", default=None, help="Ledger JSON (default: project root's).")
 @click.option(
     "--case-analysis-path",
@@ -109,16 +117,6 @@ def case_analysis_candidates_command(
       benchledger benchmark case-analysis-candidates --acceptance-policy generated-safe
         --apply-accepted --output-case-analysis-path analysis.next.json
     """
-    from benchledger.commands.runtime import command_metadata
-    from benchledger.ledger.core.errors import BenchledgerError
-    from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
-    from benchledger.ledger.requests.analysis import CaseAnalysisRequest
-    from benchledger.ledger.requests.options import request_from_options
-    from benchledger.ledger.rules.operations.case_analysis import render_candidates_markdown
-    from benchledger.services.case_analysis import (
-        case_analysis_payload,
-        resolve_case_analysis_paths,
-    )
 
     fmt = resolve_format(ctx, output_format)
     root = ctx.find_root().obj or {}
@@ -143,4 +141,3 @@ def case_analysis_candidates_command(
 
 
 
-COMMANDS = [benchmark]

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from benchledger.commands.output import progress_bar
+from benchledger.services.as_of_reads import read_database as read_at
 
 if TYPE_CHECKING:
-    from benchledger.commands.runtime import OpenStore
     from benchledger.ledger.store.connection import Database
+    from benchledger.services.store_session import OpenStore
 AS_OF_HELP = (
     "Read the ledger as it stood after this event position, or after the last event recorded "
     "at or before this ISO 8601 time (UTC unless it has an offset). Replayed into a scratch "
@@ -37,7 +38,6 @@ def read_database(
     opened: OpenStore, as_of: str | None
 ) -> Iterator[tuple[Database, dict[str, Any] | None]]:
     """The database to read (``services.as_of_reads``), with a replay bar on a terminal."""
-    from benchledger.services.as_of_reads import read_database as read_at
     with replay_progress() as progress, read_at(opened, as_of, progress) as found:
         yield found
 

@@ -7,9 +7,20 @@ from typing import Any
 
 import click
 
-from benchledger.commands.benchmark_group import benchmark
 from benchledger.commands.output import bullets, emit, format_option, progress_bar, resolve_format
+from benchledger.commands.runtime import command_metadata
+from benchledger.ledger.core.gc_pause import collector_paused
+from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.rules.history.goal_runs import (
+    DELIVERY_BATCH_SCALE_CHOICES,
+    DELIVERY_OUTCOMES,
+)
 from benchledger.ledger.rules.record.vocabulary import MULTIPLIER_KEYS
+from benchledger.ledger.sources.planned.options import validate_benchmark_run_options
+from benchledger.ledger.sources.planned.skillsbench_route_names import ROUTE_NAMES
+from benchledger.projections.publishing.goal_runs import render_append_markdown
+from benchledger.projections.reports.run_summary import with_summary
+from benchledger.services.benchmark_run import run_benchmark
 
 TITLE = "Benchmark Run Append"
 
@@ -55,17 +66,14 @@ def _skillsbench_routes() -> tuple[str, ...]:
     """The route table's names, read when the CLI loads (click wants its choices then): from
     the names-only module, since the route table (``ledger.sources.planned.skillsbench_routes``) and
     ``ledger.sources.planned.options`` build dataclasses every other command would pay for."""
-    from benchledger.ledger.sources.planned.skillsbench_route_names import ROUTE_NAMES
     return ROUTE_NAMES
 
 
 def _delivery_scales() -> tuple[str, ...]:
-    from benchledger.ledger.rules.history.goal_runs import DELIVERY_BATCH_SCALE_CHOICES
     return DELIVERY_BATCH_SCALE_CHOICES
 
 
 def _delivery_outcomes() -> tuple[str, ...]:
-    from benchledger.ledger.rules.history.goal_runs import DELIVERY_OUTCOMES
     return DELIVERY_OUTCOMES
 
 
@@ -202,7 +210,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
     return func
 
 
-@benchmark.command("run")
+@click.command("run")
 @_run_options
 @click.pass_context
 def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
@@ -214,24 +222,15 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 
       benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
     """
-    from benchledger.commands import quick_exit
-    from benchledger.ledger.core.gc_pause import collector_paused
     # The collector stays paused from the imports to the printed payload: with it back on for
     # the print, one collection walked every object of the payload (~9 ms at 3,000 trials).
     with collector_paused():
         payload = _run(ctx, output_format, opts)
-    # Store closed, files written, payload printed: what is left is freeing it all, which the
-    # quick exit skips (the payload is kept until then, instead of freed here).
-    quick_exit.allow(keep=payload)
     if not payload.get("ok", True):
         ctx.exit(1)
 
 
 def _run(ctx: click.Context, output_format: str | None, opts: dict[str, Any]) -> dict[str, Any]:
-    from benchledger.commands.runtime import command_metadata
-    from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
-    from benchledger.ledger.sources.planned.options import validate_benchmark_run_options
-    from benchledger.services.benchmark_run import run_benchmark
     fmt = resolve_format(ctx, output_format)
     root = ctx.find_root().obj
     request = BenchmarkRunRequest.from_options(opts)
@@ -251,8 +250,6 @@ def _run(ctx: click.Context, output_format: str | None, opts: dict[str, Any]) ->
 
 def _markdown(payload: dict[str, Any]) -> str:
     """The summary first, then the per-run details (a recorded input has no new runs to show)."""
-    from benchledger.projections.publishing.goal_runs import render_append_markdown
-    from benchledger.projections.reports.run_summary import with_summary
     if payload.get("already_recorded"):
         details = bullets(TITLE, payload)
     else:
@@ -261,4 +258,3 @@ def _markdown(payload: dict[str, Any]) -> str:
 
 
 
-COMMANDS = [benchmark]

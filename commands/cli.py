@@ -1,27 +1,51 @@
-"""The ``benchledger`` command line: a thin click layer over the handlers in ``ledger/``.
+"""The ``benchledger`` command line: a thin click layer over the services in ``services/``.
 
-Modules here import only click at load time; each command imports its handler when it runs,
-so ``benchledger --help`` stays cheap.
+Subcommands load lazily (``commands/lazy_group.py``): a command imports only its own module.
 """
 
 from __future__ import annotations
 
-import gc
+import os
+import traceback
 
-# No cyclic collection while the command modules load: importing them builds thousands of
-# long-lived objects and no garbage, yet the allocations set off ~40 collections (~8 ms per
-# command). Once they are loaded, they move to the oldest generation (else the first young
-# collection walks them all) and the collector runs again, as it did before.
-_COLLECTING = gc.isenabled()
-gc.disable()
+import click
 
-import click  # noqa: E402
+from benchledger import __version__
+from benchledger.commands.lazy_group import LazyGroup
+from benchledger.commands.output import FORMATS, fail
+from benchledger.commands.runtime import command_metadata
+from benchledger.ledger.core.command_context import running_command
+from benchledger.ledger.core.errors import BenchledgerError
 
-from benchledger import __version__  # noqa: E402
-from benchledger.commands.output import FORMATS, fail  # noqa: E402
+_COMMANDS = "benchledger.commands."
+SUBCOMMANDS = {
+    "benchmark": (_COMMANDS + "benchmark_group:benchmark", "Record runs and keep the run ledger."),
+    "compare": (_COMMANDS + "compare_commands:compare", "Compare the arms of one benchmark."),
+    "db": (_COMMANDS + "store_commands:db_group", "Schema migrations."),
+    "diff": (_COMMANDS + "diff_commands:diff", "What changed in a ledger between two moments."),
+    "events": (_COMMANDS + "store_commands:events_group", "Read the event table (the audit log)."),
+    "import": (_COMMANDS + "ledger_commands:import_group", "Bring existing records in as events."),
+    "rebuild": (_COMMANDS + "store_commands:rebuild", "Replay every event into new read models."),
+    "render": (_COMMANDS + "ledger_commands:render", "Re-render the ledger files from the store."),
+    "report": (_COMMANDS + "report_commands:report", "Write a static HTML report of the ledger."),
+    "schema": (_COMMANDS + "schema_commands:schema", "Print the JSON Schema of a contract."),
+    "snapshot": (_COMMANDS + "snapshot_commands:snapshot_group", "Snapshots for fast --as-of."),
+    "sql": (_COMMANDS + "store_commands:sql", "Run one read-only SQL query."),
+    "sync-global": (
+        _COMMANDS + "registry_commands:sync_global_command",
+        "Sync goals to the global registry.",
+    ),
+    "verify": (_COMMANDS + "store_commands:verify", "Verify the event chain and published files."),
+}
 
 
-class RootGroup(click.Group):
+def debugging(ctx: click.Context) -> bool:
+    """``--debug`` or ``BENCHLEDGER_DEBUG=1``: an internal error also shows its traceback."""
+    flag = bool((ctx.find_root().obj or {}).get("debug"))
+    return flag or os.environ.get("BENCHLEDGER_DEBUG", "") not in ("", "0")
+
+
+class RootGroup(LazyGroup):
     """Turns every failure into one line and an exit code instead of a traceback."""
 
     def make_context(self, info_name, args, parent=None, **extra):  # noqa: ANN001, ANN201
@@ -31,9 +55,6 @@ class RootGroup(click.Group):
         return ctx
 
     def invoke(self, ctx: click.Context):  # noqa: ANN201
-        from benchledger.commands.runtime import command_metadata
-        from benchledger.ledger.core.command_context import running_command
-        from benchledger.ledger.core.errors import BenchledgerError
         try:
             argv = ctx.meta.get("benchledger.argv")
             with running_command(lambda: command_metadata(argv=argv)):
@@ -56,6 +77,8 @@ class RootGroup(click.Group):
                 exit_code=130,
             )
         except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+            if debugging(ctx):
+                traceback.print_exc()
             fail(
                 f"internal error ({type(exc).__name__}): {exc}",
                 _format_of(ctx),
@@ -64,7 +87,7 @@ class RootGroup(click.Group):
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, wanted: bool) -> None:
-    """``--version``, read from package metadata only when asked (it costs an import)."""
+    """``--version``: the package's literal version, which the packaging metadata is built from."""
     if not wanted or ctx.resilient_parsing:
         return
     click.echo(f"benchledger, version {__version__}")
@@ -76,7 +99,11 @@ def _format_of(ctx: click.Context) -> str:
     return (ctx.obj or {}).get("format") or "markdown"
 
 
-@click.group(cls=RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=RootGroup,
+    lazy_subcommands=SUBCOMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "--version",
     is_flag=True,
@@ -111,6 +138,11 @@ def _format_of(ctx: click.Context) -> str:
     show_default=True,
     help="Output format for every command.",
 )
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Show the traceback of an internal error (also BENCHLEDGER_DEBUG=1).",
+)
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -118,6 +150,7 @@ def cli(
     registry: str | None,
     runtime_root: str | None,
     output_format: str,
+    debug: bool,
 ) -> None:
     """benchledger: an auditable, event-sourced ledger of AI-agent benchmark runs.
 
@@ -130,67 +163,13 @@ def cli(
         "registry": registry,
         "runtime_root": runtime_root,
         "format": output_format,
+        "debug": debug,
     }
 
 
-def _register() -> None:
-    from benchledger.commands import store_commands
-    for command in store_commands.COMMANDS:
-        cli.add_command(command)
-    from benchledger.commands import (
-        analysis_commands,
-        benchmark_commands,
-        compare_commands,
-        diff_commands,
-        ledger_commands,
-        registry_commands,
-        report_commands,
-        schema_commands,
-        snapshot_commands,
-    )
-
-    for module in (
-        benchmark_commands,
-        ledger_commands,
-        registry_commands,
-        analysis_commands,
-        compare_commands,
-        report_commands,
-        schema_commands,
-        snapshot_commands,
-        diff_commands,
-    ):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
-if _COLLECTING:
-    gc.freeze()
-    gc.unfreeze()
-    gc.enable()
-
-
 def main() -> None:
-    from benchledger.commands import quick_exit
-    quick_exit.reset()
-    try:
-        cli(prog_name="benchledger")  # standalone mode: always ends in SystemExit
-    except SystemExit as exc:
-        quick_exit.exit_now(exc.code)  # returns unless the command allowed skipping teardown
-        raise
-    finally:
-        _skip_final_collections()
-
-
-def _skip_final_collections() -> None:
-    """Leave the objects still alive at exit out of the interpreter's final garbage
-    collections: every file is closed and the store disposed by now, the OS frees the memory,
-    and those collections were 25-50 ms of an upsert into a 30,000-row ledger (teardown, from
-    the last write to ``exit_group``: ~30-54 ms with them, ~5 ms without)."""
-    import gc
-
-    gc.freeze()
+    """The console script."""
+    cli(prog_name="benchledger")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import click
 
 from benchledger.commands.as_of import as_of_note, as_of_option, replay_progress
 from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.ledger.requests.compare import CompareRequest
+from benchledger.services.compare import default_metric, run_compare
 
 TITLE = "Benchmark Compare"
 
@@ -59,9 +61,7 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     Refuses (exit 1) to pair runs whose benchmark version, dataset, task digest or timeout
     policy differ, unless --allow-incomparable.
     """
-    from benchledger.ledger.requests.compare import CompareRequest
     from benchledger.projections.reports.compare.document import render_compare_markdown
-    from benchledger.services.compare import default_metric, run_compare
 
     fmt = resolve_format(ctx, output_format)
     request = CompareRequest(
@@ -94,4 +94,3 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     )
 
 
-COMMANDS = [compare]

@@ -7,6 +7,8 @@ from typing import Any
 import click
 
 from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.projections.reports.diff import render_diff_markdown
+from benchledger.services.compare import run_diff
 
 
 @click.command("diff")
@@ -26,8 +28,6 @@ def diff(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     updated, and the case's decision, bucket and score, each with the positions of the events
     that caused it (JSON: benchmark_ledger_diff_v0). Reads only; built by replay in a scratch
     store, from the nearest snapshot."""
-    from benchledger.projections.reports.diff import render_diff_markdown
-    from benchledger.services.compare import run_diff
     fmt = resolve_format(ctx, output_format)
     payload = run_diff(
         from_value=opts["from_value"],
@@ -41,4 +41,3 @@ def diff(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
          lambda payload: render_diff_markdown(payload["diff"]))  # fmt: skip
 
 
-COMMANDS = [diff]

@@ -12,8 +12,21 @@ from typing import Any
 import click
 
 from benchledger.commands.as_of import as_of_option, replay_progress
-from benchledger.commands.benchmark_group import benchmark
-from benchledger.commands.output import emit, format_option, printable, resolve_format
+from benchledger.commands.output import bullets, emit, format_option, printable, resolve_format
+from benchledger.commands.runtime import command_metadata
+from benchledger.ledger.requests.ledger import (
+    ImportLoopxRequest,
+    LedgerAggregateCommand,
+    LedgerArchiveCommand,
+    LedgerCheckRequest,
+    LedgerMergeRequest,
+    RenderRequest,
+)
+from benchledger.ledger.requests.options import request_from_options
+from benchledger.ledger.requests.write_controls import LedgerUpsertRequest
+from benchledger.projections.publishing.file_swap import wait_all_discarded
+from benchledger.services.ledger_maintenance import run_aggregate, run_archive, run_check, run_merge
+from benchledger.services.ledger_render import run_import_loopx, run_render, run_render_as_of
 
 
 def _write_controls(func):  # noqa: ANN001, ANN202
@@ -42,7 +55,7 @@ def _db(ctx: click.Context) -> str | None:
     return ctx.find_root().obj.get("db")
 
 
-@benchmark.command("run-ledger-upsert")
+@click.command("run-ledger-upsert")
 @click.option(
     "--benchmark-run-json",
     default=None,
@@ -74,11 +87,6 @@ def _db(ctx: click.Context) -> str | None:
 @click.pass_context
 def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """Upsert compact benchmark runs into the public run ledger (dry run unless --execute)."""
-    from benchledger.commands import quick_exit
-    from benchledger.commands.runtime import command_metadata
-    from benchledger.ledger.requests.options import request_from_options
-    from benchledger.ledger.requests.write_controls import LedgerUpsertRequest
-    from benchledger.projections.publishing.file_swap import wait_all_discarded
     from benchledger.services.ledger_upsert import run_ledger_upsert
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerUpsertRequest, opts)
@@ -90,7 +98,6 @@ def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any
     # for here, as shutdown would) and freeing every object of the render, which the quick
     # exit skips (15-23 ms after an upsert into a 30,000-row ledger).
     wait_all_discarded()
-    quick_exit.allow(keep=payload)
     if not payload["ok"]:
         ctx.exit(1)
 
@@ -123,8 +130,6 @@ def render(
     --format json), or written to --output-json; the published files are never overwritten and
     no export is recorded.
     """
-    from benchledger.ledger.requests.ledger import RenderRequest
-    from benchledger.services.ledger_render import run_render, run_render_as_of
 
     fmt = resolve_format(ctx, output_format)
     request = RenderRequest(run_ledger_path, ledger_id, all_ledgers, as_of, output_json)
@@ -176,9 +181,6 @@ def import_loopx_ledger(
     """Import a loopx benchmark_run_ledger_v0 JSON (run ids and archive state kept).
 
     PATH itself is never rewritten unless --in-place says so."""
-    from benchledger.commands.runtime import command_metadata
-    from benchledger.ledger.requests.ledger import ImportLoopxRequest
-    from benchledger.services.ledger_render import run_import_loopx
     fmt = resolve_format(ctx, output_format)
     request = ImportLoopxRequest(
         dry_run=dry_run,
@@ -200,7 +202,6 @@ def import_loopx_ledger(
 def _summary_markdown(title: str, block_key: str):  # noqa: ANN202
     """``# Title`` and ``- key: value`` bullets: the envelope's scalars, then the scalars of its
     main block (its counts are what a reader looks for), lists shown when short."""
-    from benchledger.commands.output import bullets
     def render(payload: dict[str, Any]) -> str:
         top = {k: v for k, v in payload.items() if not isinstance(v, dict)}
         block = payload.get(block_key)
@@ -249,7 +250,7 @@ def _archive_filter_options(func):  # noqa: ANN001, ANN202
     return func
 
 
-@benchmark.command("run-ledger-archive")
+@click.command("run-ledger-archive")
 @_ledger_options
 @click.option("--reason", required=True, help="Public-safe reason recorded on the rows.")
 @_archive_filter_options
@@ -267,7 +268,7 @@ def run_ledger_archive(ctx: click.Context, output_format: str | None, **opts: An
     _archive(ctx, output_format, opts, "run-ledger-archive", restore=opts["restore"])
 
 
-@benchmark.command("run-ledger-restore")
+@click.command("run-ledger-restore")
 @_ledger_options
 @click.option("--reason", required=True, help="Why the runs come back (recorded in the event).")
 @_archive_filter_options
@@ -291,10 +292,6 @@ def _archive(
     *,
     restore: bool,
 ) -> None:
-    from benchledger.commands.runtime import command_metadata
-    from benchledger.ledger.requests.ledger import LedgerArchiveCommand
-    from benchledger.ledger.requests.options import request_from_options
-    from benchledger.services.ledger_maintenance import run_archive
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerArchiveCommand, opts)
     payload = run_archive(
@@ -307,7 +304,7 @@ def _archive(
     emit(payload, fmt, _ARCHIVE_TITLE, _summary_markdown(_ARCHIVE_TITLE, "archive"))
 
 
-@benchmark.command("run-ledger-merge")
+@click.command("run-ledger-merge")
 @_ledger_options
 @click.option(
     "--source-run-ledger-path",
@@ -327,10 +324,6 @@ def _archive(
 def run_ledger_merge(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """Merge source ledger files into the store ledger: same run_id replaces (earliest
     recorded_at kept), archived rows stay archived. Dry run unless --execute."""
-    from benchledger.commands.runtime import command_metadata
-    from benchledger.ledger.requests.ledger import LedgerMergeRequest
-    from benchledger.ledger.requests.options import request_from_options
-    from benchledger.services.ledger_maintenance import run_merge
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerMergeRequest, opts)
     payload = run_merge(request, db=_db(ctx), metadata=command_metadata())
@@ -341,7 +334,7 @@ def run_ledger_merge(ctx: click.Context, output_format: str | None, **opts: Any)
 _SELECTION_CHOICES = ["best", "latest_countable", "best-of-n", "latest-countable"]
 
 
-@benchmark.command("run-ledger-aggregate")
+@click.command("run-ledger-aggregate")
 @_ledger_options
 @click.option("--source-run-ledger-path", multiple=True, help="Another ledger JSON to include.")
 @click.option("--source-run-ledger-glob", multiple=True, help="A glob of ledgers to include.")
@@ -374,9 +367,6 @@ _SELECTION_CHOICES = ["best", "latest_countable", "best-of-n", "latest-countable
 def run_ledger_aggregate(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """One current result per canonical case, over the store ledger plus source files. Reads
     only; the aggregate file is written with --execute --output-json."""
-    from benchledger.ledger.requests.ledger import LedgerAggregateCommand
-    from benchledger.ledger.requests.options import request_from_options
-    from benchledger.services.ledger_maintenance import run_aggregate
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerAggregateCommand, opts)
     with replay_progress() as progress:
@@ -385,7 +375,7 @@ def run_ledger_aggregate(ctx: click.Context, output_format: str | None, **opts: 
     emit(payload, fmt, title, _summary_markdown(title, "aggregate"))
 
 
-@benchmark.command("run-ledger-check")
+@click.command("run-ledger-check")
 @click.option("--goal-id", required=True, help="Goal whose run history is compared.")
 @_ledger_options
 @click.option(
@@ -398,9 +388,6 @@ def run_ledger_aggregate(ctx: click.Context, output_format: str | None, **opts: 
 def run_ledger_check(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """Is every terminal run of the goal's history also in the ledger? Prints a catch-up
     command per missing run; read-only."""
-    from benchledger.ledger.requests.ledger import LedgerCheckRequest
-    from benchledger.ledger.requests.options import request_from_options
-    from benchledger.services.ledger_maintenance import run_check
     fmt = resolve_format(ctx, output_format)
     payload = run_check(request_from_options(LedgerCheckRequest, opts), db=_db(ctx))
     title = "Benchmark Run Ledger Check"
@@ -414,4 +401,3 @@ def run_ledger_check(ctx: click.Context, output_format: str | None, **opts: Any)
         ctx.exit(1)
 
 
-COMMANDS = [render, import_group]

@@ -16,6 +16,9 @@ from typing import Any
 
 import click
 
+from benchledger.ledger.core.jsonfmt import json_like_stdlib, orjson_like_stdlib
+from benchledger.ledger.core.markdown import one_line
+
 FORMATS = ("markdown", "json")
 
 
@@ -42,7 +45,6 @@ def resolve_format(ctx: click.Context, local: str | None) -> str:
 
 def dumps(payload: Any) -> str:
     """Pretty JSON (indent 2, non-ASCII kept); orjson when it prints the same bytes as json."""
-    from benchledger.ledger.core.jsonfmt import json_like_stdlib
     try:
         return json_like_stdlib(payload).decode("utf-8", "surrogatepass").rstrip("\n")
     except (TypeError, ValueError):
@@ -72,7 +74,6 @@ def _echo_json_bytes(payload: dict[str, Any]) -> bool:
     encoding = getattr(sys.stdout, "encoding", None)
     if not encoding or codecs.lookup(encoding).name != "utf-8":
         return False
-    from benchledger.ledger.core.jsonfmt import orjson_like_stdlib
     try:
         data = orjson_like_stdlib(payload)
     except (TypeError, ValueError):
@@ -95,7 +96,6 @@ def printable(text: str) -> str:
 
 
 def bullets(title: str, payload: dict[str, Any]) -> str:
-    from benchledger.ledger.core.markdown import one_line
     lines = [f"# {title}", ""]
     for key, value in payload.items():
         if isinstance(value, dict | list):

@@ -5,6 +5,9 @@ from __future__ import annotations
 import click
 
 from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.commands.runtime import command_metadata
+from benchledger.ledger.requests.global_sync import GlobalSyncRequest
+from benchledger.services.global_sync import run_global_sync
 
 
 @click.command("sync-global")
@@ -27,9 +30,6 @@ def sync_global_command(
     output_format: str | None,
 ) -> None:
     """Merge sanitised goal entries into RT/registry.global.json (dry run unless --execute)."""
-    from benchledger.commands.runtime import command_metadata
-    from benchledger.ledger.requests.global_sync import GlobalSyncRequest
-    from benchledger.services.global_sync import run_global_sync
     fmt = resolve_format(ctx, output_format)
     request = GlobalSyncRequest.parse(
         goal_id=goal_id, replace_state=replace_state, dry_run=dry_run, execute=execute
@@ -47,4 +47,3 @@ def sync_global_command(
         ctx.exit(1)
 
 
-COMMANDS = [sync_global_command]

@@ -7,6 +7,7 @@ import click
 from benchledger import __version__
 from benchledger.commands.as_of import as_of_option, replay_progress
 from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.services.report import run_report
 
 DEFAULT_OUT = "benchledger-report"
 
@@ -50,7 +51,6 @@ def report(
       benchledger report --run-ledger-path benchmark-run-ledger.json --out benchledger-report
       xdg-open benchledger-report/index.html
     """
-    from benchledger.services.report import run_report
     fmt = resolve_format(ctx, output_format)
     with replay_progress() as progress:
         payload = run_report(
@@ -71,4 +71,3 @@ def report(
     )
 
 
-COMMANDS = [report]

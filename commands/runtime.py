@@ -1,19 +1,16 @@
-"""What every command records about itself (who, where, which argv), and the store opener.
-
-``open_store`` lives in ``services.store_session`` (the composition root); it is re-exported
-here for scripts and tests that open a store directly.
-"""
+"""What every command records about itself: who ran it, where, with which version and argv."""
 
 from __future__ import annotations
 
+import getpass
 import os
+import socket
 import sys
 from typing import Any
 
 from benchledger import __version__
-from benchledger.services.store_session import OpenStore, open_store
-
-__all__ = ["OpenStore", "command_metadata", "open_store", "redact_argv"]
+from benchledger.ledger.core.command_context import current_command
+from benchledger.ledger.core.safety import is_public_safe
 
 SECRET_FLAG_WORDS = ("token", "key", "secret", "password", "auth")
 
@@ -40,7 +37,6 @@ def command_metadata(
 
 def _command_argv() -> list[str]:
     """The running command's arguments where the CLI set them, else the process's."""
-    from benchledger.ledger.core.command_context import current_command
     running = current_command().get("argv")
     return list(running) if running is not None else sys.argv[1:]
 
@@ -50,13 +46,11 @@ def _host() -> str:
     the same string without importing ``socket`` (~3 ms on every command)."""
     if hasattr(os, "uname"):
         return os.uname().nodename
-    import socket
 
     return socket.gethostname()
 
 
 def _actor() -> str:
-    import getpass
 
     try:
         return getpass.getuser()
@@ -66,7 +60,6 @@ def _actor() -> str:
 
 def redact_argv(argv: list[str]) -> list[str]:
     """Drop values that could be secrets or machine paths from the recorded command line."""
-    from benchledger.ledger.core.safety import is_public_safe
     redacted: list[str] = []
     hide_next = False
     for arg in argv:

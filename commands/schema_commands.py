@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from benchledger.commands.output import emit, format_option, printable, resolve_format
+from benchledger.ledger.contracts.schema_files import schema_names, schema_text
 
 
 @click.command("schema")
@@ -17,7 +18,6 @@ def schema(ctx: click.Context, name: str | None, output_format: str | None) -> N
     Event payload schemas are named <event_type>.v<schema_version>. Validate your own
     benchmark_run_v0 files with any JSON Schema (2020-12) validator.
     """
-    from benchledger.ledger.contracts.schema_files import schema_names, schema_text
 
     fmt = resolve_format(ctx, output_format)
     if name is not None:
@@ -32,4 +32,3 @@ def schema(ctx: click.Context, name: str | None, output_format: str | None) -> N
     )
 
 
-COMMANDS = [schema]

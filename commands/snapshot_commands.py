@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.services.snapshots import create, listing, verify
 
 _DIR_HELP = (
     "Snapshot directory (default: BENCHLEDGER_SNAPSHOT_DIR, else snapshots/ beside a SQLite "
@@ -39,7 +40,6 @@ def snapshot_create(
     ctx: click.Context, at: str | None, directory: str | None, output_format: str | None
 ) -> None:
     """Store the read models as they stand at a position (the head by default)."""
-    from benchledger.services.snapshots import create
     fmt = resolve_format(ctx, output_format)
     emit(create(_db(ctx), directory, at), fmt, "Snapshot")
 
@@ -50,7 +50,6 @@ def snapshot_create(
 @click.pass_context
 def snapshot_list(ctx: click.Context, directory: str | None, output_format: str | None) -> None:
     """Snapshots in the directory, and whether each matches this store."""
-    from benchledger.services.snapshots import listing
     fmt = resolve_format(ctx, output_format)
     emit(listing(_db(ctx), directory), fmt, "Snapshots", markdown=_list_markdown)
 
@@ -74,7 +73,6 @@ def _list_markdown(result: dict[str, Any]) -> str:
 def snapshot_verify(ctx: click.Context, directory: str | None, output_format: str | None) -> None:
     """Replay from position 1 to each snapshot's position and compare every read-model row
     with the snapshot; exit 1 when one differs or no longer matches the store."""
-    from benchledger.services.snapshots import verify
     fmt = resolve_format(ctx, output_format)
     result = verify(_db(ctx), directory)
     emit(result, fmt, "Snapshot Verify")
@@ -82,4 +80,3 @@ def snapshot_verify(ctx: click.Context, directory: str | None, output_format: st
         ctx.exit(1)
 
 
-COMMANDS = [snapshot_group]

@@ -6,8 +6,13 @@ from typing import Any
 
 import click
 
-from benchledger.commands.as_of import as_of_option
-from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.commands.as_of import as_of_option, replay_progress
+from benchledger.commands.output import dumps, emit, format_option, resolve_format
+from benchledger.ledger.core.markdown import table_text
+from benchledger.services.store_admin import db_current as current
+from benchledger.services.store_admin import db_upgrade as upgrade
+from benchledger.services.store_admin import list_events, run_sql, show_event, verify_store
+from benchledger.services.store_admin import rebuild as rebuild_store
 
 
 def _db(ctx: click.Context) -> str | None:
@@ -43,7 +48,6 @@ def events_list(
     output_format: str | None,
 ) -> None:
     """List events in position order (with --as-of, only those up to that moment)."""
-    from benchledger.services.store_admin import list_events
     fmt = resolve_format(ctx, output_format)
     result = list_events(
         _db(ctx),
@@ -59,7 +63,6 @@ def events_list(
 
 
 def _events_markdown(result: dict[str, Any]) -> str:
-    from benchledger.ledger.core.markdown import table_text
     lines = ["# Events", "", *_as_of_line(result), f"- count: {result['count']}", ""]
     if result["events"]:
         lines += [
@@ -78,7 +81,6 @@ def _events_markdown(result: dict[str, Any]) -> str:
 @click.pass_context
 def events_show(ctx: click.Context, key: str, output_format: str | None) -> None:
     """Show one event by position or event id."""
-    from benchledger.services.store_admin import show_event
     fmt = resolve_format(ctx, output_format)
     emit(
         show_event(_db(ctx), key),
@@ -89,7 +91,6 @@ def events_show(ctx: click.Context, key: str, output_format: str | None) -> None
 
 
 def _json(value: Any) -> str:
-    from benchledger.commands.output import dumps
     return dumps(value)
 
 
@@ -100,7 +101,6 @@ def _verify(
     output_format: str | None,
     schemas: bool = False,
 ) -> None:
-    from benchledger.services.store_admin import verify_store
     fmt = resolve_format(ctx, output_format)
     result = verify_store(_db(ctx), files=files, expect_head=expect_head, schemas=schemas)
     report = result["verify"]
@@ -178,7 +178,6 @@ def rebuild(
     output_format: str | None,
 ) -> None:
     """Drop the read models and replay every event from position 1."""
-    from benchledger.services.store_admin import rebuild as rebuild_store
     fmt = resolve_format(ctx, output_format)
     result = rebuild_store(_db(ctx), projection_names, verify_only=verify_only)
     emit(result, fmt, "Rebuild Verify" if verify_only else "Rebuild")
@@ -215,8 +214,6 @@ def sql(
     With --as-of the query runs on a scratch SQLite database (SQLite's dialect, whatever the
     store) holding the read models and the events up to that moment.
     """
-    from benchledger.commands.as_of import replay_progress
-    from benchledger.services.store_admin import run_sql
     fmt = resolve_format(ctx, output_format)
     with replay_progress() as progress:
         result = run_sql(
@@ -233,7 +230,6 @@ def _as_of_line(result: dict[str, Any]) -> list[str]:
 
 
 def _sql_markdown(result: dict[str, Any]) -> str:
-    from benchledger.ledger.core.markdown import table_text
     cols = result["columns"]
     head = _as_of_line(result)
     lines = [*head, *([""] if head else [])]
@@ -258,7 +254,6 @@ def db_group() -> None:
 @click.pass_context
 def db_upgrade(ctx: click.Context, output_format: str | None) -> None:
     """Upgrade the store's schema to this version's head."""
-    from benchledger.services.store_admin import db_upgrade as upgrade
     fmt = resolve_format(ctx, output_format)
     emit(upgrade(_db(ctx)), fmt, "Database Upgrade")
 
@@ -268,9 +263,7 @@ def db_upgrade(ctx: click.Context, output_format: str | None) -> None:
 @click.pass_context
 def db_current(ctx: click.Context, output_format: str | None) -> None:
     """Show the store's schema revision and whether it is current."""
-    from benchledger.services.store_admin import db_current as current
     fmt = resolve_format(ctx, output_format)
     emit(current(_db(ctx)), fmt, "Database Revision")
 
 
-COMMANDS = [events_group, verify, rebuild, sql, db_group]

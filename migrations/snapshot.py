@@ -2,9 +2,9 @@
 
 A new embedded store is created from that snapshot in one transaction, without importing
 Alembic and SQLAlchemy (about 0.2 s of a first command). Alembic stays the only way a schema
-changes: after adding a revision, run ``python -m migrations.snapshot`` (it also regenerates
-the table specs, ``migrations/table_specs.py``); ``tests/test_migrations.py`` fails until the
-snapshot matches the revisions again.
+changes: after adding a revision, run ``python -m benchledger.migrations.snapshot`` (it also
+regenerates the table specs, ``migrations/table_specs.py``); ``tests/test_migrations.py`` fails
+until the snapshot matches the revisions again.
 """
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from benchledger.ledger.store.database import StoreLocation, open_database, run_upgrade
+from benchledger.migrations.table_specs import write_all
+
 SNAPSHOT = Path(__file__).with_name("sqlite_head.py")
 
 
 def head_schema(path: Path) -> tuple[str, list[str]]:
     """Migrate a new SQLite file at ``path`` to head; its revision and schema statements in
     creation order (what ``sqlite_master`` stores, autoindexes excluded)."""
-    from benchledger.ledger.store.database import StoreLocation, open_database, run_upgrade
 
     database = open_database(StoreLocation(f"sqlite:///{path}", None))
     run_upgrade(database)
@@ -56,7 +58,6 @@ def main() -> None:
         revision, statements = head_schema(Path(tmp) / "head.db")
     SNAPSHOT.write_text(render(revision, statements), encoding="utf-8")
     print(f"wrote {SNAPSHOT.name}: revision {revision}, {len(statements)} statements")
-    from benchledger.migrations.table_specs import write_all
     for path in write_all():
         print(f"wrote {path.parent.name}/{path.name}: table specs from the models")
 

@@ -2,12 +2,14 @@
 specs statements
 are built from, generated from the SQLAlchemy models so each column is declared once.
 
-Run by ``python -m migrations.snapshot`` (with the SQLite head snapshot, after a schema change);
+Run by ``python -m benchledger.migrations.snapshot`` (with the SQLite head snapshot, after a
+schema change);
 ``tests/test_table_specs.py`` fails until the generated files match the models again.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -31,12 +33,12 @@ class SpecFile:
 
 SPEC_FILES = (
     SpecFile(
-        ROOT / "ledger" / "tables.py",
+        ROOT / "ledger" / "store" / "tables.py",
         "benchledger.ledger.store.schema",
         "The store's own tables as statements name them: names, columns, primary keys.",
     ),
     SpecFile(
-        ROOT / "projections" / "tables.py",
+        ROOT / "projections" / "read_models" / "tables.py",
         "benchledger.projections.read_models.schema",
         "The read-model tables as statements name them: names, columns, primary keys.",
     ),
@@ -86,14 +88,13 @@ def _spec(variable: str, table: Table) -> str:
 
 def render(spec_file: SpecFile) -> str:
     """The generated module's text."""
-    import importlib
-
     module = importlib.import_module(spec_file.models)
-    source = spec_file.models.replace(".", "/") + ".py"
+    source = spec_file.models.removeprefix("benchledger.").replace(".", "/") + ".py"
     specs = "".join(_spec(variable, table) for variable, table in _models(module))
     return (
         f'"""{spec_file.docstring}\n\n'
-        f"Generated from the models in ``{source}`` by ``python -m migrations.snapshot``;\n"
+        f"Generated from the models in ``{source}``\n"
+        "by ``python -m benchledger.migrations.snapshot``;\n"
         'do not edit by hand. ``ledger/store/table_spec.py`` says why the specs exist.\n"""\n\n'
         "from __future__ import annotations\n\n"
         "from benchledger.ledger.store.table_spec import TableSpec\n\n"

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
+
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.input_files import COMPACT_JSON_LIMIT, read_input_file, read_stream
+from benchledger.ledger.core.json_input import parse_json
 
 
 def display_name(given: str | Path) -> str:
@@ -14,10 +19,8 @@ def display_name(given: str | Path) -> str:
 
 
 def read_input_bytes(given: str, *, stdin_ok: bool = False) -> bytes:
-    from benchledger.ledger.core.input_files import COMPACT_JSON_LIMIT, read_input_file, read_stream
 
     if stdin_ok and given == "-":
-        import sys
 
         return read_stream(sys.stdin.buffer, shown="standard input", limit=COMPACT_JSON_LIMIT)
     path = Path(given).expanduser()
@@ -25,9 +28,6 @@ def read_input_bytes(given: str, *, stdin_ok: bool = False) -> bytes:
 
 
 def read_json_object(path: Path, display: str) -> dict[str, Any]:
-    from benchledger.ledger.core.errors import InputError
-    from benchledger.ledger.core.input_files import COMPACT_JSON_LIMIT, read_input_file
-    from benchledger.ledger.core.json_input import parse_json
     raw = read_input_file(path, shown=display, limit=COMPACT_JSON_LIMIT)
     data = parse_json(raw, what=f"{display} is not valid JSON")
     if not isinstance(data, dict):

@@ -6,6 +6,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.handlers.ledger_store import require_store_ledger
+from benchledger.projections.history.as_of import LEDGER_READ_MODELS, read_models_as_of
+from benchledger.projections.history.snapshots import default_snapshot_dir
+from benchledger.projections.read_models.queries import StoreReads
+from benchledger.services.store_session import open_store
+
 if TYPE_CHECKING:
     from benchledger.ledger.core.ledger_target import LedgerTarget
     from benchledger.ledger.store.connection import Connection, Database
@@ -33,8 +40,6 @@ def read_database(
     if as_of is None:
         yield opened.store.database, None
         return
-    from benchledger.projections.history.as_of import read_models_as_of
-    from benchledger.projections.history.snapshots import default_snapshot_dir
     snapshots = default_snapshot_dir(opened.location)
     with read_models_as_of(
         opened.store,
@@ -54,11 +59,6 @@ def ledger_reads_at(
 ) -> Iterator[tuple[Connection, StoreReads, dict[str, Any] | None]]:
     """A connection and the store's reads of ``target``'s ledger as it stands (or stood at
     ``as_of``), with the ``as_of`` block; a ledger the store did not hold then is refused."""
-    from benchledger.ledger.core.errors import InputError
-    from benchledger.ledger.handlers.ledger_store import require_store_ledger
-    from benchledger.projections.history.as_of import LEDGER_READ_MODELS
-    from benchledger.projections.read_models.queries import StoreReads
-    from benchledger.services.store_session import open_store
     opened = open_store(db)
     try:
         with read_database(opened, as_of, progress, LEDGER_READ_MODELS) as (database, moment):

@@ -32,8 +32,12 @@ from benchledger.ledger.handlers.benchmark_run import (
 from benchledger.ledger.handlers.benchmark_run_payload import error_payload
 from benchledger.ledger.handlers.benchmark_run_sources import BuiltSource, Progress, build_source
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.sources.planned.preflight import make_which
 from benchledger.ledger.store.faults import reach
+from benchledger.projections.publishing.render import RenderError, render_for_goal
+from benchledger.projections.read_models.queries import StoreReads
 from benchledger.services.files_seen import stems_taken_on_disk, unrecorded_global_registry
+from benchledger.services.store_session import open_store, preload
 
 
 def run_benchmark(
@@ -63,8 +67,6 @@ def _run_benchmark(
     metadata: dict[str, Any],
     progress: Progress | None,
 ) -> dict[str, Any]:
-    from benchledger.ledger.sources.planned.preflight import make_which
-    from benchledger.services.store_session import open_store, preload
 
     preload()  # while a Harbor reader is still reading on the other core
     context = build_command_context(
@@ -119,7 +121,6 @@ def _run(
     built: BuiltSource,
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
-    from benchledger.projections.read_models.queries import StoreReads
     target = _ledger_target(request) if request.update_run_ledger else None
     inputs = RunInputs(
         context=context,
@@ -173,7 +174,6 @@ def _render(
 ) -> dict[str, Any]:
     """Render every file the events changed; a failure is an error (stderr, exit 1) that
     still reports what was committed. A retried input re-renders everything of the goal."""
-    from benchledger.projections.publishing.render import RenderError, render_for_goal
 
     try:
         exports = render_for_goal(

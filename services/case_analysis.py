@@ -6,21 +6,34 @@ Read-only unless ``--apply-accepted``: then the accepted document is appended as
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.ledger_target import resolve_ledger_target
 from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
+from benchledger.ledger.core.registry import build_command_context
+from benchledger.ledger.handlers.case_analysis_apply import plan_case_analysis_accept
 from benchledger.ledger.requests.analysis import CaseAnalysisRequest
+from benchledger.ledger.rules.operations.case_analysis import (
+    DEFAULT_CASE_ANALYSIS_NAME,
+    build_candidate_report,
+    render_analysis_markdown,
+    validate_case_analysis_options,
+)
+from benchledger.projections.publishing.files import atomic_write
 from benchledger.services.analysis_inputs import read_json_object
+from benchledger.services.store_session import open_store
 
 
 class CaseAnalysisPaths:
     """Every path the command touches, resolved once against the project root."""
 
     def __init__(self, project: Path, request: CaseAnalysisRequest) -> None:
-        from benchledger.ledger.core.ledger_target import resolve_ledger_target
-        from benchledger.ledger.rules.operations.case_analysis import DEFAULT_CASE_ANALYSIS_NAME
         self.project = project
         target = resolve_ledger_target(request.run_ledger_path, project_dir=project)
         self.ledger = target.json_path
@@ -56,10 +69,7 @@ def resolve_case_analysis_paths(
     request: CaseAnalysisRequest, *, registry: str | None
 ) -> CaseAnalysisPaths:
     """Flag rules first (cli.md §14 order), then the paths; file existence comes next."""
-    import os
 
-    from benchledger.ledger.core.registry import build_command_context
-    from benchledger.ledger.rules.operations.case_analysis import validate_case_analysis_options
     validate_case_analysis_options(asdict(request))
     context = build_command_context(
         registry_flag=registry, runtime_root_flag=None, cwd=Path.cwd(), env=os.environ
@@ -74,7 +84,6 @@ def case_analysis_payload(
     db: str | None,
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
-    from benchledger.ledger.rules.operations.case_analysis import build_candidate_report
     ledger = read_json_object(paths.ledger, paths.ledger_display)
     analysis = read_json_object(paths.analysis, paths.analysis_display)
     report, updated = build_candidate_report(
@@ -106,8 +115,6 @@ def apply_accepted(
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
     """Append the event, then write the files from its payload (never the other way round)."""
-    from benchledger.ledger.handlers.case_analysis_apply import plan_case_analysis_accept
-    from benchledger.services.store_session import open_store
     if paths.output is None:  # validate_case_analysis_options makes this unreachable
         raise ValueError("--apply-accepted requires --output-case-analysis-path")
     plan = plan_case_analysis_accept(
@@ -148,12 +155,7 @@ def apply_accepted(
 
 def write_outputs(document: dict[str, Any], paths: CaseAnalysisPaths) -> list[dict[str, str]]:
     """Atomic writes after the commit; a failure says the event is kept and a rerun retries."""
-    import hashlib
-    import json
 
-    from benchledger.ledger.core.errors import InputError
-    from benchledger.ledger.rules.operations.case_analysis import render_analysis_markdown
-    from benchledger.projections.publishing.files import atomic_write
     if paths.output is None:
         return []
     files: list[tuple[Path, str, bytes]] = []

@@ -6,7 +6,10 @@ from typing import Any
 
 from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.core.ledger_target import resolve_ledger_target
-from benchledger.services.as_of_reads import Progress
+from benchledger.projections.history.snapshots import default_snapshot_dir
+from benchledger.projections.reports.diff import build_diff
+from benchledger.services.as_of_reads import Progress, ledger_reads_at
+from benchledger.services.store_session import open_store
 
 
 def run_compare(
@@ -21,7 +24,6 @@ def run_compare(
     """The compare document of the ledger's rows (as they stand, or stood at ``as_of``)."""
     from benchledger.projections.read_models.compare_facts import keep_facts, read_facts
     from benchledger.projections.reports.compare.document import build_compare_from_facts
-    from benchledger.services.as_of_reads import ledger_reads_at
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     with ledger_reads_at(db, target, as_of, progress) as (conn, _reads, moment):
         with collector_paused():
@@ -49,9 +51,6 @@ def run_diff(
     db: str | None,
 ) -> dict[str, Any]:
     """Per case, what changed between two moments (replayed in a scratch store)."""
-    from benchledger.projections.history.snapshots import default_snapshot_dir
-    from benchledger.projections.reports.diff import build_diff
-    from benchledger.services.store_session import open_store
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     opened = open_store(db)
     try:

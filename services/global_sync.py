@@ -14,7 +14,11 @@ from benchledger.ledger.core.registry import (
 )
 from benchledger.ledger.handlers.global_sync import plan_global_sync
 from benchledger.ledger.requests.global_sync import GlobalSyncRequest
+from benchledger.projections.publishing.goal_files import render_global_registry
+from benchledger.projections.publishing.render import record_exports
+from benchledger.projections.read_models.queries import StoreReads
 from benchledger.services.files_seen import unrecorded_global_registry
+from benchledger.services.store_session import open_store
 
 
 def run_global_sync(
@@ -26,10 +30,6 @@ def run_global_sync(
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
     """Append the ``global_synced`` event (with --execute) and render the files it changed."""
-    from benchledger.projections.publishing.goal_files import render_global_registry
-    from benchledger.projections.publishing.render import record_exports
-    from benchledger.projections.read_models.queries import StoreReads
-    from benchledger.services.store_session import open_store
     context = build_command_context(
         registry_flag=registry, runtime_root_flag=runtime_root, cwd=Path.cwd(), env=os.environ
     )

@@ -14,9 +14,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchledger.ledger.core.clock import utc_now_seconds
 from benchledger.ledger.core.errors import BenchledgerError, InputError
+from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
 from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
+from benchledger.ledger.core.registry import validate_goal_id
+from benchledger.ledger.handlers.ledger_aggregate import AggregateRequest, aggregate_view
+from benchledger.ledger.handlers.ledger_archive import ArchiveRequest, plan_archive, plan_restore
+from benchledger.ledger.handlers.ledger_drift import drift_view
+from benchledger.ledger.handlers.ledger_merge import plan_merge
+from benchledger.ledger.handlers.ledger_source_files import (
+    case_root_ids,
+    load_sources,
+    read_case_ids_file,
+)
 from benchledger.ledger.handlers.ledger_store import (
     MaintenancePlan,
     MaintenanceReads,
@@ -28,7 +40,19 @@ from benchledger.ledger.requests.ledger import (
     LedgerCheckRequest,
     LedgerMergeRequest,
 )
-from benchledger.services.as_of_reads import Progress
+from benchledger.ledger.rules.operations.aggregate import SELECTION_POLICIES, TargetLanes
+from benchledger.ledger.rules.operations.archive import ARCHIVE_SCHEMA
+from benchledger.ledger.rules.operations.drift import DRIFT_SCHEMA
+from benchledger.ledger.rules.operations.merge import MERGE_SCHEMA
+from benchledger.projections.publishing.files import atomic_write
+from benchledger.projections.publishing.render import render_ledger
+from benchledger.projections.read_models.aggregate_cases import (
+    AggregateCasesReader,
+    keep_aggregate_cases,
+)
+from benchledger.projections.read_models.queries import StoreReads
+from benchledger.services.as_of_reads import Progress, ledger_reads_at
+from benchledger.services.store_session import open_store
 
 if TYPE_CHECKING:
     from benchledger.ledger.handlers.ledger_archive import ArchiveRequest
@@ -49,10 +73,6 @@ def _write_plan(
     db: str | None, metadata: dict[str, Any], execute: bool, target: LedgerTarget, decide: Decide
 ) -> tuple[MaintenancePlan, bool]:
     """Decide inside the write transaction, append when executing, render after commit."""
-    from benchledger.ledger.core.clock import utc_now_seconds
-    from benchledger.projections.publishing.render import render_ledger
-    from benchledger.projections.read_models.queries import StoreReads
-    from benchledger.services.store_session import open_store
     now = utc_now_seconds()
     opened = open_store(db)
     try:
@@ -80,8 +100,6 @@ def run_archive(
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
     """Archive (or restore) the matching runs; re-running changes nothing and says so."""
-    from benchledger.ledger.handlers.ledger_archive import plan_archive, plan_restore
-    from benchledger.ledger.rules.operations.archive import ARCHIVE_SCHEMA
 
     dry_run = not request.execute
     block = {"schema_version": ARCHIVE_SCHEMA, "ok": False, "benchmark_id": request.benchmark_id}
@@ -119,7 +137,6 @@ def _failure_envelope(
 
 def _archive_selection(request: LedgerArchiveCommand) -> ArchiveRequest:
     """The command's filters as the archive handler takes them."""
-    from benchledger.ledger.handlers.ledger_archive import ArchiveRequest
     return ArchiveRequest(
         benchmark_id=request.benchmark_id,
         reason=request.reason,
@@ -155,9 +172,6 @@ def run_merge(
     request: LedgerMergeRequest, *, db: str | None, metadata: dict[str, Any]
 ) -> dict[str, Any]:
     """Merge source ledger files into the store ledger."""
-    from benchledger.ledger.handlers.ledger_merge import plan_merge
-    from benchledger.ledger.handlers.ledger_source_files import load_sources
-    from benchledger.ledger.rules.operations.merge import MERGE_SCHEMA
     dry_run = not request.execute
     block = {"schema_version": MERGE_SCHEMA, "ok": False, "source_paths_recorded": False}
     envelope = _failure_envelope(request.run_ledger_path, dry_run, "merge", block)
@@ -211,8 +225,6 @@ def run_aggregate(
     request: LedgerAggregateCommand, *, db: str | None, progress: Progress | None = None
 ) -> dict[str, Any]:
     """One current result per canonical case; the file is written with --execute only."""
-    from benchledger.ledger.handlers.ledger_source_files import load_sources
-    from benchledger.ledger.rules.operations.aggregate import SELECTION_POLICIES
     output = request.output_json
     envelope = {
         "ok": False,
@@ -260,13 +272,6 @@ def _aggregate_view(
     progress: Progress | None,
 ) -> tuple[dict[str, Any], Any, Any]:
     """The aggregate over the store ledger as it stands (or stood at ``as_of``)."""
-    from benchledger.ledger.core.gc_pause import collector_paused
-    from benchledger.ledger.handlers.ledger_aggregate import aggregate_view
-    from benchledger.projections.read_models.aggregate_cases import (
-        AggregateCasesReader,
-        keep_aggregate_cases,
-    )
-    from benchledger.services.as_of_reads import ledger_reads_at
     with ledger_reads_at(db, target, as_of, progress) as (conn, reads, moment):
         # a past moment's scratch store is thrown away: nothing is kept there
         kept = AggregateCasesReader(conn, keep=moment is None)
@@ -279,9 +284,6 @@ def _aggregate_view(
 
 def _aggregate_selection(request: LedgerAggregateCommand) -> Any:
     """The handler's request: canonical and active cases from flags, files and a case root."""
-    from benchledger.ledger.handlers.ledger_aggregate import AggregateRequest
-    from benchledger.ledger.handlers.ledger_source_files import case_root_ids, read_case_ids_file
-    from benchledger.ledger.rules.operations.aggregate import TargetLanes
 
     canonical = list(request.canonical_case_id)
     if request.canonical_case_ids_file:
@@ -310,7 +312,6 @@ def _aggregate_selection(request: LedgerAggregateCommand) -> Any:
 
 def _write_aggregate(output: str, aggregate: dict[str, Any]) -> None:
     """Indent 2, sorted keys, trailing newline; temp file then rename."""
-    from benchledger.projections.publishing.files import atomic_write
     text = json.dumps(aggregate, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     path = Path(output).expanduser()
     if path.is_dir():
@@ -323,12 +324,6 @@ def _write_aggregate(output: str, aggregate: dict[str, Any]) -> None:
 
 def run_check(request: LedgerCheckRequest, *, db: str | None) -> dict[str, Any]:
     """Compare the goal's run history with the ledger; ``drift_gate_failed`` with the gate."""
-    from benchledger.ledger.core.clock import utc_now_seconds
-    from benchledger.ledger.core.registry import validate_goal_id
-    from benchledger.ledger.handlers.ledger_drift import drift_view
-    from benchledger.ledger.rules.operations.drift import DRIFT_SCHEMA
-    from benchledger.projections.read_models.queries import StoreReads
-    from benchledger.services.store_session import open_store
     envelope = {
         "ok": False,
         "goal_id": request.goal_id,

@@ -7,17 +7,21 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.input_files import LEDGER_JSON_LIMIT
 from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
+from benchledger.ledger.handlers.import_loopx import import_idempotency_key, plan_import
 from benchledger.ledger.requests.ledger import ImportLoopxRequest, RenderRequest
-from benchledger.services.as_of_reads import Progress
+from benchledger.projections.history.past_render import render_past_ledger
+from benchledger.projections.publishing.render import render_ledger, render_stale_goal_files
+from benchledger.projections.read_models.ledger_cases import fill_render_cache
+from benchledger.projections.read_models.queries import StoreReads
+from benchledger.services.as_of_reads import Progress, read_database
 from benchledger.services.inputs import read_input
+from benchledger.services.store_session import open_store
 
 
 def run_render(request: RenderRequest, *, db: str | None) -> dict[str, Any]:
     """Re-render the stale goal files and the named ledger (or every ledger)."""
-    from benchledger.projections.publishing.render import render_ledger, render_stale_goal_files
-    from benchledger.projections.read_models.queries import StoreReads
-    from benchledger.services.store_session import open_store
     opened = open_store(db)
     try:
         with opened.store.database.connect() as conn:
@@ -51,9 +55,6 @@ def run_render_as_of(
 ) -> dict[str, Any]:
     """``render --as-of``: the past ledger (its ``markdown`` for printing), or written to an
     explicit path; the published files are never overwritten."""
-    from benchledger.projections.history.past_render import render_past_ledger
-    from benchledger.services.as_of_reads import read_database
-    from benchledger.services.store_session import open_store
     if request.as_of is None:
         raise InputError(
             "--output-json goes with --as-of (a live render writes the ledger's own files)"
@@ -83,10 +84,6 @@ def run_import_loopx(
     request: ImportLoopxRequest, *, db: str | None, metadata: dict[str, Any]
 ) -> dict[str, Any]:
     """Import a loopx ledger as events; PATH is only re-rendered with --in-place."""
-    from benchledger.ledger.core.input_files import LEDGER_JSON_LIMIT
-    from benchledger.ledger.handlers.import_loopx import import_idempotency_key, plan_import
-    from benchledger.projections.publishing.render import render_ledger
-    from benchledger.services.store_session import open_store
     request.check("import loopx-ledger")
     path = request.path
     data, _ = read_input(path, LEDGER_JSON_LIMIT)
@@ -131,7 +128,6 @@ def _fill_render_cache(opened: Any, ledger_id: str) -> None:
     rows instead of ~0.5 s. An import reads and writes every row anyway, so it is the command
     that pays; a crash between the two transactions only leaves the fill to the first render.
     """
-    from benchledger.projections.read_models.ledger_cases import fill_render_cache
     with opened.store.transaction() as uow:  # the writers' lock: rows cannot change meanwhile
         fill_render_cache(uow.conn, ledger_id)
 

@@ -5,11 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchledger.ledger.core.clock import utc_now_seconds
 from benchledger.ledger.core.errors import BenchledgerError, InputError
+from benchledger.ledger.core.input_files import COMPACT_JSON_LIMIT
+from benchledger.ledger.core.json_input import parse_json
 from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
 from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
+from benchledger.ledger.handlers.ledger_store import require_store_ledger
+from benchledger.ledger.handlers.ledger_upsert import (
+    RowOptions,
+    ledger_result,
+    plan_ledger_upsert,
+)
 from benchledger.ledger.requests.write_controls import LedgerUpsertRequest
+from benchledger.ledger.rules.record.compact_input import NOT_AN_OBJECT, resolve_compact_input
+from benchledger.ledger.rules.row.case_decision import decide_case
+from benchledger.projections.publishing.render import render_ledger
+from benchledger.projections.read_models.queries import StoreReads
 from benchledger.services.inputs import read_input
+from benchledger.services.store_session import open_store
 
 
 def run_ledger_upsert(
@@ -39,9 +53,6 @@ def run_ledger_upsert(
 
 
 def _resolve_records(request: LedgerUpsertRequest) -> tuple[list[dict], str, str | None]:
-    from benchledger.ledger.core.input_files import COMPACT_JSON_LIMIT
-    from benchledger.ledger.core.json_input import parse_json
-    from benchledger.ledger.rules.record.compact_input import NOT_AN_OBJECT, resolve_compact_input
 
     post_launch = bool(request.post_launch_json)
     given = request.post_launch_json or request.benchmark_run_json or ""
@@ -68,17 +79,6 @@ def _apply_upsert(
     input_kind: str,
     source_path: str | None,
 ) -> dict[str, Any]:
-    from benchledger.ledger.core.clock import utc_now_seconds
-    from benchledger.ledger.handlers.ledger_store import require_store_ledger
-    from benchledger.ledger.handlers.ledger_upsert import (
-        RowOptions,
-        ledger_result,
-        plan_ledger_upsert,
-    )
-    from benchledger.ledger.rules.row.case_decision import decide_case
-    from benchledger.projections.publishing.render import render_ledger
-    from benchledger.projections.read_models.queries import StoreReads
-    from benchledger.services.store_session import open_store
     row_options = RowOptions(
         run_group_id=request.run_group_id,
         arm_id=request.arm_id,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.rules.operations.parity import parity_check_payload
+from benchledger.ledger.rules.record.compact_input import resolve_compact_input
 from benchledger.services.analysis_inputs import read_input_bytes
 
 
 def parity_payload(given: str) -> dict[str, Any]:
     """Resolve and compact the input (benchmark_run_v0.md §2), then check the one record."""
-    from benchledger.ledger.core.errors import InputError
-    from benchledger.ledger.rules.operations.parity import parity_check_payload
-    from benchledger.ledger.rules.record.compact_input import resolve_compact_input
     records, _kind = resolve_compact_input(read_input_bytes(given, stdin_ok=True), context="parity")
     if len(records) != 1:
         raise InputError(

@@ -7,7 +7,15 @@ from typing import Any
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.ledger_target import resolve_ledger_target
-from benchledger.services.as_of_reads import Progress
+from benchledger.projections.history.past_report import write_past_report
+from benchledger.projections.read_models.queries import StoreReads
+from benchledger.projections.reports.html.site import (
+    ReportRequest,
+    require_report_extra,
+    write_report,
+)
+from benchledger.services.as_of_reads import Progress, read_database
+from benchledger.services.store_session import open_store
 
 
 def run_report(
@@ -22,8 +30,6 @@ def run_report(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Write the report files; the payload names the index page and counts the files."""
-    from benchledger.projections.reports.html.site import ReportRequest, require_report_extra
-    from benchledger.services.store_session import open_store
     require_report_extra()
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     out = Path(out_dir).expanduser()
@@ -43,8 +49,6 @@ def run_report(
 
 
 def _live_report(opened: Any, request: Any, version: str) -> list:
-    from benchledger.projections.read_models.queries import StoreReads
-    from benchledger.projections.reports.html.site import write_report
     with opened.store.database.connect() as conn:
         if StoreReads(conn).ledger(request.ledger_id) is None:
             raise InputError(f"no ledger {request.ledger_id} in the store")
@@ -54,9 +58,6 @@ def _live_report(opened: Any, request: Any, version: str) -> list:
 def _past_report(
     opened: Any, request: Any, as_of: str, version: str, progress: Progress | None
 ) -> tuple[list, Any]:
-    from benchledger.projections.history.past_report import write_past_report
-    from benchledger.projections.read_models.queries import StoreReads
-    from benchledger.services.as_of_reads import read_database
     # the past report copies the events up to that moment into its scratch store
     with read_database(opened, as_of, progress, own_file=True) as (database, moment):
         with database.connect() as conn:

@@ -7,13 +7,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from benchledger.projections.history.snapshots import (
+    create_snapshot,
+    default_snapshot_dir,
+    list_snapshots,
+    matches_store,
+    verify_snapshot,
+)
 from benchledger.services.store_session import OpenStore, open_store
 
 
 @contextmanager
 def _opened_with_dir(db: str | None, directory: str | None) -> Iterator[tuple[OpenStore, Path]]:
     """The store, and the snapshot directory: the one given, else the store's default."""
-    from benchledger.projections.history.snapshots import default_snapshot_dir
     opened = open_store(db)
     try:
         chosen = (
@@ -26,7 +32,6 @@ def _opened_with_dir(db: str | None, directory: str | None) -> Iterator[tuple[Op
 
 def create(db: str | None, directory: str | None, at: str | None) -> dict[str, Any]:
     """Store the read models as they stand at a position (the head by default)."""
-    from benchledger.projections.history.snapshots import create_snapshot
     with _opened_with_dir(db, directory) as (opened, chosen):
         snapshot, built = create_snapshot(opened.store, opened.projections, chosen, at)
     return {"ok": True, "created": built["created"], "snapshot": snapshot.as_dict(), "built": built}
@@ -34,7 +39,6 @@ def create(db: str | None, directory: str | None, at: str | None) -> dict[str, A
 
 def listing(db: str | None, directory: str | None) -> dict[str, Any]:
     """Snapshots in the directory, and whether each matches this store."""
-    from benchledger.projections.history.snapshots import list_snapshots, matches_store
 
     with _opened_with_dir(db, directory) as (opened, chosen):
         with opened.store.database.connect() as conn:
@@ -47,7 +51,6 @@ def listing(db: str | None, directory: str | None) -> dict[str, Any]:
 
 def verify(db: str | None, directory: str | None) -> dict[str, Any]:
     """Replay to each snapshot's position and compare every read-model row with it."""
-    from benchledger.projections.history.snapshots import list_snapshots, verify_snapshot
 
     with _opened_with_dir(db, directory) as (opened, chosen):
         reports = [

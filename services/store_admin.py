@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.database import SCHEMA_HEAD, current_revision, run_upgrade
+from benchledger.ledger.store.head_witness import parse_expected_head, read_marker
+from benchledger.ledger.store.sql_query import run_read_only_query
+from benchledger.projections.history.as_of_sql import query_as_of
 from benchledger.services.as_of_reads import Progress
 from benchledger.services.store_session import open_store
 
@@ -73,7 +77,6 @@ def verify_store(
     db: str | None, *, files: bool, expect_head: str | None, schemas: bool = False
 ) -> dict[str, Any]:
     """The chain walk, plus the published files and the payload contracts when asked."""
-    from benchledger.ledger.store.head_witness import parse_expected_head, read_marker
 
     expected = parse_expected_head(expect_head) if expect_head else None
     opened = open_store(db)
@@ -119,10 +122,8 @@ def run_sql(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """One read-only query, live or on scratch read models replayed to ``as_of``."""
-    from benchledger.ledger.store.sql_query import run_read_only_query
     if as_of is None:
         return {"ok": True, **run_read_only_query(db, statement, limit=limit, timeout=timeout)}
-    from benchledger.projections.history.as_of_sql import query_as_of
     opened = open_store(db)
     try:
         result = query_as_of(
@@ -135,7 +136,6 @@ def run_sql(
 
 def db_upgrade(db: str | None) -> dict[str, Any]:
     """Upgrade the schema to this version's head."""
-    from benchledger.ledger.store.database import SCHEMA_HEAD, current_revision, run_upgrade
 
     opened = open_store(db, check_schema=False)
     try:
@@ -155,7 +155,6 @@ def db_upgrade(db: str | None) -> dict[str, Any]:
 
 def db_current(db: str | None) -> dict[str, Any]:
     """The schema revision and whether it is current."""
-    from benchledger.ledger.store.database import SCHEMA_HEAD, current_revision
 
     opened = open_store(db, check_schema=False)
     try:

@@ -7,7 +7,13 @@ pick projections themselves, so ``ledger/`` stays free of any import of ``projec
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import TYPE_CHECKING
+
+from benchledger.ledger.store.database import ensure_schema, open_database, resolve_location
+from benchledger.ledger.store.event_store import EventStore
+from benchledger.projections.read_models.engine import ProjectionEngine
+from benchledger.projections.read_models.models import all_projections
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.database import StoreLocation
@@ -30,7 +36,6 @@ def preload() -> None:
     reader reads trials, each module imported here is time the reader fills with reading, so
     the split of the trials moves toward the reader, instead of time spent after the read
     with the reader idle (~15 ms of imports for an ingest, half of it won back)."""
-    from importlib import import_module
 
     for name in _PRELOADED:
         import_module(name)
@@ -52,10 +57,6 @@ def open_store(
     db: str | None, *, auto_upgrade: bool = True, check_schema: bool = True
 ) -> OpenStore:
     """Resolve, connect, make sure the schema is current, and wire projections in."""
-    from benchledger.ledger.store.database import ensure_schema, open_database, resolve_location
-    from benchledger.ledger.store.event_store import EventStore
-    from benchledger.projections.read_models.engine import ProjectionEngine
-    from benchledger.projections.read_models.models import all_projections
     location = resolve_location(db)
     database = open_database(location)
     try:

@@ -87,9 +87,9 @@ def stored_nonconformity(url: str) -> str | None:
     is not judged here."""
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return None  # the test never created its store
-    from benchledger.commands.runtime import open_store
     from benchledger.ledger.contracts.conformance import check_store
     from benchledger.ledger.core.errors import BenchledgerError
+    from benchledger.services.store_session import open_store
     try:
         opened = open_store(url)
     except BenchledgerError:

@@ -159,7 +159,7 @@ def ingest_in_process(db: str, workdir: Path, job: Path) -> tuple[int, dict[str,
 
 def store_state(db: str) -> dict[str, Any]:
     """Events, chain verdict and replay verdict, read in-process (cheaper than three CLIs)."""
-    from benchledger.commands.runtime import open_store
+    from benchledger.services.store_session import open_store
     opened = open_store(db)
     try:
         events = list(opened.store.read())
@@ -186,7 +186,7 @@ def type_counts(events: list) -> Counter:
 
 
 def ledger_ids(db: str) -> list[str]:
-    from benchledger.commands.runtime import open_store
+    from benchledger.services.store_session import open_store
     opened = open_store(db)
     try:
         with opened.store.database.connect() as conn:
@@ -198,9 +198,9 @@ def ledger_ids(db: str) -> list[str]:
 def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, bytes, list[dict[str, Any]]]:
     """Ledger JSON and Markdown as a render from the store now writes them, and the rows of
     the ledger's runs as the read model holds them (``ledger_runs_v``)."""
-    from benchledger.commands.runtime import open_store
     from benchledger.projections.publishing.ledger_files import ledger_document
     from benchledger.projections.publishing.ledger_v0 import dump_json, render_markdown
+    from benchledger.services.store_session import open_store
 
     opened = open_store(db)
     try:

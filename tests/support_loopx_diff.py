@@ -229,11 +229,12 @@ def _json_command(runner: Any, argv: list[str]) -> dict[str, Any]:
 def seed_history(db: str, goal_id: str, records: list[dict[str, Any]]) -> None:
     """The goal's run history as ``benchmark run`` appends it (one ``run_appended`` event per
     record, oldest first, built by the same functions): what ``run-ledger-check`` reads."""
-    from benchledger.commands.runtime import command_metadata, open_store
+    from benchledger.commands.runtime import command_metadata
     from benchledger.ledger.rules.history.goal_runs import build_run_record
     from benchledger.ledger.rules.history.rollout import benchmark_run_event
     from benchledger.ledger.rules.row.build import build_row
     from benchledger.ledger.store.events import RUN_APPENDED, NewEvent
+    from benchledger.services.store_session import open_store
     events = []
     for index, record in enumerate(records):
         run, when, stem = record["benchmark_run"], record["generated_at"], f"run-{index:04d}"

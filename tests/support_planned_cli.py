@@ -52,7 +52,7 @@ def invoke(
 
 def stored_events(db: str, event_type: str | None = None) -> list[dict[str, Any]]:
     """Every event (with payload) through the store API, oldest first."""
-    from benchledger.commands.runtime import open_store
+    from benchledger.services.store_session import open_store
     opened = open_store(db)
     try:
         types = [event_type] if event_type else None

@@ -6,9 +6,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from benchledger.commands.runtime import OpenStore, open_store
 from benchledger.ledger.store.connection import Connection
 from benchledger.ledger.store.events import LEDGER_UPSERTED, NewEvent
+from benchledger.services.store_session import OpenStore, open_store
 
 
 def opened(url: str) -> OpenStore:

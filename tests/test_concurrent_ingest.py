@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchledger.commands.runtime import open_store
+from benchledger.services.store_session import open_store
 from tests.support_faults import (
     EXPORT_WRITTEN,
     GOAL,

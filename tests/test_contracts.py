@@ -21,13 +21,13 @@ import pytest
 from click.testing import CliRunner
 
 from benchledger.commands.cli import cli
-from benchledger.commands.runtime import open_store
 from benchledger.ledger.contracts.conformance import check_payload
 from benchledger.ledger.contracts.generate import SCHEMA_DIR, render_schemas
 from benchledger.ledger.rules.record.compaction import compact_run
 from benchledger.ledger.sources.benchflow.tree import read_benchflow_root
 from benchledger.ledger.sources.harbor.job import read_harbor_job
 from benchledger.ledger.store.events import LEDGER_UPSERTED, RUN_BUILT, NewEvent
+from benchledger.services.store_session import open_store
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_JOB = REPO / "examples" / "harbor" / "2026-05-02__09-14-07"
@@ -339,7 +339,7 @@ def test_the_suite_checks_the_store_of_a_test_whose_commands_ran_in_a_subprocess
     from tests.plugin_contracts import stored_nonconformity
 
     code = (
-        "import sys\nfrom benchledger.commands.runtime import open_store\n"
+        "import sys\nfrom benchledger.services.store_session import open_store\n"
         "from benchledger.ledger.store.events import NewEvent\n"
         "opened = open_store(sys.argv[1])\n"
         "bad = {'files': [{'path': 'a.json', 'sha256': 'not a digest'}]}\n"

@@ -21,8 +21,14 @@ KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 def module_name(path: Path) -> str:
+    """The installed name: the repository's layer folders are subpackages of ``benchledger``."""
     parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return ".".join(["benchledger", *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+def layer(name: str) -> str:
+    """``ledger`` for ``benchledger.ledger.store.events``."""
+    return name.split(".")[1]
 
 
 def our_modules() -> dict[str, Path]:
@@ -132,14 +138,20 @@ def test_function_level_and_relative_imports_are_edges_type_checking_ones_are_no
     probe = tmp_path / "probe.py"
     probe.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from ledger import store\n"
+        "if TYPE_CHECKING:\n    from benchledger.ledger.store import event_store\n"
         "else:\n    import benchledger.ledger.core.clock\n"
         "def f():\n    from benchledger.commands.cli import cli\n"
         "from . import sibling\n",
         encoding="utf-8",
     )
-    names = imported_names("ledger.probe", probe)
-    assert {"commands.cli", "commands.cli.cli", "ledger.sibling", "ledger.core.clock"} <= names
+    names = imported_names("benchledger.ledger.probe", probe)
+    wanted = {
+        "benchledger.commands.cli",
+        "benchledger.commands.cli.cli",
+        "benchledger.ledger.sibling",
+        "benchledger.ledger.core.clock",
+    }
+    assert wanted <= names
     assert "benchledger.ledger.store.event_store" not in names
 
 
@@ -152,11 +164,11 @@ def test_our_packages_have_no_import_cycle_but_the_named_ones():
 
 
 def test_no_command_module_imports_the_root_command():
-    """The root registers the command modules; a module reaching back (once, for VERSION)
-    made every command depend on all the others. Only the console script starts it."""
+    """The root names the command modules (lazily); a module reaching back made every command
+    depend on all the others. Only ``python -m benchledger`` starts it."""
     graph = import_graph()
     importers = sorted(name for name, deps in graph.items() if "benchledger.commands.cli" in deps)
-    assert importers == ["benchledger.commands.entry"]
+    assert importers == []
 
 
 def test_no_command_module_imports_another():
@@ -166,9 +178,9 @@ def test_no_command_module_imports_another():
     crossing = sorted(
         f"{name} -> {dep}"
         for name, deps in graph.items()
-        if name.startswith("commands.") and name.endswith("_commands")
+        if name.startswith("benchledger.commands.") and name.endswith("_commands")
         for dep in deps
-        if dep.startswith("commands.") and dep.endswith("_commands")
+        if dep.startswith("benchledger.commands.") and dep.endswith("_commands")
     )
     assert crossing == []
 
@@ -186,13 +198,13 @@ def test_layers_import_downward_only(package, forbidden):
     upward = sorted(
         f"{name} -> {dep}"
         for name, deps in import_graph().items()
-        if name.split(".")[0] == package
+        if layer(name) == package
         for dep in deps
-        if dep.split(".")[0] in forbidden
+        if layer(dep) in forbidden
     )
     assert upward == []
 
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_every_package_is_walked(package):
-    assert any(name.startswith(package) for name in our_modules())
+    assert any(layer(name) == package for name in our_modules())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_import_graph import ROOT, imported_names, our_modules
+from tests.test_import_graph import ROOT, imported_names, layer, our_modules
 
 LIVE = ("ledger", "projections", "commands")
 REVISIONS = sorted(
@@ -35,7 +35,7 @@ def live_imports(path: Path, name: str) -> set[str]:
     modules = our_modules()
     found: set[str] = set()
     for imported in imported_names(name, path):
-        if imported.split(".")[0] not in LIVE:
+        if not imported.startswith("benchledger.") or layer(imported) not in LIVE:
             continue
         module = imported
         while module not in modules and "." in module:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchledger.commands.runtime import open_store
+from benchledger.services.store_session import open_store
 from tests.support_faults import (
     LEDGER,
     cli,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchledger.commands.runtime import open_store
 from benchledger.ledger.store.head_witness import HEAD_FILE_ENV
+from benchledger.services.store_session import open_store
 from tests.support_faults import (
     LEDGER,
     cli,

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchledger.commands.runtime import open_store
+from benchledger.services.store_session import open_store
 from tests.support_store import upsert_event
 
 

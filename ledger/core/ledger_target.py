@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.database import find_project_dir
 
 DEFAULT_LEDGER_FILE = "benchmark-run-ledger.json"
 # The ``ledger/<id>`` stream column holds 300 characters.
@@ -33,7 +34,6 @@ class LedgerTarget:
 
 def project_dir_for_ledgers(cwd: Path | None = None) -> Path:
     """Ledger ids are relative to the project (the nearest ``.benchledger/``), else the cwd."""
-    from benchledger.ledger.store.database import find_project_dir
     return find_project_dir(cwd) or (cwd or Path.cwd()).resolve()
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.input_files import REGISTRY_LIMIT, read_regular_file
+from benchledger.ledger.core.safety import is_public_safe
 
 REGISTRY_ENV = "BENCHLEDGER_REGISTRY"
 REGISTRY_DIR_NAME = ".benchledger"
@@ -256,5 +257,4 @@ def _display(path_text: str) -> str:
 
 def public_safe(text: str) -> bool:
     """The one shared filter (benchmark_run_v0.md §3), imported lazily to keep startup light."""
-    from benchledger.ledger.core.safety import is_public_safe
     return is_public_safe(text)

@@ -16,7 +16,19 @@ from typing import Any, TypedDict
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.rules.record.compaction import compact_run
+from benchledger.ledger.rules.row.classification import (
+    ClassificationInput,
+    classification_label,
+)
 from benchledger.ledger.sources.base import RecordProvenance, SourceIngest
+from benchledger.ledger.sources.benchflow import tree as benchflow
+from benchledger.ledger.sources.harbor.job import read_harbor_job
+from benchledger.ledger.sources.planned.benchmark_cli import build_benchmark_cli
+from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_records
+from benchledger.ledger.sources.planned.skillsbench_routes import (
+    build_planned_skillsbench_records,
+)
 from benchledger.ledger.store.chain import canonical_json
 
 Progress = Callable[[int, int], None]
@@ -48,7 +60,6 @@ class BuiltSource:
 
 
 def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from benchledger.ledger.rules.record.compaction import compact_run
     records = [compact_run(r) for r in raw_records]
     if not records or any(len(r) <= 1 for r in records):
         raise InputError("benchmark command did not produce a compactable benchmark_run_v0")
@@ -56,10 +67,6 @@ def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _classification(request: BenchmarkRunRequest) -> str:
-    from benchledger.ledger.rules.row.classification import (
-        ClassificationInput,
-        classification_label,
-    )
 
     return classification_label(
         ClassificationInput(
@@ -91,7 +98,6 @@ def _built(
     discovery: dict | None = None,
     selection: dict | None = None,
 ) -> BuiltSource:
-    from benchledger.ledger.sources.planned.benchmark_cli import build_benchmark_cli
     records = compact_records(ingest.records)
     return BuiltSource(
         records=records,
@@ -110,7 +116,6 @@ def _built(
 
 
 def build_harbor(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
-    from benchledger.ledger.sources.harbor.job import read_harbor_job
     job_dir = _given_path(request.harbor_job_dir, "--harbor-job-dir")
     ingest = read_harbor_job(
         job_dir,
@@ -163,7 +168,6 @@ class _BenchflowOptions(TypedDict):
 
 def build_benchflow(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
     """Every `--include-task-name` goes to the adapter, so its spec messages name them all."""
-    from benchledger.ledger.sources.benchflow import tree as benchflow
     policy = _benchflow_policy(request.selection_policy)
     tasks = list(request.include_task_name or ())
     common: _BenchflowOptions = {
@@ -243,15 +247,11 @@ def _benchflow_policy(value: str | None) -> str:
 def build_planned_terminal_bench(
     request: BenchmarkRunRequest, *, env: Mapping[str, str], which: Callable[[str], str | None]
 ) -> BuiltSource:
-    from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_records
     raw = build_planned_terminal_bench_records(request, env=env, which=which)
     return _planned(raw, request, kind="terminal_bench_planned")
 
 
 def build_skillsbench_skeleton(request: BenchmarkRunRequest) -> BuiltSource:
-    from benchledger.ledger.sources.planned.skillsbench_routes import (
-        build_planned_skillsbench_records,
-    )
     tasks = list(request.include_task_name or ()) or None
     raw = build_planned_skillsbench_records(
         dataset=request.dataset,

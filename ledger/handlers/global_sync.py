@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from benchledger.ledger.core.registry import CommandContext
+from benchledger.ledger.rules.history.global_registry import (
+    sync_global,  # only when a sync runs (~2-3 ms)
+)
 from benchledger.ledger.rules.history.global_sync_skipped import skipped_disabled_payload
 from benchledger.ledger.store.events import GLOBAL_SYNCED, NewEvent
 
@@ -57,9 +60,6 @@ def plan_global_sync(
         context.registry
         if context.registry_exists
         else {"schema_version": "0.1", "goals": [{"id": g} for g in sorted(known)]}
-    )
-    from benchledger.ledger.rules.history.global_registry import (
-        sync_global,  # only when a sync runs (~2-3 ms)
     )
 
     global_path = context.global_registry_path

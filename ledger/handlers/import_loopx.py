@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.input_files import shown_path
+from benchledger.ledger.core.json_input import json_type, parse_json
 from benchledger.ledger.core.ledger_target import LedgerTarget
 from benchledger.ledger.core.safety import finite_number, public_json
 from benchledger.ledger.rules.row.rows import LEDGER_SCHEMA, document_rows_as_stored
@@ -22,7 +24,6 @@ IMPORT_CHUNK_ROWS = 500
 
 
 def load_ledger_document(data: bytes, name: str) -> dict[str, Any]:
-    from benchledger.ledger.core.json_input import parse_json
     document = parse_json(data, what=f"{name} is not valid JSON")
     if not isinstance(document, dict):
         raise InputError("benchmark run ledger must be a JSON object")
@@ -97,7 +98,6 @@ def _require(value: Any, kind: type, where: str, name: str) -> None:
 
 
 def _wrong(where: str, expected: str, value: Any, name: str) -> None:
-    from benchledger.ledger.core.json_input import json_type
     raise InputError(
         f"{name}: {where} must be {expected}, got {json_type(value)}; "
         "fix the file (nothing was imported)"
@@ -105,7 +105,6 @@ def _wrong(where: str, expected: str, value: Any, name: str) -> None:
 
 
 def _key(key: str) -> str:
-    from benchledger.ledger.core.input_files import shown_path
     return '"' + shown_path(key[:80]) + '"'
 
 

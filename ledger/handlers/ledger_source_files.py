@@ -15,6 +15,7 @@ from benchledger.ledger.core.input_files import (
     TEXT_LIST_LIMIT,
     read_regular_file,
 )
+from benchledger.ledger.handlers.import_loopx import load_ledger_document
 from benchledger.ledger.handlers.ledger_store import display_path_text
 
 
@@ -38,7 +39,6 @@ def load_sources(
 ) -> LedgerSources:
     """Resolve ``--source-run-ledger-path``/``-glob`` (recursive ``**``), de-duplicated by
     resolved path; missing files are counted, the target itself is skipped (new)."""
-    from benchledger.ledger.handlers.import_loopx import load_ledger_document
     cwd = cwd or Path.cwd()
     target = target_json_path.resolve() if target_json_path else None
     out = LedgerSources()

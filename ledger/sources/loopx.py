@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from benchledger.ledger.core.safety import join_public, public_json
 from benchledger.ledger.rules.row.archive_state import ARCHIVE_FIELDS
 from benchledger.ledger.rules.row.countability import countability
@@ -88,7 +90,6 @@ def read_loopx_row(run: Mapping[str, Any], *, benchmark_key: str, case_key: str)
 
 def content_run_id(run: Mapping[str, Any]) -> str:
     """A stable key for a stored row without a ``run_id`` (the read model is keyed by it)."""
-    import orjson
 
     digest = hashlib.sha256(orjson.dumps(dict(run), option=orjson.OPT_SORT_KEYS)).hexdigest()
     return f"imported-{digest[:12]}"

@@ -10,6 +10,7 @@ for migrations, so neither ``--help`` nor a command on an embedded store pays fo
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,9 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchledger import migrations
 from benchledger.ledger.core.errors import SchemaOutOfDateError
 from benchledger.ledger.store.connection import PG_SCHEMA_KEY
+from benchledger.ledger.store.head_witness import forget_marker
+from benchledger.ledger.store.postgresql import SqlAlchemyDatabase
+from benchledger.ledger.store.sqlite import SqliteDatabase
 from benchledger.ledger.store.url_display import display_url
+from benchledger.migrations.sqlite_head import REVISION, STATEMENTS
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Database
@@ -88,9 +94,7 @@ def normalize_url(url: str) -> str:
 def open_database(location: StoreLocation, *, read_only: bool = False) -> Database:
     """The store's database: stdlib SQLite for the embedded default, SQLAlchemy otherwise."""
     if location.is_sqlite:
-        from benchledger.ledger.store.sqlite import SqliteDatabase
         return SqliteDatabase(location.url, read_only=read_only)
-    from benchledger.ledger.store.postgresql import SqlAlchemyDatabase
     return SqlAlchemyDatabase(location.url, read_only=read_only)
 
 
@@ -160,8 +164,6 @@ def create_at_head(database: Database) -> None:
     if database.dialect != "sqlite":
         run_upgrade(database)
         return
-    from benchledger.ledger.store.head_witness import forget_marker
-    from benchledger.migrations.sqlite_head import REVISION, STATEMENTS
 
     forget_marker(database)
     with database.begin() as conn:
@@ -185,9 +187,7 @@ def _migration_lock(database: Database) -> Iterator[None]:
                 )
                 conn.commit()
         return
-    import fcntl
 
-    from benchledger.ledger.store.sqlite import SqliteDatabase
     # an in-memory database is private to this process: nobody to wait for
     if not isinstance(database, SqliteDatabase) or database.in_memory:
         yield
@@ -205,7 +205,6 @@ def alembic_config(database: Database) -> Any:
     and runs them on ``database`` (through a SQLAlchemy engine made for the purpose)."""
     from alembic.config import Config
 
-    from benchledger import migrations
 
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(migrations.__file__).parent))

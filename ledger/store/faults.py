@@ -12,6 +12,7 @@ exactly the crash the store and the atomic file writes must survive.
 from __future__ import annotations
 
 import os
+import signal
 
 _SPEC = os.environ.get("BENCHLEDGER_FAULT_POINT") or None
 
@@ -32,6 +33,5 @@ def reach(point: str) -> None:
     global _seen
     _seen += 1
     if _seen == _TARGET[1]:
-        import signal
 
         os.kill(os.getpid(), signal.SIGKILL)

@@ -24,6 +24,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.database import (
+    current_revision,
+    ensure_schema,
+    open_database,
+    resolve_location,
+)
 
 READ_KEYWORDS = {"select", "with", "explain", "values", "table", "show"}
 DEFAULT_TIMEOUT_S = 5.0
@@ -47,12 +53,6 @@ class QueryInterrupted(InputError):
 def run_read_only_query(
     db: str | None, statement: str, *, limit: int = 1000, timeout: float = DEFAULT_TIMEOUT_S
 ) -> dict[str, Any]:
-    from benchledger.ledger.store.database import (
-        current_revision,
-        ensure_schema,
-        open_database,
-        resolve_location,
-    )
 
     statement = single_statement(statement)
     _refuse_writes(statement)

@@ -1,6 +1,7 @@
 """The store's own tables as statements name them: names, columns, primary keys.
 
-Generated from the models in ``ledger/store/schema.py`` by ``python -m migrations.snapshot``;
+Generated from the models in ``ledger/store/schema.py``
+by ``python -m benchledger.migrations.snapshot``;
 do not edit by hand. ``ledger/store/table_spec.py`` says why the specs exist.
 """
 

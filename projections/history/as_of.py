@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.sqlite import SqliteDatabase as Sqlite
+from benchledger.projections.history.snapshot_cards import nearest_snapshot
+from benchledger.projections.read_models.scratch import scratch_database, scratch_from_snapshot
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
@@ -132,7 +135,6 @@ def read_models_as_of(
     projections (the ones the reader reads: a replay of one read model costs a fraction of
     all of them); the others are left empty, or as the snapshot had them. ``own_file``: see
     ``scratch_at``."""
-    from benchledger.projections.history.snapshot_cards import nearest_snapshot
     with store.database.connect() as live:
         moment = resolve_moment(live, value)
         base = nearest_snapshot(live, snapshot_dir, moment.position) if snapshot_dir else None
@@ -160,7 +162,6 @@ def scratch_at(
     replayed from ``base`` (a ``Snapshot``) or from position 1; yields it with the number of
     events replayed. ``own_file``: the database must be a file of its own (to be published
     as a snapshot, or given events), never the snapshot overlaid (``scratch_from_snapshot``)."""
-    from benchledger.projections.read_models.scratch import scratch_database, scratch_from_snapshot
 
     after = base.position if base is not None else 0
     scratch_cm = (
@@ -188,7 +189,6 @@ def advance(
     report = (lambda done: progress(min(done, total), total)) if progress else None
     # A replay from position 1 out of a SQLite file is done by the database (``database_fold``):
     # the live file is attached, read-only in effect, to the scratch connection.
-    from benchledger.ledger.store.sqlite import SqliteDatabase as Sqlite
     live_db = store.database
     attach = None
     if after == 0 and isinstance(live_db, Sqlite) and not live_db.in_memory:

@@ -9,10 +9,17 @@ copied beside them (copying a million events is not free, so only then).
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchledger.ledger.store.database import create_at_head
 from benchledger.ledger.store.event_rows import EVENT_COLUMNS
+from benchledger.ledger.store.sql_query import checked_statement, query_sqlite
+from benchledger.ledger.store.sqlite import SqliteDatabase
+from benchledger.ledger.store.sqlite_overlay import SqliteOverlay
+from benchledger.projections.history.as_of import read_models_as_of
+from benchledger.projections.history.snapshots import default_snapshot_dir
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Database
@@ -28,11 +35,6 @@ _INSERT = (
 def query_as_of(
     opened: Any, as_of: str, statement: str, *, limit: int, timeout: float, progress: Any = None
 ) -> dict[str, Any]:
-    from benchledger.ledger.store.sql_query import checked_statement, query_sqlite
-    from benchledger.ledger.store.sqlite import SqliteDatabase
-    from benchledger.ledger.store.sqlite_overlay import SqliteOverlay
-    from benchledger.projections.history.as_of import read_models_as_of
-    from benchledger.projections.history.snapshots import default_snapshot_dir
     statement = checked_statement(statement)  # refused before any replay
     names_events = bool(_NAMES_EVENTS.search(statement))
     snapshots = default_snapshot_dir(opened.location)
@@ -66,10 +68,7 @@ def projections_read_by(projections: ProjectionEngine, statement: str) -> list[s
     tables under it). Only those are replayed: a query of the ledger rows does not wait for
     the goal runs, rollouts and exports. None (replay all) when it does not compile there;
     running it reports why."""
-    import sqlite3
 
-    from benchledger.ledger.store.database import create_at_head
-    from benchledger.ledger.store.sqlite import SqliteDatabase
     owner = {t.name: p.name for p in projections.projections.values() for t in p.tables}
     read: set[str] = set()
 
@@ -98,7 +97,6 @@ def projections_read_by(projections: ProjectionEngine, statement: str) -> list[s
 def copy_events(store: EventStore, scratch: Database, upto: int) -> None:
     """Events 1..``upto`` into the scratch database's (empty) event table."""
     live = store.database
-    from benchledger.ledger.store.sqlite import SqliteDatabase
     if isinstance(live, SqliteDatabase) and not live.in_memory:
         # one statement in SQLite itself (ATTACH is refused inside a transaction)
         with scratch.connect() as conn:

@@ -13,6 +13,14 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.event_store import EventStore as Store
+from benchledger.projections.history.as_of_sql import copy_events
+from benchledger.projections.reports.html.contents import gather
+from benchledger.projections.reports.html.site import (
+    check_out_dir,
+    render_files,
+    write_directory,
+)
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Database
@@ -20,14 +28,6 @@ if TYPE_CHECKING:
 def write_past_report(
     store: EventStore, scratch: Database, upto: int, request: Any, version: str
 ) -> list[dict[str, str]]:
-    from benchledger.ledger.store.event_store import EventStore as Store
-    from benchledger.projections.history.as_of_sql import copy_events
-    from benchledger.projections.reports.html.contents import gather
-    from benchledger.projections.reports.html.site import (
-        check_out_dir,
-        render_files,
-        write_directory,
-    )
 
     index = request.out_dir / "index.html"
     with store.database.connect() as conn:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchledger.ledger.store.database import SCHEMA_HEAD, STORE_DIR, find_project_dir
+
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
     from benchledger.ledger.store.database import StoreLocation
@@ -50,7 +52,6 @@ class Snapshot:
 def default_snapshot_dir(location: StoreLocation) -> Path:
     """``BENCHLEDGER_SNAPSHOT_DIR``, else ``snapshots/`` beside a SQLite store file, else
     ``.benchledger/snapshots`` of the project (for PostgreSQL)."""
-    from benchledger.ledger.store.database import STORE_DIR, find_project_dir
 
     chosen = os.environ.get(ENV_DIR)
     if chosen:
@@ -94,7 +95,6 @@ def _read_card(card: Path) -> Snapshot | None:
 def matches_store(conn: Connection, snapshot: Snapshot) -> bool:
     """The store's event at the snapshot's position has the hash it was made from, and the
     file has this version's read-model schema."""
-    from benchledger.ledger.store.database import SCHEMA_HEAD
     if snapshot.schema_revision != SCHEMA_HEAD:
         return False
     found = conn.execute(

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.gc_pause import collector_paused
+from benchledger.ledger.store.database import SCHEMA_HEAD
+from benchledger.projections.history.as_of import Moment, read_models_as_of, scratch_at
 from benchledger.projections.history.snapshot_cards import (
     _PREFIX,
     CARD_SCHEMA,
@@ -28,6 +32,10 @@ from benchledger.projections.history.snapshot_cards import (
     matches_store,
     nearest_snapshot,
 )
+from benchledger.projections.publishing.files import atomic_write
+from benchledger.projections.read_models.diff import compare_read_models
+from benchledger.projections.read_models.row_caches import fill_row_caches
+from benchledger.projections.read_models.scratch import scratch_database
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.event_store import EventStore
@@ -51,8 +59,6 @@ def create_snapshot(
     """Snapshot the read models at ``value`` (default: the head), itself built from the
     nearest earlier snapshot; returns it with how it was built. An existing snapshot of the
     same event is kept as it is."""
-    from benchledger.ledger.store.database import SCHEMA_HEAD
-    from benchledger.projections.history.as_of import read_models_as_of
     at = value if value is not None else str(store.head_position() or "")
     if not at:
         raise InputError("the store has no events yet: nothing to snapshot")
@@ -81,14 +87,11 @@ def _fill_caches(database: Any) -> None:
     """Fill the snapshot's compare and aggregate facts before it is published: an ``--as-of``
     read from it cannot fill them (its scratch store is thrown away), so it finds them here
     (``projections/read_models/row_caches.py``)."""
-    from benchledger.ledger.core.gc_pause import collector_paused
-    from benchledger.projections.read_models.row_caches import fill_row_caches
     with database.connect() as conn, collector_paused():
         fill_row_caches(conn)
 
 
 def _publish(source: Path, target: Path) -> None:
-    import shutil
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -100,7 +103,6 @@ def _publish(source: Path, target: Path) -> None:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    from benchledger.projections.publishing.files import atomic_write
     try:
         atomic_write(path, data)
     except OSError as exc:
@@ -112,9 +114,6 @@ def verify_snapshot(
 ) -> dict[str, Any]:
     """Replay events 1..N into a scratch database and compare every read-model row with the
     snapshot's (what ``rebuild --verify`` does for the live read models)."""
-    from benchledger.projections.history.as_of import scratch_at
-    from benchledger.projections.read_models.diff import compare_read_models
-    from benchledger.projections.read_models.scratch import scratch_database
     with store.database.connect() as conn:
         if not matches_store(conn, snapshot):
             return {**snapshot.as_dict(), "ok": False, "differences": [],
@@ -129,5 +128,4 @@ def verify_snapshot(
 
 
 def _moment_of(snapshot: Snapshot) -> Any:
-    from benchledger.projections.history.as_of import Moment
     return Moment(snapshot.position, snapshot.hash, snapshot.recorded_at)

@@ -23,6 +23,12 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
+from benchledger.ledger.core.input_files import (
+    LEDGER_JSON_LIMIT,
+    UnreadableFileError,
+    read_regular_file,
+)
+from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.events import EXPORT_WRITTEN
 from benchledger.projections.publishing.file_swap import preload_for, replace_file, wait_discarded
 
@@ -39,11 +45,6 @@ _swept: set[Path] = set()  # directories the current render has already cleaned
 def sha256_file(path: Path) -> str | None:
     """None when there is no regular file to hash: a FIFO planted where a ledger was published
     must not block ``verify --files`` (the bounded reader never opens one for a blocking read)."""
-    from benchledger.ledger.core.input_files import (
-        LEDGER_JSON_LIMIT,
-        UnreadableFileError,
-        read_regular_file,
-    )
 
     try:
         data = read_regular_file(path, shown=path.name, limit=LEDGER_JSON_LIMIT)
@@ -320,7 +321,6 @@ def verify_exports(store: EventStore) -> ExportCheck:
 
 def _listed_exports(conn: Any, positions: set[int]) -> dict[int, dict[str, str]]:
     """``{position: {path: sha256}}`` of the export events at ``positions`` that still exist."""
-    from benchledger.ledger.store.connection import placeholders
     found: dict[int, dict[str, str]] = {}
     wanted = sorted(positions)
     for start in range(0, len(wanted), 500):

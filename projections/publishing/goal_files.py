@@ -17,6 +17,7 @@ file shared by every project: it keeps its fsync.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,6 +164,5 @@ def render_global_registry(
 
 
 def _registry_bytes(document: dict[str, Any]) -> bytes:
-    import json
 
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()

@@ -22,8 +22,11 @@ from typing import Any
 
 from benchledger.ledger.core.errors import BenchledgerError
 from benchledger.ledger.core.jsonfmt import CanonicalDict
+from benchledger.ledger.rules.history.goal_runs import goal_dir_rel, index_path_rel
+from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.events import EXPORT_WRITTEN, NewEvent
 from benchledger.ledger.store.faults import reach
+from benchledger.projections.publishing.files import start_sweeping, verify_exports
 from benchledger.projections.publishing.goal_files import (
     render_global_registry,
     render_goal_files,
@@ -56,7 +59,6 @@ def _already_published(conn: Any, exports: list[dict[str, str]]) -> bool:
     """Every file byte-identical to its last recorded export and nothing committed since the
     last export: re-rendering after a rerun of a command that had already completed then
     appends nothing, as idempotency promises."""
-    from benchledger.ledger.store.connection import placeholders
     paths = [f["path"] for f in exports]
     query = f"SELECT path, sha256 FROM rm_exports WHERE path IN ({placeholders(len(paths))})"
     recorded = {path: sha for path, sha in conn.execute(query, paths)}
@@ -70,7 +72,6 @@ def _already_published(conn: Any, exports: list[dict[str, str]]) -> bool:
 def render_lock(opened: Any) -> Iterator[Any]:
     """The store's write lock around read + write + export event; a file that cannot be
     written becomes one sentence that says the events are safe and how to finish."""
-    from benchledger.projections.publishing.files import start_sweeping
     start_sweeping()
     try:
         with opened.store.transaction({"reason": "render"}) as uow:
@@ -134,7 +135,6 @@ def render_stale_goal_files(opened: Any) -> list[dict[str, str]]:
     rollout log are not fsynced (``projections.publishing.goal_files``), so a power loss can take
     one
     back. The runtime root of each goal is where its run index was last published."""
-    from benchledger.ledger.rules.history.goal_runs import goal_dir_rel, index_path_rel
 
     with opened.store.database.connect() as conn:
         last = conn.execute("SELECT event_type FROM events ORDER BY position DESC LIMIT 1")
@@ -173,7 +173,6 @@ _GOAL_FILE_KINDS = frozenset({"run_record_json", "run_record_markdown", "run_ind
 
 def _damaged_goal_files(opened: Any) -> list[str]:
     """The published goal files whose bytes on disk are not the recorded ones (or are gone)."""
-    from benchledger.projections.publishing.files import verify_exports
     return [
         f["path"]
         for f in verify_exports(opened.store).files

@@ -12,11 +12,14 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchledger.ledger.core.jsonfmt import CanonicalDict
+from benchledger.ledger.sources.loopx import read_imported_rows
 from benchledger.ledger.store import events as ev
 from benchledger.ledger.store.connection import placeholders, quote
 from benchledger.ledger.store.events import CURRENT_SCHEMA_VERSION
 from benchledger.ledger.store.table_spec import TableSpec
 from benchledger.projections.publishing.ledger_v0 import bucket_of
+from benchledger.projections.read_models.aggregate_cases import check_aggregate_cases
+from benchledger.projections.read_models.aggregate_facts import check_aggregate_cache
 from benchledger.projections.read_models.database_fold import (
     DatabasePlan,
     Fold,
@@ -95,8 +98,6 @@ class LedgerRowsProjection:
     def check_cache(self, conn: Connection, limit: int) -> list[dict[str, Any]]:
         """Cached render pieces, compare and aggregate facts and aggregate case results that
         differ from what their rows give now."""
-        from benchledger.projections.read_models.aggregate_cases import check_aggregate_cases
-        from benchledger.projections.read_models.aggregate_facts import check_aggregate_cache
         from benchledger.projections.read_models.compare_facts import (
             check_compare_cache,  # numpy: compare's alone
         )
@@ -440,7 +441,6 @@ def _rows_of(event_type: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
     if "row" in payload:
         return [payload["row"]]
     if event_type == ev.LEDGER_IMPORTED:
-        from benchledger.ledger.sources.loopx import read_imported_rows
         return read_imported_rows(payload)
     return list(payload.get("rows") or [])
 

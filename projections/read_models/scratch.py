@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from benchledger.ledger.store.database import create_at_head
+from benchledger.ledger.store.sqlite import SqliteDatabase
+from benchledger.ledger.store.sqlite_overlay import open_overlay
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.sqlite import SqliteDatabase
@@ -14,11 +20,7 @@ def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[Sqli
     """A SQLite database in a temporary directory, removed with it: where ``rebuild
     --verify`` and ``--as-of`` replay, so the live read models are never touched. New at the
     schema head, or a copy of ``seed`` (a snapshot file). Disposable: nothing is synced."""
-    import shutil
-    import tempfile
 
-    from benchledger.ledger.store.database import create_at_head
-    from benchledger.ledger.store.sqlite import SqliteDatabase
     with tempfile.TemporaryDirectory(prefix=f"benchledger-{purpose}-") as tmp:
         path = Path(tmp) / "scratch.db"
         if seed is not None:
@@ -49,7 +51,6 @@ def scratch_from_snapshot(
     itself, overlaid (its changes never written; copying a 1 GB snapshot cost more than a
     short tail's replay), or a copy of it when the tail is long, the overlay cannot be had,
     or the caller needs a file of its own (``own_file``: to publish it or write events)."""
-    from benchledger.ledger.store.sqlite_overlay import open_overlay
     overlay = None if own_file or tail > OVERLAY_MAX_TAIL else open_overlay(seed)
     if overlay is None:
         with scratch_database("as-of", seed=seed) as scratch:

@@ -1,7 +1,7 @@
 """The read-model tables as statements name them: names, columns, primary keys.
 
-Generated from the models in ``projections/read_models/schema.py`` by ``python -m
-migrations.snapshot``;
+Generated from the models in ``projections/read_models/schema.py``
+by ``python -m benchledger.migrations.snapshot``;
 do not edit by hand. ``ledger/store/table_spec.py`` says why the specs exist.
 """
 

@@ -25,8 +25,16 @@ from benchledger.ledger.rules.operations.aggregate_facts import row_facts
 from benchledger.ledger.rules.row.archive_state import is_archived
 from benchledger.ledger.store import events as ev
 from benchledger.ledger.store.connection import placeholders
+from benchledger.projections.history.as_of import (
+    LEDGER_READ_MODELS,
+    advance,
+    resolve_moment,
+    scratch_at,
+)
+from benchledger.projections.history.snapshots import nearest_snapshot
 from benchledger.projections.publishing.ledger_v0 import bucket_of, case_node
 from benchledger.projections.read_models.ledger_row_text import ROWS, row_text
+from benchledger.projections.read_models.scratch import OVERLAY_MAX_TAIL
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection, Database
@@ -68,14 +76,6 @@ def build_diff(
     snapshot_dir: Path | None = None,
 ) -> dict[str, Any]:
     """The ``benchmark_ledger_diff_v0`` document of ``ledger_id`` from one moment to another."""
-    from benchledger.projections.history.as_of import (
-        LEDGER_READ_MODELS,
-        advance,
-        resolve_moment,
-        scratch_at,
-    )
-    from benchledger.projections.history.snapshots import nearest_snapshot
-    from benchledger.projections.read_models.scratch import OVERLAY_MAX_TAIL
     with store.database.connect() as live:
         start = resolve_moment(live, from_value, "--from")
         end = resolve_moment(live, to_value, "--to")

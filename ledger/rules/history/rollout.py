@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.safety import is_public_safe
 
 SCHEMA_VERSION = "loopx_rollout_event_v0"
 SUMMARY_SCHEMA_VERSION = "loopx_rollout_event_summary_v0"
@@ -560,5 +561,4 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _public_safe(text: str) -> bool:
-    from benchledger.ledger.core.safety import is_public_safe
     return is_public_safe(text)

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from benchledger.ledger.core.safety import is_public_safe
+
 SKILLSBENCH_DEFAULT_ROUTE = "codex-cli-goal-baseline"
 DEFAULT_RECOMMENDED_ACTION = "review the compact benchmark run before the next run"
 
@@ -157,5 +159,4 @@ def _completed_action(record: Mapping[str, Any]) -> str | None:
 
 
 def _public_safe(text: str) -> bool:
-    from benchledger.ledger.core.safety import is_public_safe
     return is_public_safe(text)

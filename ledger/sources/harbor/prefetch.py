@@ -26,8 +26,12 @@ neither side pays for copying pages the other one touches.
 
 from __future__ import annotations
 
+import atexit
+import mmap
 import os
+import signal
 import sys
+import time
 
 _DISABLE_ENV = "BENCHLEDGER_PREFETCH"
 _OPTION = "--harbor-job-dir"
@@ -68,7 +72,6 @@ class Split:
 
     def wait_begun(self) -> int:
         """How many trials the reader listed (-1 if it ended first), once it has listed them."""
-        import time
 
         while self._counters[2] < 0:
             if self._reap(block=False) is not None:
@@ -95,7 +98,6 @@ class Split:
 
     def close(self) -> None:
         """Stop the reader if it still runs, and release its file and the shared page."""
-        import signal
 
         if not self._reaped:
             try:
@@ -151,7 +153,6 @@ def fork_reader(job_dir: str, *, back: int = _NOBODY) -> None:
     """Fork the reader of ``job_dir`` for the next ``claim``. ``back``: trials from there on
     count as claimed by the command already (tests set it to pin where the two sides meet)."""
     global _pending
-    import mmap
 
     try:
         shared = mmap.mmap(-1, mmap.PAGESIZE)
@@ -169,7 +170,6 @@ def fork_reader(job_dir: str, *, back: int = _NOBODY) -> None:
     if pid == 0:  # the reader
         _serve(job_dir, Split(os.getpid(), -1, shared), out_fd)  # never returns
     _pending = Split(pid, out_fd, shared)
-    import atexit
 
     atexit.register(discard)
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from operator import attrgetter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -498,7 +499,6 @@ def read_front_for_prefetch(job_dir: str, split: Split, write: Callable[[bytes],
     the files read. Everything in an attempt came out of ``orjson.loads`` or is a bool, a
     finite float or a short text, so it comes out of JSON exactly as it went in (and JSON text
     never holds a raw newline)."""
-    from pathlib import Path
 
     path = Path(job_dir)
     if not path.is_dir():

@@ -11,6 +11,8 @@ at the bottom are for the command layer.
 from __future__ import annotations
 
 import os
+import shutil  # on the first probe, not before: an ingest makes a ``which``, never probes
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -245,7 +247,6 @@ def make_which(env: Mapping[str, str]) -> Which:
     search = probe_search_path(env)
 
     def which(name: str) -> str | None:
-        import shutil  # on the first probe, not before: an ingest makes a ``which``, never probes
 
         return shutil.which(name, path=search)
 
@@ -254,7 +255,6 @@ def make_which(env: Mapping[str, str]) -> Which:
 
 def make_run_probe(env: Mapping[str, str]) -> RunProbe:
     """Run a version probe with a short timeout; only its exit status is used, never its output."""
-    import subprocess
 
     probe_env = {**env, "PATH": probe_search_path(env)}
 

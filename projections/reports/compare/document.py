@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.requests.compare import CompareRequest
+from benchledger.ledger.rules.operations.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 from benchledger.ledger.rules.row.build import RULES_VERSION
 from benchledger.ledger.rules.row.ordering import row_sort_key
 from benchledger.ledger.rules.row.timestamps import UNREADABLE
@@ -356,7 +357,6 @@ def _verdict(row: Mapping[str, Any]) -> str | None:
         return "archived"
     # The ledger rules, imported only when a row needs them: a compare whose facts are all
     # kept (``benchledger.projections.read_models.compare_facts``) judges nothing.
-    from benchledger.ledger.rules.operations.aggregate_buckets import COUNTABLE_BUCKETS, judge_row
 
     judged = None
     if _numeric(row.get("official_score")):

@@ -23,6 +23,7 @@ once and shared: ``build_compare`` only reads them.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +81,6 @@ def projection_supported(conn: Connection) -> bool:
     rows (see the module docstring)."""
     if conn.dialect != "sqlite":
         return False
-    import sqlite3
 
     return sqlite3.sqlite_version_info >= (3, 38)
 

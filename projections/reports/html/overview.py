@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchledger.ledger.core.errors import BenchledgerError
+from benchledger.ledger.requests.compare import CompareRequest
 from benchledger.projections.reports.html.charts import CostPoint, Interval
 
 COST_BASES = {"cost_usd_per_case": "cost per case (USD)", "tokens_per_case": "tokens per case"}
@@ -33,8 +35,6 @@ class Overview:
 
 def compare_benchmark(rows: Sequence[dict], benchmark_id: str) -> Overview:
     """compare's document for ``benchmark_id`` (its default request), or its refusal."""
-    from benchledger.ledger.core.errors import BenchledgerError
-    from benchledger.ledger.requests.compare import CompareRequest
     from benchledger.projections.reports.compare.document import build_compare
     try:
         document = build_compare(rows, CompareRequest(benchmark_id=benchmark_id))

@@ -20,8 +20,15 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+from markupsafe import Markup
+
 from benchledger.ledger.core.errors import InputError
+from benchledger.projections.publishing.render import finish_exports, render_lock
+from benchledger.projections.reports.html import charts
+from benchledger.projections.reports.html.contents import gather
 from benchledger.projections.reports.html.grid import RUN_COLUMNS
+from benchledger.projections.reports.html.overview import COST_BASES
 from benchledger.projections.reports.html.packing import StringTable, public_text
 
 if TYPE_CHECKING:
@@ -47,8 +54,6 @@ class ReportRequest:
 
 def write_report(opened: Any, request: ReportRequest, version: str) -> list[dict[str, str]]:
     """Read, render, swap the directory in and record the export; returns the export list."""
-    from benchledger.projections.publishing.render import finish_exports, render_lock
-    from benchledger.projections.reports.html.contents import gather
     require_report_extra()
     check_out_dir(request.out_dir)
     with render_lock(opened) as uow:
@@ -99,7 +104,6 @@ def check_out_dir(out_dir: Path) -> None:
 
 def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
     """Every file of the report by its path inside the directory, ``index.html`` first."""
-    import orjson
 
     files, chart_refs = chart_files(contents.sections)
     for slug, facts in contents.facts.items():
@@ -136,7 +140,6 @@ def _page_extras(files: dict[str, bytes]) -> dict[str, Any]:
 def chart_files(sections: Sequence[Any]) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
     """Each benchmark's forest, cost and timeline SVG (a chart with nothing to show is left
     out), and per benchmark the file each chart is in (None when left out)."""
-    from benchledger.projections.reports.html import charts
     files: dict[str, bytes] = {}
     refs: dict[str, dict[str, Any]] = {}
     for section in sections:
@@ -167,7 +170,6 @@ def fact_chunks(slug: str, facts: list[Any], arms: int) -> dict[str, bytes]:
     """The grid's run facts, ``CHUNK_CASES`` cases per script, loaded when a cell is opened:
     the page itself stays small and opens fast however many runs the ledger holds. Each chunk
     interns its text (failure classes, next actions and artifact keys repeat run after run)."""
-    import orjson
 
     size = CHUNK_CASES * max(1, arms)  # a benchmark whose runs are all archived has no arm
     chunks = {}
@@ -199,7 +201,6 @@ def page_data_json(data: bytes) -> Any:
     script (over a second for 30,000 runs), and a data block never runs. ``<`` is written as
     ``\\u003c`` (it can only occur inside JSON strings), so no text can close the block.
     """
-    from markupsafe import Markup
 
     return Markup(data.replace(b"<", b"\\u003c").decode("utf-8"))
 
@@ -214,7 +215,6 @@ def _metric(overview: Any) -> str:
 
 
 def _cost_label(basis: str | None) -> str:
-    from benchledger.projections.reports.html.overview import COST_BASES
     return COST_BASES.get(basis or "", "cost")
 
 
@@ -222,7 +222,6 @@ def _environment() -> Any:
     """Jinja2 with autoescape on: every value on the page is escaped, and every text value
     passes the public-safety filter on its way out (``finalize``), whatever its source."""
     import jinja2
-    from markupsafe import Markup
 
     def finalize(value: Any) -> Any:
         if isinstance(value, str) and not isinstance(value, Markup):
@@ -243,8 +242,6 @@ def _environment() -> Any:
 
 def number_cell(value: Any, field: str, digits: int = 3) -> Any:
     """A number as shown (rounded) with its exact value in ``data-value`` (compare's JSON)."""
-    import orjson
-    from markupsafe import Markup
 
     if value is None:
         return Markup('<span data-field="{}" data-value="null">–</span>').format(field)
