@@ -392,9 +392,9 @@ def test_merge_source_that_is_a_fifo_is_refused(env: Env) -> None:
 
 
 def test_stdin_is_capped(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
-    import benchledger.ledger.core.input_files as input_files
+    import benchledger.services.ledger_upsert as ledger_upsert
 
-    monkeypatch.setattr(input_files, "COMPACT_JSON_LIMIT", 64)  # read at call time
+    monkeypatch.setattr(ledger_upsert, "COMPACT_JSON_LIMIT", 64)  # the upsert's input cap
     before = env.events()
     result = CliRunner().invoke(
         cli,

@@ -40,7 +40,11 @@ def tracked_files() -> list[Path]:
 
 
 def text_of(path: Path) -> str | None:
-    """The file's text, or None for binary files (and files deleted but not yet staged)."""
+    """The file's text, or None for binary files, symbolic links (the package's links to the
+    layer folders, whose files are checked where they live) and files deleted but not yet
+    staged."""
+    if path.is_symlink():
+        return None
     try:
         data = path.read_bytes()
     except FileNotFoundError:
