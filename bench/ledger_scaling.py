@@ -81,11 +81,8 @@ def seed_history(project: Path, index: Path) -> None:
             "record": row,
         }
         events.append(NewEvent(f"goal/{GOAL}", RUN_APPENDED, payload))
-    opened = open_store(None)
-    try:
+    with open_store(None) as opened:
         opened.store.append(events, metadata=command_metadata("bench"))
-    finally:
-        opened.close()
 
 
 def prepare_base(work: Path, data: Path, n: int, bl: str) -> Path:

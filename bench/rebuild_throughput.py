@@ -510,11 +510,8 @@ def upgrade_kept_store(url: str) -> None:
 
 def head_of(url: str) -> int:
     from benchledger.services.store_session import open_store
-    opened = open_store(url)
-    try:
+    with open_store(url) as opened:
         return opened.store.head_position()
-    finally:
-        opened.close()
 
 
 def run_store(

@@ -41,7 +41,10 @@ def main() -> None:
         print(f"benchledger --help               median {help_ms:7.1f} ms ({args.runs} runs)")
         print(f"benchledger events list (empty)  median {list_ms:7.1f} ms ({args.runs} runs)")
         base = [sys.executable, "-c", "import benchledger.commands.cli"]
-        with_models = [sys.executable, "-c", "import commands.cli, ledger.contracts.catalog"]
+        with_models = [
+            sys.executable, "-c",
+            "import benchledger.commands.cli, benchledger.ledger.contracts.catalog",
+        ]  # fmt: skip
         base_ms = median_ms(base, args.runs, tmp)
         models_ms = median_ms(with_models, args.runs, tmp)
         print(f"pydantic contracts import        median {models_ms - base_ms:7.1f} ms extra "

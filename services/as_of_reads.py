@@ -59,8 +59,7 @@ def ledger_reads_at(
 ) -> Iterator[tuple[Connection, StoreReads, dict[str, Any] | None]]:
     """A connection and the store's reads of ``target``'s ledger as it stands (or stood at
     ``as_of``), with the ``as_of`` block; a ledger the store did not hold then is refused."""
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         with read_database(opened, as_of, progress, LEDGER_READ_MODELS) as (database, moment):
             with database.connect() as conn:
                 reads = StoreReads(conn)
@@ -68,5 +67,3 @@ def ledger_reads_at(
                     raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
                 require_store_ledger(reads, target)
                 yield conn, reads, moment
-    finally:
-        opened.close()

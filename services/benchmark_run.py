@@ -83,13 +83,12 @@ def _run_benchmark(
     except BenchledgerError as err:
         _attach_payload(err, request, context, goal_id, request.classification or "")
         raise
-    try:
-        return _run(opened, request, context, goal_id, built, metadata)
-    except BenchledgerError as err:
-        _attach_payload(err, request, context, goal_id, built.classification)
-        raise
-    finally:
-        opened.close()
+    with opened:
+        try:
+            return _run(opened, request, context, goal_id, built, metadata)
+        except BenchledgerError as err:
+            _attach_payload(err, request, context, goal_id, built.classification)
+            raise
 
 
 def _attach_payload(

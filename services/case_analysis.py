@@ -126,8 +126,7 @@ def apply_accepted(
         source_ledger=paths.ledger_display,
         source_case_analysis=paths.analysis_display,
     )
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         result = opened.store.append(
             [plan.event],
             metadata=metadata,
@@ -137,8 +136,6 @@ def apply_accepted(
         exports = write_outputs(document, paths)
         from benchledger.projections.publishing.render import record_exports
         record_exports(opened, exports)
-    finally:
-        opened.close()
     report["accepted_upsert"].update(
         output_written=True, markdown_written=paths.markdown is not None
     )

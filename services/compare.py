@@ -52,8 +52,7 @@ def run_diff(
 ) -> dict[str, Any]:
     """Per case, what changed between two moments (replayed in a scratch store)."""
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         later = to_value if to_value is not None else str(opened.store.head_position())
         document = build_diff(
             opened.store,
@@ -64,6 +63,4 @@ def run_diff(
             benchmark_id=benchmark_id,
             snapshot_dir=default_snapshot_dir(opened.location),
         )
-    finally:
-        opened.close()
     return {"ok": True, "diff": document}

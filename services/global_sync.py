@@ -35,8 +35,7 @@ def run_global_sync(
     )
     require_registry_file(context)
     goal = validate_goal_id(request.goal_id) if request.goal_id is not None else None
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         with opened.store.transaction(metadata) as uow:
             plan = plan_global_sync(
                 StoreReads(uow.conn),
@@ -53,6 +52,4 @@ def run_global_sync(
             with opened.store.database.connect() as conn:
                 exports = render_global_registry(conn, context.runtime_root, plan.backup)
                 record_exports(opened, exports)
-    finally:
-        opened.close()
     return plan.payload

@@ -74,8 +74,7 @@ def _write_plan(
 ) -> tuple[MaintenancePlan, bool]:
     """Decide inside the write transaction, append when executing, render after commit."""
     now = utc_now_seconds()
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         with opened.store.transaction(metadata) as uow:
             reads = StoreReads(uow.conn)
             require_store_ledger(reads, target)
@@ -86,8 +85,6 @@ def _write_plan(
         if execute and plan.changed:
             render_ledger(opened, target)
             rendered = True
-    finally:
-        opened.close()
     return plan, rendered
 
 
@@ -338,8 +335,7 @@ def run_check(request: LedgerCheckRequest, *, db: str | None) -> dict[str, Any]:
     with error_envelope(envelope):
         goal_id = validate_goal_id(request.goal_id)
         target = resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
-        opened = open_store(db)
-        try:
+        with open_store(db) as opened:
             with opened.store.database.connect() as conn:
                 reads = StoreReads(conn)
                 require_store_ledger(reads, target)
@@ -351,8 +347,6 @@ def run_check(request: LedgerCheckRequest, *, db: str | None) -> dict[str, Any]:
                     limit=limit,
                     now=utc_now_seconds(),
                 )
-        finally:
-            opened.close()
     payload: dict[str, Any] = {
         "ok": True,
         "goal_id": goal_id,

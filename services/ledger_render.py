@@ -22,15 +22,12 @@ from benchledger.services.store_session import open_store
 
 def run_render(request: RenderRequest, *, db: str | None) -> dict[str, Any]:
     """Re-render the stale goal files and the named ledger (or every ledger)."""
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         with opened.store.database.connect() as conn:
             targets = _render_targets(StoreReads(conn), request)
         written = render_stale_goal_files(opened)
         for target in targets:
             written += render_ledger(opened, target)
-    finally:
-        opened.close()
     rendered = [{"kind": f["kind"], "sha256": f["sha256"], "path": f["path"]} for f in written]
     return {"ok": True, "rendered": rendered}
 
@@ -66,12 +63,9 @@ def run_render_as_of(
     target = resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
     given = request.output_json
     output = Path(os.path.abspath(Path(given).expanduser())) if given else None
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         with read_database(opened, request.as_of, progress) as (database, moment):
             result = render_past_ledger(opened.store, database, target, output)
-    finally:
-        opened.close()
     if "rendered" in result:
         result["rendered"] = [
             {"kind": f["kind"], "sha256": f["sha256"], "path": f["path"]}
@@ -92,8 +86,7 @@ def run_import_loopx(
     already = False
     render = request.execute and (request.in_place or request.run_ledger_path is not None)
     if request.execute:
-        opened = open_store(db)
-        try:
+        with open_store(db) as opened:
             result = opened.store.append(
                 events, metadata=metadata, idempotency_key=import_idempotency_key(target, data)
             )
@@ -102,8 +95,6 @@ def run_import_loopx(
                 render_ledger(opened, target)
             elif not already:
                 _fill_render_cache(opened, target.ledger_id)
-        finally:
-            opened.close()
     return {
         "ok": True,
         "dry_run": not request.execute,

@@ -89,8 +89,7 @@ def _apply_upsert(
         compact_artifact_ref=request.compact_artifact_ref or source_path,
     )
     now = utc_now_seconds()
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         with opened.store.transaction(metadata) as uow:
             reads = StoreReads(uow.conn)
             require_store_ledger(reads, target)
@@ -110,8 +109,6 @@ def _apply_upsert(
         if request.execute and not request.no_render and stale:
             render_ledger(opened, target)
             result["rendered"] = True
-    finally:
-        opened.close()
     return {
         "ok": True,
         "dry_run": not request.execute,

@@ -33,17 +33,14 @@ def run_report(
     require_report_extra()
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     out = Path(out_dir).expanduser()
-    opened = open_store(db)
     moment = None
-    try:
+    with open_store(db) as opened:
         wanted = tuple(dict.fromkeys(benchmark_ids))
         request = ReportRequest(target.ledger_id, out.absolute(), wanted)
         if as_of is None:
             exports = _live_report(opened, request, version)
         else:
             exports, moment = _past_report(opened, request, as_of, version, progress)
-    finally:
-        opened.close()
     as_of_block = {"as_of": moment} if moment is not None else {}
     return {"ok": True, **as_of_block, "report": str(out / "index.html"), "files": len(exports)}
 

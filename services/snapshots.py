@@ -20,14 +20,11 @@ from benchledger.services.store_session import OpenStore, open_store
 @contextmanager
 def _opened_with_dir(db: str | None, directory: str | None) -> Iterator[tuple[OpenStore, Path]]:
     """The store, and the snapshot directory: the one given, else the store's default."""
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         chosen = (
             Path(directory).expanduser() if directory else default_snapshot_dir(opened.location)
         )
         yield opened, chosen
-    finally:
-        opened.close()
 
 
 def create(db: str | None, directory: str | None, at: str | None) -> dict[str, Any]:

@@ -29,9 +29,8 @@ def list_events(
     as_of: str | None,
 ) -> dict[str, Any]:
     """Events in position order; with ``as_of`` only those up to that moment."""
-    opened = open_store(db)
     moment = None
-    try:
+    with open_store(db) as opened:
         if as_of is not None:
             from benchledger.projections.history.as_of import resolve_moment
             with opened.store.database.connect() as conn:
@@ -46,8 +45,6 @@ def list_events(
                 limit=limit,
             )
         )
-    finally:
-        opened.close()
     items = []
     for e in events:
         item = e.as_dict()
@@ -63,11 +60,8 @@ def list_events(
 
 def show_event(db: str | None, key: str) -> dict[str, Any]:
     """One event by position or event id."""
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         event = opened.store.get(key)
-    finally:
-        opened.close()
     if event is None:
         raise InputError(f"no event at {key}")
     return {"ok": True, "event": event.as_dict()}
@@ -79,8 +73,7 @@ def verify_store(
     """The chain walk, plus the published files and the payload contracts when asked."""
 
     expected = parse_expected_head(expect_head) if expect_head else None
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         marker = read_marker(opened.store.head_marker)
         witnesses = [w for w in (marker, expected) if w is not None]
         report = opened.store.verify(witnesses=witnesses).as_dict()
@@ -94,22 +87,17 @@ def verify_store(
             from benchledger.ledger.contracts.conformance import check_store
             report["schemas"] = check_store(opened.store).as_dict()
             report["ok"] = report["ok"] and report["schemas"]["ok"]
-    finally:
-        opened.close()
     return {"ok": report["ok"], "verify": report}
 
 
 def rebuild(db: str | None, projection_names: tuple[str, ...], *, verify_only: bool) -> dict:
     """Replay every event into the read models (or into a scratch copy, to compare)."""
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         if verify_only:
             checked = opened.projections.verify_rebuild(opened.store, projection_names)
             return {"ok": checked.ok, "rebuild_verify": checked.as_dict()}
         rebuilt = opened.projections.rebuild(opened.store, projection_names)
         return {"ok": True, "rebuild": rebuilt.as_dict()}
-    finally:
-        opened.close()
 
 
 def run_sql(
@@ -124,26 +112,20 @@ def run_sql(
     """One read-only query, live or on scratch read models replayed to ``as_of``."""
     if as_of is None:
         return {"ok": True, **run_read_only_query(db, statement, limit=limit, timeout=timeout)}
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         result = query_as_of(
             opened, as_of, statement, limit=limit, timeout=timeout, progress=progress
         )
-    finally:
-        opened.close()
     return {"ok": True, **result}
 
 
 def db_upgrade(db: str | None) -> dict[str, Any]:
     """Upgrade the schema to this version's head."""
 
-    opened = open_store(db, check_schema=False)
-    try:
+    with open_store(db, check_schema=False) as opened:
         before = current_revision(opened.store.database)
         run_upgrade(opened.store.database)
         after = current_revision(opened.store.database)
-    finally:
-        opened.close()
     return {
         "ok": True,
         "from_revision": before,
@@ -156,11 +138,8 @@ def db_upgrade(db: str | None) -> dict[str, Any]:
 def db_current(db: str | None) -> dict[str, Any]:
     """The schema revision and whether it is current."""
 
-    opened = open_store(db, check_schema=False)
-    try:
+    with open_store(db, check_schema=False) as opened:
         revision = current_revision(opened.store.database)
-    finally:
-        opened.close()
     return {
         "ok": True,
         "revision": revision,

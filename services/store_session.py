@@ -17,16 +17,25 @@ from benchledger.projections.read_models.models import all_projections
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.database import StoreLocation
-    from benchledger.ledger.store.event_store import EventStore
-    from benchledger.projections.read_models.engine import ProjectionEngine
+
+
 @dataclass
 class OpenStore:
+    """An open store and its projections; ``with open_store(db) as opened:`` closes it on the
+    way out, whether the block returned or raised, so no caller repeats a try/finally."""
+
     location: StoreLocation
     store: EventStore
     projections: ProjectionEngine
 
     def close(self) -> None:
         self.store.database.dispose()
+
+    def __enter__(self) -> OpenStore:
+        return self
+
+    def __exit__(self, *_exc_info: object) -> None:
+        self.close()
 
 
 def preload() -> None:

@@ -94,8 +94,6 @@ def stored_nonconformity(url: str) -> str | None:
         opened = open_store(url)
     except BenchledgerError:
         return None
-    try:
+    with opened:
         report = check_store(opened.store)
-    finally:
-        opened.close()
     return None if report.ok else report.first_nonconforming.describe()

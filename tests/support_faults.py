@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-# The console script's own start (``commands.entry``): a Harbor ingest forks its trial reader,
-# so every kill and fault below also meets the two-core read.
-CLI = [sys.executable, "-c", "from benchledger.commands.cli import main; main()"]
+# The console script's own start, as a user's shell runs it.
+CLI = [sys.executable, "-m", "benchledger"]
 MANIFEST_REL = Path("harbor/manifest.json")
 GOAL = "g"
 RUNTIME_ROOT = "rt"
@@ -160,16 +159,13 @@ def ingest_in_process(db: str, workdir: Path, job: Path) -> tuple[int, dict[str,
 def store_state(db: str) -> dict[str, Any]:
     """Events, chain verdict and replay verdict, read in-process (cheaper than three CLIs)."""
     from benchledger.services.store_session import open_store
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         events = list(opened.store.read())
         return {
             "events": events,
             "verify": opened.store.verify(),
             "rebuild": opened.projections.verify_rebuild(opened.store),
         }
-    finally:
-        opened.close()
 
 
 def command_groups(events: list) -> list[list]:
@@ -187,12 +183,9 @@ def type_counts(events: list) -> Counter:
 
 def ledger_ids(db: str) -> list[str]:
     from benchledger.services.store_session import open_store
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         with opened.store.database.connect() as conn:
             return [r[0] for r in conn.execute("SELECT ledger_id FROM rm_ledgers")]
-    finally:
-        opened.close()
 
 
 def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, bytes, list[dict[str, Any]]]:
@@ -202,16 +195,13 @@ def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, bytes, list[dict[str, 
     from benchledger.projections.publishing.ledger_v0 import dump_json, render_markdown
     from benchledger.services.store_session import open_store
 
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         with opened.store.database.connect() as conn:
             doc = ledger_document(conn, ledger_id)
             # The view: a row the read model leaves in its event is read there.
             query = 'SELECT "row" FROM ledger_runs_v WHERE ledger_id = ?'
             rows = [json.loads(r[0]) for r in conn.execute(query, (ledger_id,))]
         return dump_json(doc), render_markdown(doc).encode("utf-8"), rows
-    finally:
-        opened.close()
 
 
 # --- files on disk --------------------------------------------------------------------------

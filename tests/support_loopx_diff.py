@@ -256,11 +256,8 @@ def seed_history(db: str, goal_id: str, records: list[dict[str, Any]]) -> None:
             ),
         }
         events.append(NewEvent(f"goal/{goal_id}", RUN_APPENDED, payload))
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         opened.store.append(events, metadata=command_metadata("differential-suite"))
-    finally:
-        opened.close()
 
 
 def _benchledger_maintenance(

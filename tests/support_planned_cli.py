@@ -53,12 +53,9 @@ def invoke(
 def stored_events(db: str, event_type: str | None = None) -> list[dict[str, Any]]:
     """Every event (with payload) through the store API, oldest first."""
     from benchledger.services.store_session import open_store
-    opened = open_store(db)
-    try:
+    with open_store(db) as opened:
         types = [event_type] if event_type else None
         return [e.as_dict() for e in opened.store.read(event_types=types)]
-    finally:
-        opened.close()
 
 
 def make_writable(root: Path) -> None:

@@ -18,12 +18,9 @@ def opened(url: str) -> OpenStore:
 @contextmanager
 def store_connection(url: str) -> Iterator[Connection]:
     """A connection to the store at ``url`` (opened, and closed after)."""
-    s = opened(url)
-    try:
+    with opened(url) as s:
         with s.store.database.connect() as conn:
             yield conn
-    finally:
-        s.close()
 
 
 def table_count(url: str, table: str) -> int:
@@ -68,8 +65,7 @@ def assert_rebuild_reports_and_empties(
     """A kept cache entry ``damage`` changes (in one transaction; it returns the difference
     ``verify_rebuild`` must report) is named by ``rebuild --verify``; a rebuild empties
     ``table``, and ``refill`` fills it again."""
-    s = opened(url)
-    try:
+    with opened(url) as s:
         assert s.projections.verify_rebuild(s.store).ok
         with s.store.database.begin() as conn:
             problem = damage(conn)
@@ -77,8 +73,6 @@ def assert_rebuild_reports_and_empties(
         assert not report.ok
         assert problem in report.differences
         s.projections.rebuild(s.store)
-    finally:
-        s.close()
     assert table_count(url, table) == 0  # a rebuild empties the cache; the next read fills it
     refill()
     assert table_count(url, table) > 0

@@ -62,14 +62,11 @@ def store_url(db_url, tmp_path, monkeypatch):
 
 def live_state(url: str) -> list:
     """Every live read-model row, every checkpoint and the event count."""
-    s = opened(url)
-    try:
+    with opened(url) as s:
         with s.store.database.connect() as conn:
             tables = [t for p in s.projections.projections.values() for t in p.tables]
             state = [table_rows(conn, t) for t in [*tables, PROJECTION_CHECKPOINTS]]
             state.append(conn.execute("SELECT count(*) FROM events").scalar())
-    finally:
-        s.close()
     return state
 
 
@@ -174,8 +171,7 @@ def test_snapshot_as_of_equals_replay_from_position_1(store_url, tmp_path):
     assert [(s["position"], s["matches_store"]) for s in listed] == [(2, True)]
     assert ok_json(["snapshot", "verify"], store_url)["ok"]
 
-    s = opened(store_url)
-    try:
+    with opened(store_url) as s:
         for at in ("2", "3", "4"):
             with read_models_as_of(s.store, s.projections, at,
                                    snapshot_dir=tmp_path / "snaps") as fast, \
@@ -185,8 +181,6 @@ def test_snapshot_as_of_equals_replay_from_position_1(store_url, tmp_path):
                 assert compare_read_models(
                     s.projections, checked=fast.database, reference=slow.database
                 ) == []
-    finally:
-        s.close()
     assert "snapshot at position 2" in ok_json(["sql", "--as-of", "4", "SELECT 1"],
                                                store_url)["as_of"]["built_from"]  # fmt: skip
 
@@ -290,16 +284,13 @@ def test_snapshot_verify_names_a_tampered_snapshot(store_url, tmp_path):
 
 def test_build_diff_follows_a_run_that_moves_to_another_case(db_url, tmp_path):
     from benchledger.projections.reports.diff import build_diff
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         s.store.append([scored("M", "a", 0.5, "c1")])
         s.store.append([scored("M", "keep", 0.0, "c1")])
         s.store.append([scored("M", "a", 0.5, "c2")])
         doc = build_diff(s.store, s.projections, "M", "2", "3")
         with pytest.raises(InputError, match="no ledger nope in the store at --to"):
             build_diff(s.store, s.projections, "nope", "1", "3")
-    finally:
-        s.close()
     cases = {c["case_id"]: c for c in doc["cases"]}
     assert [(c["kind"], c["run_id"], c["positions"]) for c in cases["c1"]["changes"]
             if "run_id" in c] == [("run_moved_out", "a", [3])]  # fmt: skip

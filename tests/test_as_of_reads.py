@@ -69,8 +69,8 @@ def test_sql_as_of_replays_only_what_the_statement_reads_and_answers_as_a_full_r
 ):
     out = ok_json(["sql", "--as-of", at, statement], mixed_url)
     assert out["as_of"]["read_models"] == QUERIES[statement]
-    s = opened(mixed_url)
-    try:  # the same statement over every read model replayed to that moment
+    # the same statement over every read model replayed to that moment
+    with opened(mixed_url) as s:
         with read_models_as_of(s.store, s.projections, at) as full:
             assert full.as_dict()["read_models"] == "all"
             with full.database.connect() as conn:
@@ -78,29 +78,21 @@ def test_sql_as_of_replays_only_what_the_statement_reads_and_answers_as_a_full_r
                     expected = [[int(at)]]
                 else:
                     expected = [list(r) for r in conn.execute(statement).all()]
-    finally:
-        s.close()
     assert out["rows"] == expected
 
 
 def test_a_statement_that_does_not_compile_replays_everything_and_fails_in_one_line(mixed_url):
-    s = opened(mixed_url)
-    try:
+    with opened(mixed_url) as s:
         assert projections_read_by(s.projections, "SELECT nope FROM nowhere") is None
-    finally:
-        s.close()
     result = run(["sql", "--as-of", "3", "SELECT nope FROM nowhere"], mixed_url)
     assert result.exit_code == 1
     assert result.stderr.strip() == "error: query failed: no such table: nowhere"
 
 
 def _snapshot_file(url: str):
-    s = opened(url)
-    try:
+    with opened(url) as s:
         from benchledger.projections.history.snapshots import default_snapshot_dir
         (found,) = list_snapshots(default_snapshot_dir(s.location))
-    finally:
-        s.close()
     return found.db_path
 
 
@@ -149,26 +141,20 @@ def test_a_snapshot_another_reader_holds_is_copied_instead(mixed_url):
         assert out == expected and out["rows"] == [[3]]
     finally:
         held.dispose()
-    s = opened(mixed_url)
-    try:  # what the holder deleted never reached the file
+    with opened(mixed_url) as s:  # what the holder deleted never reached the file
         with read_models_as_of(s.store, s.projections, "3") as fresh:
             with fresh.database.connect() as conn:
                 assert conn.execute("SELECT count(*) FROM rm_goal_runs").scalar() == 2
-    finally:
-        s.close()
     out = ok_json(["sql", "--as-of", "3", "SELECT count(*) FROM rm_goal_runs"], mixed_url)
     assert out["as_of"]["built_from"] == "snapshot at position 3" and out["rows"] == [[2]]
 
 
 def test_replaying_no_read_model_reads_no_event(mixed_url):
-    s = opened(mixed_url)
-    try:
+    with opened(mixed_url) as s:
         with read_models_as_of(s.store, s.projections, "7", names=[]) as view:
             assert view.events_replayed == 0
             with view.database.connect() as conn:
                 assert conn.execute("SELECT count(*) FROM rm_goal_runs").scalar() == 0
-    finally:
-        s.close()
 
 
 def _without(out: dict) -> dict:

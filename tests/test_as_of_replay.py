@@ -50,8 +50,7 @@ def random_history(seed: int) -> list[NewEvent]:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_snapshot_tail_replay_equals_replay_from_position_1(db_url, tmp_path, seed):
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         for event in random_history(seed):
             s.store.append([event])
         snaps = tmp_path / "snaps"
@@ -68,8 +67,6 @@ def test_snapshot_tail_replay_equals_replay_from_position_1(db_url, tmp_path, se
             live = compare_read_models(s.projections, checked=s.store.database,
                                        reference=head.database)  # fmt: skip
             assert live == []
-    finally:
-        s.close()
 
 
 def test_parse_as_of_reads_times_as_utc_and_positions_as_digits():

@@ -106,8 +106,7 @@ def test_compare_after_a_rewrite_reads_the_rewritten_rows(filled: str) -> None: 
 def test_verify_reports_an_entry_its_row_does_not_give(filled: str) -> None:  # noqa: F811
     args = ["compare", "--benchmark-id", BENCH, "--allow-incomparable", "--format", "json"]
     assert cli(args, db=filled).code == 0
-    s = opened(filled)
-    try:
+    with opened(filled) as s:
         assert s.projections.verify_rebuild(s.store).ok
         with s.store.database.begin() as conn:
             run_id, text = conn.execute("SELECT run_id, facts FROM rm_compare_facts").first()
@@ -122,8 +121,6 @@ def test_verify_reports_an_entry_its_row_does_not_give(filled: str) -> None:  # 
         assert {"table": "rm_compare_facts", "key": [resolve_ledger_target(None).ledger_id, run_id],
                 "problem": "stale facts"} in report.differences  # fmt: skip
         s.projections.rebuild(s.store)
-    finally:
-        s.close()
     assert _count(filled) == 0  # a rebuild empties the cache; the next compare fills it
     assert cli(args, db=filled).code == 0
     assert _count(filled) > 0

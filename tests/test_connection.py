@@ -30,16 +30,13 @@ def test_to_pyformat(sql, has_params, expected):
 
 def test_pyformat_sql_runs_on_postgresql(db_url):
     """Quotes, casts and a literal ``%`` reach PostgreSQL as written, next to parameters."""
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         with s.store.database.connect() as conn:
             sql = "SELECT '5%' LIKE '5%', ('{\"k\": \"?\"}')::text, ? || ':x', ?"
             if conn.dialect == "sqlite":
                 sql = sql.replace("::text", "")
             row = conn.execute(sql, ("a", "b")).first()
         assert tuple(row) == (1 if conn.dialect == "sqlite" else True, '{"k": "?"}', "a:x", "b")
-    finally:
-        s.close()
 
 
 @pytest.mark.parametrize(
@@ -57,8 +54,7 @@ def test_display_hides_the_password(url, shown):
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
 def test_an_in_memory_store_works_end_to_end(url):
-    s = opened(url)
-    try:
+    with opened(url) as s:
         s.store.append([upsert_event("L", "a"), upsert_event("L", "b")])
         assert s.store.head_position() == 2
         assert s.store.verify().ok
@@ -72,8 +68,6 @@ def test_an_in_memory_store_works_end_to_end(url):
             assert s.store.head_position() == 3
             uow.append([upsert_event("L", "d")])
         assert s.store.head_position() == 4 and s.store.verify().ok
-    finally:
-        s.close()
 
 
 def test_a_background_checkpoint_overlaps_writes_and_loses_nothing(tmp_path):
@@ -89,10 +83,7 @@ def test_a_background_checkpoint_overlaps_writes_and_loses_nothing(tmp_path):
     assert s.store.database._checkpoint is None  # joined by dispose
     wal = path.with_name(path.name + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0  # the last close finished the job
-    s = opened(f"sqlite:///{path}")
-    try:
+    with opened(f"sqlite:///{path}") as s:
         assert s.store.head_position() == 220
         assert s.store.verify().ok
         assert s.projections.verify_rebuild(s.store).ok
-    finally:
-        s.close()

@@ -92,15 +92,12 @@ def test_verify_schemas_passes_on_a_store_filled_by_the_demo_ingest(db_url, tmp_
 
 def _edit_payload(db_url: str, position: int, old: str, new: str) -> None:
     """Rewrite one stored payload the way someone with write access to the database could."""
-    opened = open_store(db_url)
-    try:
+    with open_store(db_url) as opened:
         with opened.store.database.begin() as conn:
             on = " ON events" if conn.dialect == "postgresql" else ""
             conn.execute(f"DROP TRIGGER events_no_update{on}")
             sql = "UPDATE events SET payload = REPLACE(payload, :old, :new) WHERE position = :p"
             assert conn.execute(sql, {"old": old, "new": new, "p": position}).rowcount == 1
-    finally:
-        opened.close()
 
 
 @pytest.mark.synthetic_events  # edits payloads behind the triggers' back
@@ -163,14 +160,11 @@ def test_an_event_type_without_a_model_does_not_conform():
 def test_the_suite_checks_every_event_a_test_appends(tmp_path, appended_events_conform):
     """The plugin registered in conftest sees an append through the store and names the
     payload; a conforming append adds nothing."""
-    opened = open_store(f"sqlite:///{tmp_path / 'ledger.db'}")
-    try:
+    with open_store(f"sqlite:///{tmp_path / 'ledger.db'}") as opened:
         good = {"files": [{"path": "a.json", "kind": "ledger_json", "sha256": "0" * 64}]}
         opened.store.append([NewEvent("exports", "export_written", good)])
         assert appended_events_conform == []
         opened.store.append([NewEvent("ledger/L", LEDGER_UPSERTED, {"ledger_id": "L"})])
-    finally:
-        opened.close()
     assert len(appended_events_conform) == 1
     assert appended_events_conform[0].startswith("ledger_upserted v1 payload does not conform")
     appended_events_conform.clear()  # seen: this test appended it on purpose
@@ -341,10 +335,9 @@ def test_the_suite_checks_the_store_of_a_test_whose_commands_ran_in_a_subprocess
     code = (
         "import sys\nfrom benchledger.services.store_session import open_store\n"
         "from benchledger.ledger.store.events import NewEvent\n"
-        "opened = open_store(sys.argv[1])\n"
         "bad = {'files': [{'path': 'a.json', 'sha256': 'not a digest'}]}\n"
-        "opened.store.append([NewEvent('exports', 'export_written', bad)])\n"
-        "opened.close()\n"
+        "with open_store(sys.argv[1]) as opened:\n"
+        "    opened.store.append([NewEvent('exports', 'export_written', bad)])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", code, db_url], env=env, capture_output=True)

@@ -95,15 +95,12 @@ def test_a_rerun_is_answered_from_the_commands_events_never_its_export(
 @pytest.mark.synthetic_events  # a hand-made payload on purpose
 def test_outside_a_command_each_transaction_has_its_own_id_inside_one_they_share_it(db_url):
     assert current_command() == {}
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         with running_command(lambda: {"actor": "a", "tool": "t"}):
             first = s.store.append([NewEvent("s/1", "probe", {})])
             second = s.store.append([NewEvent("s/1", "probe", {})], metadata={"reason": "x"})
             made = current_command()
         alone = s.store.append([NewEvent("s/1", "probe", {})])
-    finally:
-        s.close()
     (a,), (b,), (c,) = first.events, second.events, alone.events
     assert a.correlation_id == b.correlation_id == made["correlation_id"]
     assert b.metadata == {**made, "reason": "x"}

@@ -53,8 +53,7 @@ def test_appended_records_render_the_bytes_the_store_renders(
     for job in jobs:  # the second ingest renders beside the first one's stored runs
         job_dir = copy_job(fixtures_dir, manifest, job, tmp_path / job["key"])
         assert ingest(job_dir, db=db_url, runtime_root=runtime).code == 0
-    store = opened(db_url)
-    try:
+    with opened(db_url) as store:
         with store.store.database.connect() as conn:
             query = "SELECT stem, record FROM rm_goal_runs WHERE goal_id = ? ORDER BY position"
             texts = {stem: text for stem, text in conn.execute(query, ("g",))}
@@ -63,8 +62,6 @@ def test_appended_records_render_the_bytes_the_store_renders(
             appended = {stem: _in_memory(texts[stem]) for stem in last}
             from_store = render_goal_files(conn, "g", tmp_path / "a")
             from_memory = render_goal_files(conn, "g", tmp_path / "b", last, appended)
-    finally:
-        store.close()
     ingested = _tree(runtime)  # what the ingests wrote, the last one from memory
     assert {rel: ingested[rel] for rel in _tree(tmp_path / "a")} == _tree(tmp_path / "a")
     written = _tree(tmp_path / "b")

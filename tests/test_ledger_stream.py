@@ -123,8 +123,7 @@ def _event(ledger_id: str, event_type: str, rows: list[dict], n: int) -> NewEven
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_incremental_render_equals_full_render_after_every_command(db_url, tmp_path):
     rng = random.Random(20261201)
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         known: dict[str, dict[str, dict]] = {lid: {} for lid in LEDGERS}
         for n in range(60):
             ledger_id = rng.choice(LEDGERS)
@@ -154,16 +153,13 @@ def test_incremental_render_equals_full_render_after_every_command(db_url, tmp_p
         assert report.ok, report.differences
         s.projections.rebuild(s.store)
         assert_stream_equals_full(s.store, tmp_path)
-    finally:
-        s.close()
 
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_a_ledger_the_cache_cannot_render_is_rendered_in_full(db_url, tmp_path):
     if db_url.startswith("postgresql"):
         pytest.skip("PostgreSQL text cannot hold NUL: such an id never reaches its read model")
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         rows = [
             {"run_id": "a", "benchmark_id": "b", "case_id": "c", "recorded_at": "2026-01-01"},
             {"run_id": "z", "benchmark_id": "b", "case_id": "nul\x00case", "recorded_at": "x"},
@@ -177,8 +173,6 @@ def test_a_ledger_the_cache_cannot_render_is_rendered_in_full(db_url, tmp_path):
             expected = full_render(conn, "L1")
         assert (json_path.read_bytes(), md_path.read_bytes()) == expected
         assert "nul\\u0000case" in json_path.read_text()
-    finally:
-        s.close()
 
 
 @contextmanager
@@ -196,14 +190,11 @@ def _four_rows_rendered(s, tmp_path):
 def test_a_cache_that_does_not_add_up_is_never_published(db_url, tmp_path):
     """A filled row that lost its piece (as from a bug or a hand edit) makes the render fall
     back (rows a write left without pieces are filled by the render instead)."""
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         with _four_rows_rendered(s, tmp_path) as conn:
             conn.execute("UPDATE rm_ledger_rows SET json_fragment = NULL WHERE run_id = 'r3'")
         with s.store.database.connect() as conn:
             assert streamed_render(conn, "L1", tmp_path) is None
-    finally:
-        s.close()
 
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
@@ -213,8 +204,7 @@ def test_a_row_without_its_render_key_is_never_published(db_url, tmp_path, run_i
     lie in the same range); a NULL key sorts first on SQLite and last on PostgreSQL, so it is
     always a first or a last one: the streamed render falls back or writes the full render's
     bytes, it never fails or differs."""
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         with _four_rows_rendered(s, tmp_path) as conn:
             for run_id in run_ids:
                 conn.execute(
@@ -223,8 +213,6 @@ def test_a_row_without_its_render_key_is_never_published(db_url, tmp_path, run_i
         with s.store.database.connect() as conn:
             streamed = streamed_render(conn, "L1", tmp_path)
             assert streamed is None or streamed == full_render(conn, "L1")
-    finally:
-        s.close()
 
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
@@ -242,15 +230,12 @@ def test_any_batch_and_chunk_size_writes_the_full_renders_bytes(
     monkeypatch.setattr(ledger_stream, "_CHUNK", chunk)
     monkeypatch.setattr(ledger_stream, "_MARKDOWN_LINES", lines)
     rng = random.Random(batch_rows)
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         rows = [_row(rng, f"m{i}") for i in range(120)]
         s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 0)])
         archived = [{**r, "archive_state": "archived"} for r in rows if r["case_id"] == "zeta"]
         s.store.append([_event("L1", ev.LEDGER_RUNS_ARCHIVED, archived, 1)])
         assert_stream_equals_full(s.store, tmp_path, ("L1",))
-    finally:
-        s.close()
 
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
@@ -272,15 +257,12 @@ def test_cached_counts_or_lines_that_do_not_add_up_never_publish_other_bytes(
     """Each case's rows must arrive under its prefix in its counted number, with a Runs line
     exactly for its active ones: a cache that says otherwise is decided again or rendered in
     full, never written as it stands."""
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         with _four_rows_rendered(s, tmp_path) as conn:
             conn.execute(corruption)
         with s.store.database.begin() as conn:
             streamed = streamed_render(conn, "L1", tmp_path)
             assert streamed is None or streamed == full_render(conn, "L1")
-    finally:
-        s.close()
 
 
 # ------------------------------------------------------------------------------- the CLI
@@ -297,14 +279,11 @@ class _Cli:
 
 
 def _files_equal_full_render(db_url: str, root: Path, name: str) -> None:
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         with s.store.database.connect() as conn:
             ledger_id = next(i for i in LedgerQueries(conn).ledger_ids() if i.endswith(name))
             json_bytes, markdown = full_render(conn, ledger_id)
             assert streamed_render(conn, ledger_id, root) is not None
-    finally:
-        s.close()
     assert (root / name).read_bytes() == json_bytes
     assert (root / name).with_suffix(".md").read_bytes() == markdown
 
@@ -350,16 +329,13 @@ def test_an_import_fills_the_render_cache_of_its_ledger(
     src = fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json"
     shutil.copyfile(src, tmp_path / "L.json")
     env.ok("import", "loopx-ledger", "L.json", "--execute")
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         with s.store.database.connect() as conn:
             rows = conn.execute("SELECT count(*) FROM rm_ledger_rows").scalar()
             unfilled = conn.execute(
                 "SELECT count(*) FROM rm_ledger_rows WHERE render_key IS NULL"
             ).scalar()
             cases = conn.execute("SELECT count(*) FROM rm_ledger_cases").scalar()
-    finally:
-        s.close()
     assert rows > 0 and unfilled == 0 and cases > 0
     assert env.ok("rebuild", "--verify")["ok"]
     env.ok("render", "--run-ledger-path", "L.json")
@@ -375,8 +351,7 @@ def test_upgrade_from_0001_fills_the_cache_like_replay(db_url, tmp_path):
 
     from benchledger.ledger.store.database import alembic_config
     rng = random.Random(3)
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         rows = [_row(rng, f"r{i}") for i in range(40)]
         s.store.append([_event("L1", ev.LEDGER_IMPORTED, rows, 0)])
         with s.store.database.begin() as conn:
@@ -394,17 +369,12 @@ def test_upgrade_from_0001_fills_the_cache_like_replay(db_url, tmp_path):
         s.projections.rebuild(s.store)  # a replayed store renders the same bytes
         with s.store.database.connect() as conn:
             assert streamed_render(conn, "L1", tmp_path) == before
-    finally:
-        s.close()
 
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
 @pytest.mark.parametrize("value", [1e-05, 3e20, -0.0, 1e16])
 def test_awkward_floats_render_like_json(value, db_url, tmp_path):
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         rows = [{"run_id": "r", "benchmark_id": "b", "case_id": "c", "official_score": value}]
         s.store.append([_event("L1", ev.LEDGER_MERGED, rows, 0)])
         assert_stream_equals_full(s.store, tmp_path, ("L1",))
-    finally:
-        s.close()

@@ -19,16 +19,13 @@ def _first_row(conn) -> dict:  # noqa: ANN001 - a Connection
 
 
 def _attempt(db_url: str, sql: str, values: tuple) -> None:
-    s = opened(db_url)
-    try:
+    with opened(db_url) as s:
         with s.store.database.connect() as probe:
             errors = probe.errors
         with pytest.raises(errors) as caught:
             with s.store.database.begin() as conn:
                 conn.execute(sql, values)
         assert "append-only" in str(caught.value)
-    finally:
-        s.close()
 
 
 def _store_with_two_events(db_url: str) -> tuple[dict, int]:

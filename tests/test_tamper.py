@@ -40,8 +40,7 @@ def ingested(db_url: str, tmp_path: Path, harbor: Path) -> Path:
 
 def _behind_the_triggers_back(db_url: str, *statements: str | tuple[str, dict]) -> None:
     """What someone with write access to the database file or role could do."""
-    opened = open_store(db_url)
-    try:
+    with open_store(db_url) as opened:
         with opened.store.database.begin() as conn:
             on = " ON events" if conn.dialect == "postgresql" else ""
             conn.execute(f"DROP TRIGGER events_no_update{on}")
@@ -49,8 +48,6 @@ def _behind_the_triggers_back(db_url: str, *statements: str | tuple[str, dict]) 
             for statement in statements:
                 sql, params = statement if isinstance(statement, tuple) else (statement, {})
                 assert conn.execute(sql, params).rowcount == 1, sql
-    finally:
-        opened.close()
 
 
 def _verify_fails_at(db_url: str, position: int, reason: str) -> None:

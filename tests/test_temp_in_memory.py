@@ -25,11 +25,8 @@ def _temp_store(conn) -> int:  # noqa: ANN001 - a SqliteConnection
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[OpenStore]:
-    s = opened(f"sqlite:///{tmp_path / 'ledger.db'}")
-    try:
+    with opened(f"sqlite:///{tmp_path / 'ledger.db'}") as s:
         yield s
-    finally:
-        s.close()
 
 
 def test_temp_in_memory_lasts_for_the_transaction_only(store: OpenStore):

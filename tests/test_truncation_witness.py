@@ -44,15 +44,12 @@ def ingested(db_url: str, tmp_path: Path, harbor: Path, monkeypatch) -> tuple[Pa
 
 
 def _delete_behind_the_triggers_back(db_url: str, *statements: str) -> None:
-    opened = open_store(db_url)
-    try:
+    with open_store(db_url) as opened:
         with opened.store.database.begin() as conn:
             on = " ON events" if conn.dialect == "postgresql" else ""
             conn.execute(f"DROP TRIGGER events_no_delete{on}")
             for statement in statements:
                 conn.execute(statement)
-    finally:
-        opened.close()
 
 
 def _verify(db_url: str, work: Path, *args: str) -> tuple[int, dict]:

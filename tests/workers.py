@@ -12,25 +12,23 @@ from tests.support_store import upsert_event
 
 def append_many(url: str, worker: str, count: int) -> None:
     """One command per event, like many small ingests racing each other."""
-    s = open_store(url)
-    for i in range(count):
-        s.store.append([upsert_event("one-ledger", f"{worker}-{i}")],
-                       metadata={"worker": worker})
-    s.close()
+    with open_store(url) as s:
+        for i in range(count):
+            s.store.append([upsert_event("one-ledger", f"{worker}-{i}")],
+                           metadata={"worker": worker})
 
 
 def append_slowly(url: str, count: int, marker: str) -> None:
     """One command whose events arrive over time; the parent kills it half way."""
-    s = open_store(url)
-    with s.store.transaction() as uow:
-        for i in range(count):
-            uow.append([upsert_event("crash", f"r{i}")])
-            if i == count // 2:
-                Path(marker).write_text("half")
-            time.sleep(0.02)
-    Path(marker).write_text("committed")
-    time.sleep(30)  # stay alive so a kill after commit is possible too
-    s.close()
+    with open_store(url) as s:
+        with s.store.transaction() as uow:
+            for i in range(count):
+                uow.append([upsert_event("crash", f"r{i}")])
+                if i == count // 2:
+                    Path(marker).write_text("half")
+                time.sleep(0.02)
+        Path(marker).write_text("committed")
+        time.sleep(30)  # stay alive, the store still open, so a kill after commit is possible
 
 
 if __name__ == "__main__":

@@ -49,9 +49,3 @@ class SchemaOutOfDateError(BenchledgerError):
     """The database schema is older than this version of benchledger."""
 
     code = "schema_out_of_date"
-
-
-class IntegrityError(BenchledgerError):
-    """The event chain does not verify."""
-
-    code = "integrity_error"

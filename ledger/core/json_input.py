@@ -49,15 +49,6 @@ def holds_nul(raw: bytes, document: Any) -> bool:
     return False
 
 
-def json_failure(raw: bytes) -> str | None:
-    """Why ``raw`` is not one JSON document (None when it is); one short clause."""
-    try:
-        orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        return _reason(raw, exc)
-    return None
-
-
 def parse_json(raw: bytes, *, what: str, unique_keys: bool = False) -> Any:
     """The parsed document; an ``InputError`` ``"{what}: {reason}"`` otherwise.
 

@@ -52,9 +52,6 @@ class CommandContext:
     def goal_runs_dir(self, goal_id: str) -> Path:
         return self.runtime_root / "goals" / goal_id / "runs"
 
-    def rollout_log_path(self, goal_id: str) -> Path:
-        return self.runtime_root / "goals" / goal_id / "rollout-event-log.jsonl"
-
 
 # --- registry location and loading (§2) -------------------------------------------------------
 

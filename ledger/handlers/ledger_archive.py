@@ -69,7 +69,7 @@ def plan_archive(
         "previous_updated_at": meta.get("updated_at"),
     }
     events = _row_events(LEDGER_RUNS_ARCHIVED, target, changed, extra) if changed else []
-    return MaintenancePlan(events, result.payload, changed)
+    return MaintenancePlan(events, result.payload)
 
 
 def plan_restore(
@@ -97,7 +97,7 @@ def plan_restore(
         "undid_archive_batch_id": undone_batch,
     }
     events = _row_events(LEDGER_RUNS_RESTORED, target, changed, extra) if changed else []
-    return MaintenancePlan(events, payload, changed)
+    return MaintenancePlan(events, payload)
 
 
 def _restore_stamp(

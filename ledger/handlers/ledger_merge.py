@@ -53,7 +53,7 @@ def plan_merge(
     events = (
         _row_events(LEDGER_MERGED, target, changed, extra, is_new_ledger=is_new) if changed else []
     )
-    return MaintenancePlan(events, payload, changed)
+    return MaintenancePlan(events, payload)
 
 
 def _merge_stats(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -54,7 +54,6 @@ class MaintenancePlan:
 
     events: list[NewEvent] = field(default_factory=list)
     payload: dict[str, Any] = field(default_factory=dict)
-    changed_rows: list[dict] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:

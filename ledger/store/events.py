@@ -15,7 +15,6 @@ from typing import Any
 RUN_BUILT = "run_built"
 RUN_APPENDED = "run_appended"
 LEDGER_UPSERTED = "ledger_upserted"
-LEDGER_CREATED = "ledger_created"
 LEDGER_RUNS_ARCHIVED = "ledger_runs_archived"
 LEDGER_RUNS_RESTORED = "ledger_runs_restored"
 LEDGER_MERGED = "ledger_merged"

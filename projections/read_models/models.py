@@ -82,7 +82,6 @@ class LedgerRowsProjection:
     light_replay = True  # apply reads position, event_id, event_type, payload, recorded_at
     handles = frozenset(
         {
-            ev.LEDGER_CREATED,
             ev.LEDGER_UPSERTED,
             ev.LEDGER_RUNS_ARCHIVED,
             ev.LEDGER_RUNS_RESTORED,

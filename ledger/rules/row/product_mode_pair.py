@@ -67,11 +67,6 @@ def product_roles(row: dict) -> tuple[bool, bool]:
     return _matches(tokens, BASELINE_TOKENS), _matches(tokens, TREATMENT_TOKENS)
 
 
-def is_product_baseline(row: dict) -> bool:
-    """The row names the raw Codex autonomous max-5 route (arm, mode, route or loop contract)."""
-    return product_roles(row)[0]
-
-
 def is_product_treatment(row: dict) -> bool:
     """The row names loopx's product-mode route (arm, mode, route or loop contract)."""
     return product_roles(row)[1]

@@ -26,7 +26,7 @@ OFFICIAL = {True: ("official",), False: ("non_official",)}
 
 def row_facts(row: Mapping[str, Any]) -> Facts:
     """One run's facts in ``KINDS`` order, each a sorted tuple; empty when not recorded
-    (kept with the run's other facts, ``projections.reports.compare.document.RunFacts.guard``)."""
+    (kept with the run's other facts, ``projections.reports.compare.facts.RunFacts.guard``)."""
     benchmark = row.get("benchmark_id")
     version = (benchmark.partition("@")[2] or "unversioned",) if type(benchmark) is str else ()
     recorded = row.get("comparability")

@@ -4,7 +4,7 @@ Kept apart from the statistics so that any holder of rows — the live store, or
 replayed to an earlier position for ``--as-of`` — can hand them to ``build_compare``.
 
 Why rows are read in two passes: a stored row is ~2 KB of JSON, of which ``compare`` reads a
-dozen keys (``projections.reports.compare.document.ROW_KEYS``); parsing whole rows was most of its
+dozen keys (``projections.reports.compare.facts.ROW_KEYS``); parsing whole rows was most of its
 time on a
 30,000-row ledger (bench/README.md). The first pass asks the database for those keys only, as
 one small JSON array per row whose values keep their stored text (SQLite's ``json_extract``
@@ -12,7 +12,7 @@ with several paths), so each value parses to exactly what the whole row would ha
 PostgreSQL reads whole rows: its ``json`` operators parse the value again at every ``->``, and
 the dozen extractions per row took 7 times as long as reading the rows (17-19 s against 3-4 s
 for 30,000 rows, bench/README.md). Only the rows ``compare`` must judge by the ledger rules
-(``projections.reports.compare.document.needs_judgement``: imported loopx rows, uncountable runs),
+(``projections.reports.compare.facts.needs_judgement``: imported loopx rows, uncountable runs),
 which read
 more keys, are read whole in a second pass — in the same transaction, so both passes see one
 state of the read model.
@@ -31,7 +31,7 @@ import orjson
 
 from benchledger.ledger.store.connection import placeholders, scalars
 from benchledger.projections.read_models.ledger_row_text import ROWS, row_text
-from benchledger.projections.reports.compare.document import (
+from benchledger.projections.reports.compare.facts import (
     ROW_KEYS,
     matches_benchmark,
     needs_judgement,
