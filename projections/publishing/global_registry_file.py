@@ -63,13 +63,25 @@ class OwnEntries:
     ``goals``: the newest synced copy of each goal, in the order of their last syncs;
     ``projects``: the ProjectRecords those copies reference; ``header``: the top-level keys of
     the newest synced document, used when the file has to be written from nothing;
-    ``last_synced``: the goals of the newest sync, in its order (they move last, §7.2 step 6).
+    ``last_synced``: the goals of the newest sync, in its order (they move last, §7.2 step 6);
+    ``position``: that sync's event.
     """
 
     goals: dict[str, dict[str, Any]] = field(default_factory=dict)
     projects: dict[str, dict[str, Any]] = field(default_factory=dict)
     header: dict[str, Any] = field(default_factory=dict)
     last_synced: list[str] = field(default_factory=list)
+    position: int = 0
+
+
+def sync_pending(conn: Connection, runtime_root: Path | str, own: OwnEntries) -> bool:
+    """Whether this store's newest sync into ``runtime_root`` was never published: no export
+    of the registry recorded after it (the sync just committed, or its write was killed)."""
+    path = str(Path(runtime_root) / GLOBAL_REGISTRY_FILE)
+    published = conn.execute(
+        "SELECT position FROM rm_exports WHERE path = ?", (path,)
+    ).scalar()
+    return published is None or int(published) < own.position
 
 
 def synced_runtime_roots(conn: Connection) -> list[str]:
@@ -105,17 +117,19 @@ def own_entries(conn: Connection, runtime_root: Path | str) -> OwnEntries | None
                 own.projects[project_id] = projects[project_id]
         own.header = {k: document[k] for k in _HEADER_KEYS if k in document}
         own.last_synced = synced
+        own.position = int(payload["_position"])
     return own if found else None
 
 
 def _synced_payloads(conn: Connection) -> Iterable[dict[str, Any]]:
     rows = conn.execute(
-        "SELECT payload FROM events WHERE event_type = ? ORDER BY position", (GLOBAL_SYNCED,)
+        "SELECT position, payload FROM events WHERE event_type = ? ORDER BY position",
+        (GLOBAL_SYNCED,),
     )
-    for (text,) in rows:
+    for position, text in rows:
         payload = orjson.loads(text)
         if isinstance(payload, dict):
-            yield payload
+            yield {**payload, "_position": position}
 
 
 # --- the merge ---------------------------------------------------------------------------------
@@ -125,15 +139,16 @@ def merge_own(
     current: Mapping[str, Any] | None,
     own: OwnEntries,
     *,
+    pending: bool = False,
     forced: Iterable[str] = (),
 ) -> dict[str, Any]:
     """``current`` with this store's entries merged in; everything else kept as it is.
 
-    Own goals are replaced where they are, or added last when missing. A goal of the newest
-    sync whose copy in the file is not the synced one moves last and brings the sync's header
-    keys (``updated_at`` …), as the sync's own merge decided (§7.2 steps 6-7). ``forced``: goals
-    whose route this sync replaced on purpose (``--replace-state``); any other goal that another
-    source registry holds in the file is left to it.
+    Own goals are replaced where they are, or added last when missing. ``pending``: the newest
+    sync is being published, so its goals move last and its header keys (``updated_at`` …) are
+    taken, as the sync's own merge decided (§7.2 steps 6-7); a repair leaves the order alone.
+    ``forced``: goals whose route this sync replaced on purpose (``--replace-state``); any other
+    goal that another source registry holds in the file is left to it.
     """
     document = copy.deepcopy(dict(current)) if current else dict(own.header)
     goals = list(document["goals"]) if _is_list(document.get("goals")) else []
@@ -141,8 +156,8 @@ def merge_own(
     by_id = {_id(g): g for g in _dicts(goals) if _id(g)}
     moving = [
         g
-        for g in own.last_synced
-        if by_id.get(g) != own.goals[g] and (g in forced_ids or _ours(by_id.get(g), own.goals[g]))
+        for g in (own.last_synced if pending else [])
+        if g in forced_ids or _ours(by_id.get(g), own.goals[g])
     ]
     moved = set(moving)
     goals = [g for g in goals if not (isinstance(g, dict) and _id(g) in moved)]
@@ -241,6 +256,7 @@ def write_global_registry(
     own: OwnEntries,
     *,
     operation: str,
+    pending: bool = False,
     forced: Iterable[str] = (),
 ) -> dict[str, str]:
     """Lock, re-read, merge this store's entries, write atomically if changed; the export."""
@@ -251,7 +267,7 @@ def write_global_registry(
         current = _parse(raw) if raw is not None else None
         if raw is not None and current is None:
             _set_aside(path)  # not JSON (a hand edit): kept beside, never silently lost
-        document = merge_own(current, own, forced=forced)
+        document = merge_own(current, own, pending=pending, forced=forced)
         data = registry_bytes(document)
         if data != raw:
             _replace(path, data)

@@ -37,6 +37,7 @@ from benchledger.projections.publishing.files import atomic_write
 from benchledger.projections.publishing.global_registry_file import (
     own_entries,
     registry_bytes,
+    sync_pending,
     write_global_registry,
 )
 from benchledger.projections.publishing.goal_runs import (
@@ -161,5 +162,14 @@ def render_global_registry(
                 registry_bytes(backup["document"]),
             )
         )
-    exports.append(write_global_registry(runtime_root, own, operation="render", forced=forced))
+    pending = sync_pending(conn, runtime_root, own)
+    exports.append(
+        write_global_registry(
+            runtime_root,
+            own,
+            operation="sync" if pending else "repair",
+            pending=pending,
+            forced=forced,
+        )
+    )
     return exports

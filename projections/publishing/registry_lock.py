@@ -90,8 +90,8 @@ def _timeout_message(lock: Path, timeout: float, holder: dict[str, object] | Non
         who = f" (held by pid {holder.get('pid')}, {holder.get('operation') or 'unknown'})"
     return (
         f"the global registry is locked by another process{who}: gave up after {timeout:g} s "
-        f"on {lock.name}; the store is unaffected, run `benchledger render` to write the "
-        "registry once the other process is done"
+        f"on {lock.name}; nothing recorded in the store is lost: run `benchledger render` to "
+        "write the registry once the other process is done"
     )
 
 
