@@ -311,6 +311,8 @@ def test_a_lock_left_by_a_dead_process_does_not_block(tmp_path: Path, new_store:
     sync(new_store("a"), project(tmp_path, "a", ["ga"]), rt)
     assert time.monotonic() - started < 4.5  # never waited for the 5 s timeout
     assert global_goals(rt) == ["ga"]
+    record = json.loads(lock.read_text())  # the sync did take the lock: its record replaced it
+    assert record["schema_version"] == "file_lock_holder_v0" and record["pid"] == os.getpid()
 
 
 def test_a_lock_held_too_long_fails_clearly_then_render_writes(

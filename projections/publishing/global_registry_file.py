@@ -12,7 +12,8 @@ is a merge into the file as it is now (history_registry_rollout.md §7.2 step 9)
    this runtime root, and the ProjectRecords they reference); every other goal, ProjectRecord
    and key is left as it is (parsed and written back unchanged: the same bytes for a file in
    the format benchledger and loopx write);
-4. write the result, only if it changed, to a ``tempfile.mkstemp`` file in the same directory,
+4. write the result (two-space JSON; what this store adds has its keys sorted, as before),
+   only if it changed, to a ``tempfile.mkstemp`` file in the same directory,
    fsync it, ``os.replace`` it over the registry and fsync the directory.
 
 A process killed at any point leaves the old file or the new one, never a torn one, and at
@@ -105,8 +106,8 @@ def own_entries(conn: Connection, runtime_root: Path | str) -> OwnEntries | None
         if not isinstance(document, dict) or document.get("common_runtime_root") != root:
             continue
         found = True
-        goals = {_id(g): g for g in _dicts(document.get("goals")) if _id(g)}
-        projects = {_pid(p): p for p in _dicts(document.get("projects")) if _pid(p)}
+        goals = {_id(g): _sorted(g) for g in _dicts(document.get("goals")) if _id(g)}
+        projects = {_pid(p): _sorted(p) for p in _dicts(document.get("projects")) if _pid(p)}
         synced = [str(i).strip() for i in payload.get("goal_ids") or [] if str(i).strip() in goals]
         for goal_id in synced:
             goal = goals[goal_id]
@@ -115,7 +116,7 @@ def own_entries(conn: Connection, runtime_root: Path | str) -> OwnEntries | None
             project_id = _pid(goal)
             if project_id and project_id in projects:
                 own.projects[project_id] = projects[project_id]
-        own.header = {k: document[k] for k in _HEADER_KEYS if k in document}
+        own.header = _sorted({k: document[k] for k in _HEADER_KEYS if k in document})
         own.last_synced = synced
         own.position = int(payload["_position"])
     return own if found else None
@@ -178,7 +179,7 @@ def merge_own(
     if moving or current is None:
         document.update(own.header)
     document["goals"] = goals
-    return document
+    return document if current else _sorted(document)
 
 
 def _merge_projects(existing: Any, own: OwnEntries, moving: list[str]) -> list[Any]:
@@ -364,6 +365,13 @@ _UMASK = _read_umask()
 
 
 # --- helpers -----------------------------------------------------------------------------------
+
+
+def _sorted(value: dict[str, Any]) -> dict[str, Any]:
+    """Keys sorted at every level, as the store's read model holds a document: what this store
+    writes from nothing is what it always wrote (entries already in the file keep their order)."""
+    result: dict[str, Any] = orjson.loads(orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+    return result
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
