@@ -45,6 +45,7 @@ import orjson
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.input_files import REGISTRY_LIMIT, read_regular_file
+from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.events import GLOBAL_SYNCED
 from benchledger.ledger.store.faults import reach
 from benchledger.projections.publishing.registry_lock import registry_lock
@@ -88,49 +89,84 @@ def sync_pending(conn: Connection, runtime_root: Path | str, own: OwnEntries) ->
 def synced_runtime_roots(conn: Connection) -> list[str]:
     """Every runtime root this store has synced goals into."""
     roots: list[str] = []
-    for payload in _synced_payloads(conn):
-        root = (payload.get("document") or {}).get("common_runtime_root")
-        if isinstance(root, str) and root and root not in roots:
+    for _position, _goal_ids, root in _sync_index(conn):
+        if root and root not in roots:
             roots.append(root)
     return roots
 
 
 def own_entries(conn: Connection, runtime_root: Path | str) -> OwnEntries | None:
     """This store's entries for ``runtime_root`` from its ``global_synced`` events (None: it
-    never synced there)."""
+    never synced there).
+
+    Every ``benchmark run`` appends one such event carrying the whole document it merged, so
+    only the events that hold the newest copy of some goal (and the newest one, for the
+    header) are read in full; the rest are looked at through the database's JSON functions.
+    """
     root = str(runtime_root)
-    own = OwnEntries()
-    found = False
-    for payload in _synced_payloads(conn):
-        document = payload.get("document")
-        if not isinstance(document, dict) or document.get("common_runtime_root") != root:
+    index = [(position, ids) for position, ids, r in _sync_index(conn) if r == root]
+    if not index:
+        return None
+    newest: dict[str, tuple[int, int]] = {}  # goal -> (position, place in that sync)
+    for position, ids in index:
+        for place, goal_id in enumerate(ids):
+            newest.pop(goal_id, None)
+            newest[goal_id] = (position, place)
+    last_position = index[-1][0]
+    payloads = _payloads(conn, {p for p, _ in newest.values()} | {last_position})
+    own = OwnEntries(position=last_position)
+    for goal_id, (position, _place) in sorted(newest.items(), key=lambda item: item[1]):
+        document = payloads[position].get("document") or {}
+        goal = next((g for g in _dicts(document.get("goals")) if _id(g) == goal_id), None)
+        if goal is None:
             continue
-        found = True
-        goals = {_id(g): _sorted(g) for g in _dicts(document.get("goals")) if _id(g)}
-        projects = {_pid(p): _sorted(p) for p in _dicts(document.get("projects")) if _pid(p)}
-        synced = [str(i).strip() for i in payload.get("goal_ids") or [] if str(i).strip() in goals]
-        for goal_id in synced:
-            goal = goals[goal_id]
-            own.goals.pop(goal_id, None)  # re-inserted: dict order is the order of last syncs
-            own.goals[goal_id] = goal
-            project_id = _pid(goal)
-            if project_id and project_id in projects:
-                own.projects[project_id] = projects[project_id]
-        own.header = _sorted({k: document[k] for k in _HEADER_KEYS if k in document})
-        own.last_synced = synced
-        own.position = int(payload["_position"])
-    return own if found else None
+        own.goals[goal_id] = _sorted(goal)
+        project_id = _pid(goal)
+        project = next(
+            (p for p in _dicts(document.get("projects")) if project_id and _pid(p) == project_id),
+            None,
+        )
+        if project is not None:
+            own.projects[project_id] = _sorted(project)
+    last = payloads[last_position].get("document") or {}
+    own.header = _sorted({k: last[k] for k in _HEADER_KEYS if k in last})
+    own.last_synced = [g for g in dict.fromkeys(index[-1][1]) if g in own.goals]
+    return own
 
 
-def _synced_payloads(conn: Connection) -> Iterable[dict[str, Any]]:
-    rows = conn.execute(
-        "SELECT position, payload FROM events WHERE event_type = ? ORDER BY position",
-        (GLOBAL_SYNCED,),
-    )
-    for position, text in rows:
-        payload = orjson.loads(text)
-        if isinstance(payload, dict):
-            yield {**payload, "_position": position}
+def _sync_index(conn: Connection) -> list[tuple[int, list[str], str | None]]:
+    """(position, synced goal ids, runtime root) of every ``global_synced`` event, in order."""
+    if conn.dialect == "postgresql":
+        query = (
+            "SELECT position, (payload::jsonb -> 'goal_ids')::text,"
+            " payload::jsonb -> 'document' ->> 'common_runtime_root'"
+            " FROM events WHERE event_type = ? ORDER BY position"
+        )
+    else:
+        query = (
+            "SELECT position, json_extract(payload, '$.goal_ids'),"
+            " json_extract(payload, '$.document.common_runtime_root')"
+            " FROM events WHERE event_type = ? ORDER BY position"
+        )
+    index = []
+    for position, ids_text, root in conn.execute(query, (GLOBAL_SYNCED,)):
+        ids = orjson.loads(ids_text) if ids_text else []
+        goal_ids = [str(i).strip() for i in ids if str(i).strip()] if isinstance(ids, list) else []
+        index.append((int(position), goal_ids, root if isinstance(root, str) else None))
+    return index
+
+
+def _payloads(conn: Connection, positions: set[int]) -> dict[int, dict[str, Any]]:
+    found: dict[int, dict[str, Any]] = {}
+    wanted = sorted(positions)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = placeholders(len(chunk))
+        query = f"SELECT position, payload FROM events WHERE position IN ({marks})"
+        for position, text in conn.execute(query, chunk):
+            payload = orjson.loads(text)
+            found[int(position)] = payload if isinstance(payload, dict) else {}
+    return found
 
 
 # --- the merge ---------------------------------------------------------------------------------
