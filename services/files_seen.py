@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.input_files import REGISTRY_LIMIT, read_regular_file
 from benchledger.ledger.core.json_input import parse_json
 from benchledger.ledger.core.registry import CommandContext
@@ -34,5 +35,11 @@ def global_registry_file(context: CommandContext) -> dict[str, Any] | None:
         raw = read_regular_file(path, shown=f"global registry {path.name}", limit=REGISTRY_LIMIT)
     except FileNotFoundError:
         return None
-    data = parse_json(raw, what=f"global registry is not readable JSON: {path.name}")
+    try:
+        data = parse_json(raw, what=f"global registry is not readable JSON: {path.name}")
+    except InputError as err:
+        raise InputError(
+            f"{err.message}; fix it, or run `benchledger render` in each project to set it "
+            "aside and write the project's goals again"
+        ) from None
     return data if isinstance(data, dict) else None

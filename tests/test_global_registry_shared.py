@@ -237,6 +237,21 @@ def test_render_sets_an_unreadable_registry_aside(tmp_path: Path, new_store: New
     assert kept.read_text(encoding="utf-8") == '{"goals": ['
 
 
+def test_sync_refuses_an_unreadable_registry_and_names_the_repair(
+    tmp_path: Path, new_store: NewStore
+) -> None:
+    """Other projects' goals may be in a torn file: a sync never overwrites it, it says how."""
+    rt = tmp_path / "rt"
+    a = project(tmp_path, "a", ["ga"])
+    db = new_store("a")
+    sync(db, a, rt)
+    (rt / REGISTRY).write_text('{"goals": [', encoding="utf-8")
+    code, _payload, err = run(db, a, rt, "sync-global", "--execute")
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "global registry is not readable JSON" in err and "benchledger render" in err
+    assert (rt / REGISTRY).read_text(encoding="utf-8") == '{"goals": ['
+
+
 # --- many processes, crashes and locks ---------------------------------------------------------
 
 
@@ -353,3 +368,27 @@ os.write(fd, json.dumps({"schema_version": "file_lock_holder_v0", "pid": os.getp
 print("locked", flush=True)
 time.sleep(120)
 """
+
+
+def test_a_route_taken_over_elsewhere_is_not_taken_back_by_a_repair(
+    tmp_path: Path, new_store: NewStore
+) -> None:
+    """``--replace-state`` from another project moves a goal's route there on purpose: the
+    first project's render leaves it, and its verify then passes again."""
+    rt = tmp_path / "rt"
+    a, b = project(tmp_path, "a", ["g", "ga"]), project(tmp_path, "b", ["g"])
+    db_a, db_b = new_store("a"), new_store("b")
+    sync(db_a, a, rt)
+    code, _payload, err = run(db_b, b, rt, "sync-global", "--execute")
+    assert code == 1 and "global route collision for goal_id g" in err
+    code, payload, err = run(db_b, b, rt, "sync-global", "--replace-state", "--execute")
+    assert code == 0 and payload["actions"] == ["g:replaced-route"], err
+    taken = {x["id"]: x for x in json.loads((rt / REGISTRY).read_text("utf-8"))["goals"]}
+    assert taken["g"]["source_registry"] == str(b) and taken["g"]["repo"] == "b"
+    assert len(list(rt.glob(f"{REGISTRY}.route-collision-backup-*.bak"))) == 1
+
+    assert run(db_a, a, rt, "render")[0] == 0
+    after = {x["id"]: x for x in json.loads((rt / REGISTRY).read_text("utf-8"))["goals"]}
+    assert after == taken  # g stays B's; A's other goal is still there
+    assert registry_status(db_a, a, rt) == "match"
+    assert registry_status(db_b, b, rt) == "match"

@@ -34,6 +34,7 @@ from benchledger.projections.publishing.goal_files import (
     render_rollout_log,
 )
 from benchledger.projections.publishing.ledger_files import render_ledger_files
+from benchledger.projections.publishing.registry_lock import RegistryLockError
 
 
 class RenderError(BenchledgerError):
@@ -77,6 +78,8 @@ def render_lock(opened: Any) -> Iterator[Any]:
     try:
         with opened.store.transaction({"reason": "render"}) as uow:
             yield uow
+    except RegistryLockError as exc:  # the events are committed all the same
+        raise RenderError(f"events committed, but {exc.message}") from None
     except OSError as exc:
         where = f" ({Path(exc.filename).name})" if getattr(exc, "filename", None) else ""
         raise RenderError(
@@ -174,6 +177,9 @@ def render_global_registries(opened: Any) -> list[dict[str, str]]:
     synced into, like any other published file: an entry edited away or a deleted file is
     written again; what other projects synced there is kept (and nothing is written when the
     entries are already there)."""
+    with opened.store.database.connect() as conn:
+        if not synced_runtime_roots(conn):
+            return []  # never synced: no write lock taken for nothing
     exports: list[dict[str, str]] = []
     with render_lock(opened) as uow:
         for root in synced_runtime_roots(uow.conn):
