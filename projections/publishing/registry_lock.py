@@ -56,8 +56,8 @@ def registry_lock(
 ) -> Iterator[None]:
     """Hold the exclusive lock of ``registry`` for the block (5 s timeout, 50 ms polling)."""
     lock = lock_path_for(registry)
-    lock.parent.mkdir(parents=True, exist_ok=True)
     try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock, _OPEN_FLAGS, 0o666)
     except OSError as exc:
         raise RegistryLockError(
