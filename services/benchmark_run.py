@@ -36,7 +36,7 @@ from benchledger.ledger.sources.planned.preflight import make_which
 from benchledger.ledger.store.faults import reach
 from benchledger.projections.publishing.render import RenderError, render_for_goal
 from benchledger.projections.read_models.queries import StoreReads
-from benchledger.services.files_seen import stems_taken_on_disk, unrecorded_global_registry
+from benchledger.services.files_seen import global_registry_file, stems_taken_on_disk
 from benchledger.services.store_session import open_store, preload
 
 
@@ -128,7 +128,7 @@ def _run(
         built=built,
         target=target,
         stems_taken_on_disk=stems_taken_on_disk(context.runtime_root, goal_id),
-        unrecorded_global_registry=lambda: unrecorded_global_registry(context),
+        global_registry_file=lambda: global_registry_file(context),
     )
     key = idempotency_key(goal_id, built, request, target.ledger_id if target else None)
     if request.execute:

@@ -1,7 +1,8 @@
 """Files under the runtime root that the store did not write but a decision must not clobber.
 
-A runtime root shared with loopx can already hold run files and a global registry the store has
-never recorded. They are inputs read before deciding, never rendered output read back.
+A runtime root shared with loopx can already hold run files the store has never recorded, and
+the global registry is shared by every project synced into the runtime root. They are inputs
+read before deciding.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.input_files import REGISTRY_LIMIT, read_regular_file
 from benchledger.ledger.core.json_input import parse_json
 from benchledger.ledger.core.registry import CommandContext
@@ -25,12 +27,19 @@ def stems_taken_on_disk(runtime_root: Path, goal_id: str) -> frozenset[str]:
         return frozenset()
 
 
-def unrecorded_global_registry(context: CommandContext) -> dict[str, Any] | None:
-    """The global registry file, read only when the store holds no global registry yet."""
+def global_registry_file(context: CommandContext) -> dict[str, Any] | None:
+    """The global registry file as it is now (None when there is none): other projects may
+    have synced into it since this store last did."""
     path = context.global_registry_path
     try:
         raw = read_regular_file(path, shown=f"global registry {path.name}", limit=REGISTRY_LIMIT)
     except FileNotFoundError:
         return None
-    data = parse_json(raw, what=f"global registry is not readable JSON: {path.name}")
+    try:
+        data = parse_json(raw, what=f"global registry is not readable JSON: {path.name}")
+    except InputError as err:
+        raise InputError(
+            f"{err.message}; fix it, or run `benchledger render` in each project to set it "
+            "aside and write the project's goals again"
+        ) from None
     return data if isinstance(data, dict) else None

@@ -17,7 +17,7 @@ from benchledger.ledger.requests.global_sync import GlobalSyncRequest
 from benchledger.projections.publishing.goal_files import render_global_registry
 from benchledger.projections.publishing.render import record_exports
 from benchledger.projections.read_models.queries import StoreReads
-from benchledger.services.files_seen import unrecorded_global_registry
+from benchledger.services.files_seen import global_registry_file
 from benchledger.services.store_session import open_store
 
 
@@ -44,12 +44,21 @@ def run_global_sync(
                 replace_state=request.replace_state,
                 execute=request.execute,
                 now=utc_now_seconds(),
-                unrecorded_file=lambda: unrecorded_global_registry(context),
+                current_file=lambda: global_registry_file(context),
             )
             if request.execute and plan.event is not None:
                 uow.append([plan.event])
         if request.execute and plan.event is not None:
             with opened.store.database.connect() as conn:
-                exports = render_global_registry(conn, context.runtime_root, plan.backup)
+                exports = render_global_registry(
+                    conn, context.runtime_root, plan.backup, forced=_replaced_routes(plan.payload)
+                )
                 record_exports(opened, exports)
     return plan.payload
+
+
+def _replaced_routes(payload: dict[str, Any]) -> list[str]:
+    """Goals whose route this sync took over on purpose (``--replace-state``): the write puts
+    them in place even though the file names another source registry for them."""
+    suffix = ":replaced-route"
+    return [a[: -len(suffix)] for a in payload.get("actions") or [] if a.endswith(suffix)]

@@ -12,7 +12,11 @@ from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_t
 from benchledger.ledger.handlers.import_loopx import import_idempotency_key, plan_import
 from benchledger.ledger.requests.ledger import ImportLoopxRequest, RenderRequest
 from benchledger.projections.history.past_render import render_past_ledger
-from benchledger.projections.publishing.render import render_ledger, render_stale_goal_files
+from benchledger.projections.publishing.render import (
+    render_global_registries,
+    render_ledger,
+    render_stale_goal_files,
+)
 from benchledger.projections.read_models.ledger_cases import fill_render_cache
 from benchledger.projections.read_models.queries import StoreReads
 from benchledger.services.as_of_reads import Progress, read_database
@@ -21,11 +25,13 @@ from benchledger.services.store_session import open_store
 
 
 def run_render(request: RenderRequest, *, db: str | None) -> dict[str, Any]:
-    """Re-render the stale goal files and the named ledger (or every ledger)."""
+    """Re-render the stale goal files, this store's global registry entries and the named
+    ledger (or every ledger)."""
     with open_store(db) as opened:
         with opened.store.database.connect() as conn:
             targets = _render_targets(StoreReads(conn), request)
         written = render_stale_goal_files(opened)
+        written += render_global_registries(opened)
         for target in targets:
             written += render_ledger(opened, target)
     rendered = [{"kind": f["kind"], "sha256": f["sha256"], "path": f["path"]} for f in written]

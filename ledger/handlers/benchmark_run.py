@@ -64,7 +64,7 @@ class RunInputs:
     built: BuiltSource
     target: LedgerTarget | None
     stems_taken_on_disk: frozenset[str] = frozenset()
-    unrecorded_global_registry: Callable[[], dict[str, Any] | None] = lambda: None
+    global_registry_file: Callable[[], dict[str, Any] | None] = lambda: None
 
 
 @dataclass
@@ -265,7 +265,7 @@ def _global_sync(
         replace_state=False,
         execute=request.execute,
         now=inputs.now,
-        unrecorded_file=inputs.unrecorded_global_registry,
+        current_file=inputs.global_registry_file,
     )
 
 

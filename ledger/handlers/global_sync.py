@@ -1,9 +1,12 @@
 """Deciding a global registry sync: the ``global_synced`` event and the payload (history §7).
 
 Shared by ``sync-global`` and every ``benchmark run`` that does not say ``--no-global-sync``.
-The current global document comes from the store's read model, never from the rendered file;
-a global registry file the store has never recorded (one loopx or another tool wrote) is an
-input, read only then, and adopted into the store by the sync's own event.
+The current global document is the file itself, an input like the project registry: every
+project synced into the runtime root shares it, so this store's read model (its own last copy)
+misses whatever other projects synced since. The merge decided here is the sync's precondition
+and its record; the write re-reads the file under its lock and merges this store's entries
+again (``projections/publishing/global_registry_file.py``), so a project that synced in
+between keeps its goals.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from benchledger.ledger.store.events import GLOBAL_SYNCED, NewEvent
 
 class GlobalSyncReads(Protocol):
     def known_goal_ids(self) -> list[str]: ...
-    def global_registry(self) -> dict[str, Any] | None: ...
 
 
 @dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it
@@ -48,9 +50,10 @@ def plan_global_sync(
     replace_state: bool,
     execute: bool,
     now: str,
-    unrecorded_file: Callable[[], dict[str, Any] | None] = lambda: None,
+    current_file: Callable[[], dict[str, Any] | None] = lambda: None,
 ) -> GlobalSyncPlan:
-    """Merge the project's goals into the global registry the store holds.
+    """Merge the project's goals into the global registry file as it is now
+    (``current_file``: None when there is none).
 
     With no project registry file the goals known to the store are the source, so a fresh
     directory works without a hand-written registry (history_registry_rollout §7.1).
@@ -63,9 +66,7 @@ def plan_global_sync(
     )
 
     global_path = context.global_registry_path
-    current = reads.global_registry()
-    if current is None:
-        current = unrecorded_file()
+    current = current_file()
     result = sync_global(
         current,
         source,

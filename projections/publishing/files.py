@@ -15,7 +15,7 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,14 @@ from benchledger.ledger.core.input_files import (
 from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.events import EXPORT_WRITTEN
 from benchledger.projections.publishing.file_swap import preload_for, replace_file, wait_discarded
+from benchledger.projections.publishing.global_registry_file import (
+    GLOBAL_REGISTRY_KIND as REGISTRY_KIND,
+)
+from benchledger.projections.publishing.global_registry_file import (
+    OwnEntries,
+    own_entries,
+    registry_file_digest,
+)
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.event_store import EventStore
@@ -304,8 +312,9 @@ def verify_exports(store: EventStore) -> ExportCheck:
         last_event = conn.execute(_LAST_EVENT_SQL, (EXPORT_WRITTEN,)).scalar() or 0
         last_export = conn.execute(_LAST_EXPORT_SQL, (EXPORT_WRITTEN,)).scalar() or 0
         listed = _listed_exports(conn, {r[3] for r in rows if r[3] <= head})
+        own = {r[0]: own_entries(conn, Path(r[0]).parent) for r in rows if r[1] == REGISTRY_KIND}
     behind = last_event > last_export
-    files = [_file_status(row, head, listed, last_event if behind else 0) for row in rows]
+    files = [_file_status(row, head, listed, last_event if behind else 0, own) for row in rows]
     summary: dict[str, Any] = {
         "ok": not behind,
         "last_event_position": last_event or None,
@@ -337,15 +346,24 @@ def _listed_exports(conn: Any, positions: set[int]) -> dict[int, dict[str, str]]
 
 
 def _file_status(
-    row: Any, head: int, listed: dict[int, dict[str, str]], stale_before: int
+    row: Any,
+    head: int,
+    listed: dict[int, dict[str, str]],
+    stale_before: int,
+    own: Mapping[str, OwnEntries | None],
 ) -> dict[str, Any]:
+    """``own``: this store's entries of each global registry, the only part of that shared file
+    it published (``projections.publishing.global_registry_file``)."""
     path, kind, sha256, position = row
     if position > head:
         status = "beyond_head"
     elif listed.get(position, {}).get(path) != sha256:
         status = "export_missing"
     else:
-        actual = sha256_file(Path(path))
+        if kind == REGISTRY_KIND:
+            actual = registry_file_digest(Path(path), sha256, own.get(path))
+        else:
+            actual = sha256_file(Path(path))
         if actual is None:
             status = "missing"
         elif actual != sha256:

@@ -11,13 +11,13 @@ loss
 takes back (old, empty or gone) no longer matches its committed ``export_written`` digest, so
 ``verify --files`` reports it and ``render`` writes it again (tests/test_ledger_file_crash.py).
 The two fsyncs cost a 3,000-trial ingest ~10 ms of waiting. The global registry is a user's
-file shared by every project: it keeps its fsync.
+file shared by every project: it is merged under a lock and fsynced
+(``projections/publishing/global_registry_file.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,12 @@ from benchledger.ledger.rules.history.rollout import render_event_line
 from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.faults import reach
 from benchledger.projections.publishing.files import atomic_write
+from benchledger.projections.publishing.global_registry_file import (
+    own_entries,
+    registry_bytes,
+    sync_pending,
+    write_global_registry,
+)
 from benchledger.projections.publishing.goal_runs import (
     index_row,
     render_canonical_index_line,
@@ -44,7 +50,6 @@ from benchledger.projections.publishing.goal_runs import (
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
-GLOBAL_REGISTRY_FILE = "registry.global.json"
 
 
 def _export(path: Path, kind: str, data: bytes, *, durable: bool = True) -> dict[str, str]:
@@ -136,13 +141,17 @@ def render_rollout_log(conn: Connection, goal_id: str, runtime_root: Path) -> li
 
 
 def render_global_registry(
-    conn: Connection, runtime_root: Path, backup: dict[str, Any] | None = None
+    conn: Connection,
+    runtime_root: Path,
+    backup: dict[str, Any] | None = None,
+    *,
+    forced: Iterable[str] = (),
 ) -> list[dict[str, str]]:
-    """``registry.global.json`` as the last sync decided, plus its backup when one was taken."""
-    text = conn.execute(
-        "SELECT document FROM rm_global_registry WHERE registry_id = ?", ("global",)
-    ).scalar()
-    if text is None:
+    """This store's entries merged into ``registry.global.json`` under its lock, plus the
+    backup a replaced route took (``projections.publishing.global_registry_file``: the file is
+    shared by every project, so it is never rendered from one store's copy alone)."""
+    own = own_entries(conn, runtime_root)
+    if own is None:
         return []
     exports = []
     if backup and backup.get("name") and backup.get("document") is not None:
@@ -150,19 +159,17 @@ def render_global_registry(
             _export(
                 runtime_root / backup["name"],
                 "global_registry_backup",
-                _registry_bytes(backup["document"]),
+                registry_bytes(backup["document"]),
             )
         )
+    pending = sync_pending(conn, runtime_root, own)
     exports.append(
-        _export(
-            runtime_root / GLOBAL_REGISTRY_FILE,
-            "global_registry",
-            _registry_bytes(orjson.loads(text)),
+        write_global_registry(
+            runtime_root,
+            own,
+            operation="sync" if pending else "repair",
+            pending=pending,
+            forced=forced,
         )
     )
     return exports
-
-
-def _registry_bytes(document: dict[str, Any]) -> bytes:
-
-    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()

@@ -27,12 +27,14 @@ from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.events import EXPORT_WRITTEN, NewEvent
 from benchledger.ledger.store.faults import reach
 from benchledger.projections.publishing.files import start_sweeping, verify_exports
+from benchledger.projections.publishing.global_registry_file import synced_runtime_roots
 from benchledger.projections.publishing.goal_files import (
     render_global_registry,
     render_goal_files,
     render_rollout_log,
 )
 from benchledger.projections.publishing.ledger_files import render_ledger_files
+from benchledger.projections.publishing.registry_lock import RegistryLockError
 
 
 class RenderError(BenchledgerError):
@@ -76,6 +78,8 @@ def render_lock(opened: Any) -> Iterator[Any]:
     try:
         with opened.store.transaction({"reason": "render"}) as uow:
             yield uow
+    except RegistryLockError as exc:  # the events are committed all the same
+        raise RenderError(f"events committed, but {exc.message}") from None
     except OSError as exc:
         where = f" ({Path(exc.filename).name})" if getattr(exc, "filename", None) else ""
         raise RenderError(
@@ -165,6 +169,22 @@ def render_stale_goal_files(opened: Any) -> list[dict[str, str]]:
                 global_registry=False,
                 backup=None,
             )
+    return exports
+
+
+def render_global_registries(opened: Any) -> list[dict[str, str]]:
+    """``render`` repairs this store's entries in the global registry of every runtime root it
+    synced into, like any other published file: an entry edited away or a deleted file is
+    written again; what other projects synced there is kept (and nothing is written when the
+    entries are already there)."""
+    with opened.store.database.connect() as conn:
+        if not synced_runtime_roots(conn):
+            return []  # never synced: no write lock taken for nothing
+    exports: list[dict[str, str]] = []
+    with render_lock(opened) as uow:
+        for root in synced_runtime_roots(uow.conn):
+            exports += render_global_registry(uow.conn, Path(root))
+        finish_exports(uow, exports)
     return exports
 
 
