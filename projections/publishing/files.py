@@ -318,6 +318,11 @@ def sweep_stale_temp_files(directory: Path) -> list[Path]:
     return removed
 
 
+def writer_gone(pid: int) -> bool:
+    """No process ``pid`` runs (a temp file or staging directory it named is a leftover)."""
+    return not _alive(pid)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
