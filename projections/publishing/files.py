@@ -89,6 +89,23 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
 
 
+def atomic_copy(source: Path, path: Path) -> None:
+    """``atomic_write`` of a file's contents, copied in chunks (a snapshot database can be
+    larger than is worth holding in memory)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = create_temp(path)
+    try:
+        with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        remove_quietly(tmp)
+        raise
+
+
 def create_temp(path: Path) -> tuple[int, Path]:
     """A new empty file beside ``path`` to write it under (descriptor and name), created with
     ``O_EXCL|O_NOFOLLOW`` under a name no one can guess ahead; refused when ``path`` itself is
