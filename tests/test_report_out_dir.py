@@ -89,9 +89,7 @@ def test_out_that_is_a_link_is_refused_and_nothing_is_written(
     assert _tree(elsewhere) == {"keep.txt": b"not yours"}
 
 
-def test_a_users_files_in_a_report_directory_survive_the_next_report(
-    project: Path, db_url: str
-):
+def test_a_users_files_in_a_report_directory_survive_the_next_report(project: Path, db_url: str):
     assert report(db_url, "--out", "site").code == 0
     site = project / "site"
     (site / "notes.txt").write_text("my notes")
