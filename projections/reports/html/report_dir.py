@@ -66,16 +66,19 @@ def inspect_out_dir(
         raise InputError(f"--out {shown} is a symbolic link; name the directory itself")
     if not stat.S_ISDIR(mode):
         raise InputError(f"--out {shown} is a file, not a directory")
-    if not os.listdir(out_dir):
-        return ReportDir()
-    listed = read_marker(out_dir)
-    if listed is None:
-        raise InputError(
-            f"--out {shown} holds files that are not a benchledger report; "
-            "name a new or empty directory"
-        )
-    found = ReportDir()
-    _classify(out_dir, "", listed, found)
+    try:
+        if not os.listdir(out_dir):
+            return ReportDir()
+        listed = read_marker(out_dir)
+        if listed is None:
+            raise InputError(
+                f"--out {shown} holds files that are not a benchledger report; "
+                "name a new or empty directory"
+            )
+        found = ReportDir()
+        _classify(out_dir, "", listed, found)
+    except OSError as exc:
+        raise InputError(f"--out {shown}: {exc.strerror}") from None
     for name in found.foreign:
         if new_files is not None and _collides(name, new_files):
             raise InputError(
