@@ -17,6 +17,7 @@ from benchledger.ledger.core.errors import InputError
 from benchledger.projections.history import snapshots
 from benchledger.projections.publishing import files
 from benchledger.projections.publishing.files import atomic_stream, atomic_write
+from tests.test_ledger_cli import Cli, compact_run, write_json
 
 
 def _old_temp_name(target: Path) -> Path:
@@ -122,3 +123,25 @@ def test_a_snapshot_is_never_copied_through_a_planted_link(
     with pytest.raises(InputError, match="symbolic link"):
         snapshots._publish(source, target)
     assert outside.read_bytes() == b"not yours"
+
+
+def test_an_upsert_does_not_replace_a_link_at_the_ledger_markdown_name(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outside: Path
+) -> None:
+    """After the commit: one line saying the events are safe, the link and its target as they
+    were (earlier versions replaced the link by the new ledger file)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    env = Cli(db_url, project)
+    first = write_json(project / "a.json", compact_run("fix-git", score=1, job="a"))
+    env.ok("benchmark", "run-ledger-upsert", "--benchmark-run-json", first, "--execute")
+    markdown = project / "benchmark-run-ledger.md"
+    markdown.unlink()
+    markdown.symlink_to(outside)
+    second = write_json(project / "b.json", compact_run("other-case", score=0, job="b"))
+    line = env.fails("benchmark", "run-ledger-upsert", "--benchmark-run-json", second, "--execute")
+    assert "symbolic link" in line and "benchmark-run-ledger.md" in line, line
+    assert "events committed" in line and "benchledger render" in line
+    assert markdown.is_symlink() and outside.read_bytes() == b"not yours"
+    assert not [p for p in project.iterdir() if p.name.endswith(".tmp")]
