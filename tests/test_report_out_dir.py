@@ -155,3 +155,26 @@ def test_a_killed_reports_staging_directory_is_swept_but_a_users_file_in_it_kept
     call = report(db_url, "--out", "site")
     assert call.code == 0, call.result.output
     assert _tree(leftover) == {"carried.txt": b"moved here before the kill"}
+
+
+def test_a_swap_that_fails_puts_the_users_files_back_and_leaves_no_staging(
+    project: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+):
+    """The user's entries are moved into the new report just before the swap: when the swap
+    fails they go back, the earlier report stays as it was, and no staging directory is left."""
+    from benchledger.projections.reports.html import report_dir
+
+    assert report(db_url, "--out", "site").code == 0
+    site = project / "site"
+    (site / "notes.txt").write_text("my notes")
+    before = _tree(site)
+
+    def refuse(staging: Path, target: Path, exists: bool) -> None:
+        assert (staging / "notes.txt").is_file()  # carried over before the swap
+        raise OSError(28, "No space left on device", str(target))
+
+    monkeypatch.setattr(report_dir, "_swap", refuse)
+    call = report(db_url, "--out", "site")
+    assert call.code == 1 and "No space left on device" in call.stderr
+    assert _tree(site) == before
+    assert not [p for p in project.iterdir() if p.name.startswith(".site.")]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import stat
 import tempfile
 import time
@@ -133,8 +134,8 @@ def write_directory(target: Path, files: dict[str, bytes]) -> None:
             moved.append(name)
         retired = _swap(staging, target, existing is not None)
     except BaseException:
-        if _carry_back(moved, staging, target):
-            _remove_ours(staging)
+        if _carry_back(moved, staging, target):  # else the user's entries are still in it
+            shutil.rmtree(staging, ignore_errors=True)  # ours alone (0700 until chmod)
         raise
     if retired is not None:
         _remove_ours(retired)
