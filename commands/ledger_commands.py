@@ -24,7 +24,6 @@ from benchledger.ledger.requests.ledger import (
 )
 from benchledger.ledger.requests.options import request_from_options
 from benchledger.ledger.requests.write_controls import LedgerUpsertRequest
-from benchledger.projections.publishing.file_swap import wait_all_discarded
 from benchledger.services.ledger_maintenance import run_aggregate, run_archive, run_check, run_merge
 from benchledger.services.ledger_render import run_import_loopx, run_render, run_render_as_of
 
@@ -94,10 +93,6 @@ def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any
         request, db=_db(ctx), metadata=command_metadata()
     )
     emit(payload, fmt, "Benchmark Run Ledger Upsert")
-    # Store closed, files written, payload printed. Left: the old ledger file's unlink (waited
-    # for here, as shutdown would) and freeing every object of the render, which the quick
-    # exit skips (15-23 ms after an upsert into a 30,000-row ledger).
-    wait_all_discarded()
     if not payload["ok"]:
         ctx.exit(1)
 

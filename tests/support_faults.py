@@ -208,7 +208,7 @@ def fresh_ledger(db: str, ledger_id: str) -> tuple[bytes, bytes, list[dict[str, 
 
 
 def is_temp(name: str) -> bool:
-    """``atomic_write`` temp files: ``.<name>.<pid>.tmp``."""
+    """``atomic_write`` temp files: ``.<name>.<pid>.<random>.tmp``."""
     return name.startswith(".") and name.endswith(".tmp")
 
 

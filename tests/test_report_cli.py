@@ -4,6 +4,7 @@ export it records, the numbers it shows, and how it refuses bad requests."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,9 @@ def test_report_writes_a_static_site_and_records_it(project: Path, db_url: str, 
     for name, data in files.items():  # no machine path of this test run reaches the page
         assert str(tmp_path).encode() not in data, name
         assert b"/tmp/" not in data and b"/home/" not in data, name
+    marker = json.loads(files.pop(".benchledger-report.json"))  # lists every file it wrote
     digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    assert marker == {"generator": "benchledger report", "files": digests}
     (exported,) = _export_events(db_url)[-1]["payload"]["files"]
     assert exported["kind"] == "report_html"
     assert (exported["path"], exported["sha256"]) == (

@@ -12,8 +12,6 @@ The card is written last (temp file, rename): a snapshot without its card does n
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +30,7 @@ from benchledger.projections.history.snapshot_cards import (
     matches_store,
     nearest_snapshot,
 )
-from benchledger.projections.publishing.files import atomic_write
+from benchledger.projections.publishing.files import atomic_copy, atomic_write
 from benchledger.projections.read_models.diff import compare_read_models
 from benchledger.projections.read_models.row_caches import fill_row_caches
 from benchledger.projections.read_models.scratch import scratch_database
@@ -94,10 +92,7 @@ def _fill_caches(database: Any) -> None:
 def _publish(source: Path, target: Path) -> None:
 
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, target)
+        atomic_copy(source, target)
     except OSError as exc:
         raise InputError(f"cannot write snapshot {target.name}: {exc.strerror}") from None
 

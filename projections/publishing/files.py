@@ -1,21 +1,30 @@
 """Published files: their digests are recorded as ``export_written`` events, so a reader can
 ask whether a ledger JSON/Markdown on disk still matches what the store published.
 
-Files are written beside their target as ``.<name>.<pid>.tmp`` and renamed into place; a
-process killed mid-write (or a full disk) leaves its temp file behind, so the first write of
-a process into a directory removes temp files whose writer is gone or that are older than
-``STALE_TEMP_SECONDS``.
+Every published file takes one path: its bytes go to a new file beside the target made by
+``tempfile.mkstemp`` (``O_EXCL|O_NOFOLLOW``, under an unpredictable name
+``.<name>.<pid>.<random>.tmp``), which is then renamed over the target. A link planted at a
+temp name is never written through (the name is not known ahead, and creation refuses an
+existing entry), and ``os.replace`` replaces a name without following it. A target that is a
+symbolic link is refused rather than replaced: whoever put it there meant something by it.
+
+A process killed mid-write (or a full disk) leaves its temp file behind; no later write trips
+over it (each write picks a fresh name), and the first write of a process into a directory
+removes temp files whose writer is gone or that are older than ``STALE_TEMP_SECONDS``.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import queue
 import re
+import stat
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +39,6 @@ from benchledger.ledger.core.input_files import (
 )
 from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.events import EXPORT_WRITTEN
-from benchledger.projections.publishing.file_swap import preload_for, replace_file, wait_discarded
 from benchledger.projections.publishing.global_registry_file import (
     GLOBAL_REGISTRY_KIND as REGISTRY_KIND,
 )
@@ -42,12 +50,13 @@ from benchledger.projections.publishing.global_registry_file import (
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.event_store import EventStore
-_CREATE_FLAGS = (
-    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-)
 STALE_TEMP_SECONDS = 3600  # no render takes an hour: an older temp file is a leftover
-_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.tmp$")
+# ``.<name>.<pid>.<mkstemp's 8 random characters>.tmp``, and ``.<name>.<pid>.tmp``: the
+# predictable name of earlier versions, whose leftovers are swept the same way.
+_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[a-z0-9_]{8}\.tmp$")
+_OLD_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.tmp$")
 _swept: set[Path] = set()  # directories the current render has already cleaned
+_file_mode: int | None = None  # 0o666 less the umask: what ``open(path, "wb")`` would give
 
 
 def sha256_file(path: Path) -> str | None:
@@ -70,24 +79,91 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     if path.parent not in _swept:  # a directory swept in this render was there: no mkdir
         path.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale_temp_files(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    wait_discarded(tmp)
-    try:
-        fd = os.open(tmp, _CREATE_FLAGS, 0o666)  # the mode ``open(tmp, "wb")`` would give
-    except FileNotFoundError:  # the directory went away since: make it again, as before
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, _CREATE_FLAGS, 0o666)
+    fd, tmp = create_temp(path)
     # Unbuffered, without ``open``'s file object (its size, tty and position probes are three
     # more system calls per file, and a large ingest writes hundreds of files).
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if durable:
-            os.fsync(fd)
-    finally:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        remove_quietly(tmp)
+        raise
+
+
+def atomic_copy(source: Path, path: Path) -> None:
+    """``atomic_write`` of a file's contents, copied in chunks (a snapshot database can be
+    larger than is worth holding in memory)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = create_temp(path)
+    try:
+        with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        remove_quietly(tmp)
+        raise
+
+
+def create_temp(path: Path) -> tuple[int, Path]:
+    """A new empty file beside ``path`` to write it under (descriptor and name), created with
+    ``O_EXCL|O_NOFOLLOW`` under a name no one can guess ahead; refused when ``path`` itself is
+    a symbolic link. The caller renames it over ``path`` or removes it."""
+    refuse_link(path)
+    try:
+        fd, name = _mkstemp(path)
+    except FileNotFoundError:  # the directory went away since: make it again, as before
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = _mkstemp(path)
+    try:
+        os.fchmod(fd, default_file_mode())  # mkstemp gives 0600: keep the mode files had
+    except BaseException:
         os.close(fd)
-    replace_file(tmp, path, len(data))
+        remove_quietly(Path(name))
+        raise
+    return fd, Path(name)
+
+
+def refuse_link(path: Path) -> None:
+    """An ``OSError`` (one line once the render reports it, ``projections/publishing/
+    render.py``) when ``path`` is a symbolic link: publishing never writes through one and
+    never silently replaces one."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return  # nothing there yet (or unreadable: the write itself says why)
+    if stat.S_ISLNK(mode):
+        raise OSError(errno.ELOOP, "is a symbolic link; refusing to write through it", str(path))
+
+
+def _mkstemp(path: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+
+
+def default_file_mode() -> int:
+    """0o666 less the umask (read once: reading it means setting it, for a moment)."""
+    global _file_mode
+    if _file_mode is None:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        _file_mode = 0o666 & ~umask
+    return _file_mode
+
+
+def remove_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass  # a leftover temp file: the next render's sweep removes it
 
 
 class HashingWriter:
@@ -103,12 +179,9 @@ class HashingWriter:
 
     _PENDING = 3
 
-    def __init__(
-        self, handle: BinaryIO, *, durable: bool, first: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, handle: BinaryIO, *, durable: bool) -> None:
         self._handle = handle
         self._durable = durable
-        self._first = first  # run on the thread before the first chunk arrives
         self._digest = hashlib.sha256()
         self._queue: queue.Queue[tuple[bytes, list[bytes]] | None] = queue.Queue(
             maxsize=self._PENDING
@@ -138,11 +211,6 @@ class HashingWriter:
             raise self._error
 
     def _run(self) -> None:
-        if self._first is not None:
-            try:
-                self._first()
-            except Exception:  # noqa: BLE001 - only a head start: the caller does it again
-                pass
         while (item := self._queue.get()) is not None:
             if self._error is None:
                 separator, parts = item
@@ -163,7 +231,7 @@ class HashingWriter:
 
 @dataclass
 class StagedFile:
-    """A file written in full under its temp name (``.<name>.<pid>.tmp``), not yet in place:
+    """A file written in full under its temp name (``create_temp``), not yet in place:
     ``publish`` puts it there, ``discard`` removes it. A process killed in between leaves the
     temp file, which the next render's sweep removes like any other leftover."""
 
@@ -173,10 +241,10 @@ class StagedFile:
     sha256: str
 
     def publish(self) -> None:
-        replace_file(self.tmp, self.path, self.size)
+        os.replace(self.tmp, self.path)
 
     def discard(self) -> None:
-        self.tmp.unlink(missing_ok=True)
+        remove_quietly(self.tmp)
 
 
 class StagedStream:
@@ -185,11 +253,10 @@ class StagedStream:
     name. On an exception the temp file is removed. ``atomic_stream`` publishes it at once;
     a render that writes two files streams both, then publishes them in order."""
 
-    def __init__(self, path: Path, *, durable: bool = True, preload: bool = True) -> None:
+    def __init__(self, path: Path, *, durable: bool = True) -> None:
         self.path = path
         self.durable = durable
-        self.preload = preload
-        self.tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        self.tmp: Path | None = None  # named when the block starts
         self.staged: StagedFile | None = None
         self._handle: BinaryIO | None = None
         self._writer: HashingWriter | None = None
@@ -197,14 +264,18 @@ class StagedStream:
     def __enter__(self) -> HashingWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         sweep_stale_temp_files(self.path.parent)
-        wait_discarded(self.tmp)
-        self._handle = open(self.tmp, "wb")  # noqa: SIM115 - closed in __exit__
-        first = preload_for(self.path) if self.preload else None
-        self._writer = HashingWriter(self._handle, durable=self.durable, first=first)
+        fd, self.tmp = create_temp(self.path)
+        try:
+            self._handle = os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            remove_quietly(self.tmp)
+            raise
+        self._writer = HashingWriter(self._handle, durable=self.durable)
         return self._writer
 
     def __exit__(self, kind: object, error: object, trace: object) -> None:
-        assert self._handle is not None and self._writer is not None
+        assert self._handle is not None and self._writer is not None and self.tmp is not None
         try:
             try:
                 self._writer.finish()
@@ -212,10 +283,10 @@ class StagedStream:
             finally:
                 self._handle.close()
         except BaseException:
-            self.tmp.unlink(missing_ok=True)
+            remove_quietly(self.tmp)
             raise
         if kind is not None:
-            self.tmp.unlink(missing_ok=True)
+            remove_quietly(self.tmp)
             return
         self.staged = StagedFile(self.tmp, self.path, size, self._writer.hexdigest())
 
@@ -228,7 +299,11 @@ def atomic_stream(path: Path, *, durable: bool = True) -> Iterator[HashingWriter
     with stream as writer:
         yield writer
     assert stream.staged is not None
-    stream.staged.publish()
+    try:
+        stream.staged.publish()
+    except BaseException:
+        stream.staged.discard()
+        raise
 
 
 def start_sweeping() -> None:
@@ -237,7 +312,7 @@ def start_sweeping() -> None:
 
 
 def sweep_stale_temp_files(directory: Path) -> list[Path]:
-    """Remove ``.<name>.<pid>.tmp`` files left in ``directory`` by a writer that is gone (or
+    """Remove temp files (``create_temp``) left in ``directory`` by a writer that is gone (or
     older than ``STALE_TEMP_SECONDS``, in case the pid was reused); once per render and
     directory (``start_sweeping``). A live writer's temp file is left alone."""
     if directory in _swept:
@@ -250,7 +325,7 @@ def sweep_stale_temp_files(directory: Path) -> list[Path]:
     except OSError:
         return removed
     for entry in entries:
-        match = _TEMP_NAME.match(entry.name)
+        match = _TEMP_NAME.match(entry.name) or _OLD_TEMP_NAME.match(entry.name)
         if match is None or not entry.is_file(follow_symlinks=False):
             continue
         pid = int(match.group(1))
@@ -266,6 +341,11 @@ def sweep_stale_temp_files(directory: Path) -> list[Path]:
         except OSError:
             pass
     return removed
+
+
+def writer_gone(pid: int) -> bool:
+    """No process ``pid`` runs (a temp file or staging directory it named is a leftover)."""
+    return not _alive(pid)
 
 
 def _alive(pid: int) -> bool:

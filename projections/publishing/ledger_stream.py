@@ -118,7 +118,7 @@ def _stream(
         cases = _cases(conn, ledger_id)
         if not cases:
             return None
-        markdown = StagedStream(markdown_path, durable=durable, preload=False)
+        markdown = StagedStream(markdown_path, durable=durable)
         try:
             head = _markdown_head(meta, cases)
             with atomic_stream(json_path, durable=durable) as out, markdown as lines_out:

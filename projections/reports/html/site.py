@@ -2,17 +2,15 @@
 
 The directory is built beside the target and swapped in by rename, so a reader sees the old
 report or the new one, never a mix; a failure leaves the old one untouched. ``--out`` may name
-a new directory, an empty one, or an earlier report; anything else is refused, because the swap
-replaces the whole directory. The digest of ``index.html``, which lists every asset's digest,
-goes into an ``export_written`` event like every other published file, inside the same
-transaction that read the ledger.
+a new directory, an empty one, or an earlier report (it holds our marker); anything else is
+refused, and a user's file in an earlier report is kept (``report_dir``). The digest of
+``index.html``, which lists every asset's digest, goes into an ``export_written`` event like
+every other published file, inside the same transaction that read the ledger.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,10 +28,10 @@ from benchledger.projections.reports.html.contents import gather
 from benchledger.projections.reports.html.grid import RUN_COLUMNS
 from benchledger.projections.reports.html.overview import COST_BASES
 from benchledger.projections.reports.html.packing import StringTable, public_text
+from benchledger.projections.reports.html.report_dir import inspect_out_dir, write_directory
 
 if TYPE_CHECKING:
     from benchledger.projections.reports.html.contents import ReportContents
-GENERATOR_MARK = b'<meta name="generator" content="benchledger report">'
 STATIC_ASSETS = ("report.css", "report.js")
 CHUNK_CASES = 100  # cases per run-facts file (also the grid's page size)
 TEXT_COLUMNS = tuple(
@@ -82,24 +80,9 @@ def require_report_extra() -> None:
 
 
 def check_out_dir(out_dir: Path) -> None:
-    """Refuse a target the swap would destroy: a file, or a directory that is not a report."""
-    if not out_dir.exists():
-        return
-    if not out_dir.is_dir():
-        raise InputError(f"--out {out_dir.name} is a file, not a directory")
-    if not any(out_dir.iterdir()):
-        return
-    index = out_dir / "index.html"
-    try:
-        with index.open("rb") as handle:
-            head = handle.read(1024)
-    except OSError:
-        head = b""
-    if GENERATOR_MARK not in head:
-        raise InputError(
-            f"--out {out_dir.name} holds files that are not a benchledger report; "
-            "name a new or empty directory"
-        )
+    """Refuse, before anything is read or written, a target the report must not replace: a
+    link, a file, or a non-empty directory that is not a report we wrote (``report_dir``)."""
+    inspect_out_dir(out_dir)
 
 
 def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
@@ -263,38 +246,3 @@ def shown_number(value: int | float, field: str, digits: int = 3) -> str:
 
 def _when(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def write_directory(target: Path, files: dict[str, bytes]) -> None:
-    """Build the directory beside ``target`` and swap it in; on failure nothing changes."""
-    parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = parent / f".{target.name}.{os.getpid()}.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        for name, data in files.items():
-            path = staging / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-        _swap(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-
-
-def _swap(staging: Path, target: Path) -> None:
-    if not target.exists():
-        os.replace(staging, target)
-        return
-    retired = target.parent / f".{target.name}.{os.getpid()}.old"
-    shutil.rmtree(retired, ignore_errors=True)
-    os.replace(target, retired)
-    try:
-        os.replace(staging, target)
-    except BaseException:
-        os.replace(retired, target)
-        raise
-    shutil.rmtree(retired, ignore_errors=True)

@@ -1,0 +1,147 @@
+"""Every published file goes through one writer (``projections/publishing/files.py``): a new
+file made ``O_EXCL|O_NOFOLLOW`` under an unpredictable name, then ``os.replace``. A symbolic
+link planted at the temp name earlier versions used, or at the final name, never gets written
+through, the published file is never a link, and a failed or killed write leaves nothing a
+later one trips over."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchledger.ledger.core.errors import InputError
+from benchledger.projections.history import snapshots
+from benchledger.projections.publishing import files
+from benchledger.projections.publishing.files import atomic_stream, atomic_write
+from tests.test_ledger_cli import Cli, compact_run, write_json
+
+
+def _old_temp_name(target: Path) -> Path:
+    """The predictable temp name of earlier versions: ``.<name>.<pid>.tmp``."""
+    return target.with_name(f".{target.name}.{os.getpid()}.tmp")
+
+
+def _dot_files(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A file outside the output directory that a planted link points at."""
+    victim = tmp_path / "elsewhere" / "victim.txt"
+    victim.parent.mkdir()
+    victim.write_bytes(b"not yours")
+    return victim
+
+
+@pytest.fixture
+def out_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "out"
+    directory.mkdir()
+    files.start_sweeping()
+    return directory
+
+
+def _write_whole(target: Path, data: bytes) -> None:
+    atomic_write(target, data)
+
+
+def _write_streamed(target: Path, data: bytes) -> None:
+    with atomic_stream(target) as out:
+        out.write(data[:3])
+        out.write(data[3:])
+
+
+@pytest.mark.parametrize("write", [_write_whole, _write_streamed], ids=["write", "stream"])
+def test_a_link_planted_at_the_old_temp_name_is_not_written_through(
+    out_dir: Path, outside: Path, write
+) -> None:
+    target = out_dir / "benchmark-run-ledger.json"
+    target.write_bytes(b"old")
+    planted = _old_temp_name(target)
+    planted.symlink_to(outside)
+    write(target, b'{"new": true}\n')
+    assert outside.read_bytes() == b"not yours"
+    assert not target.is_symlink() and target.read_bytes() == b'{"new": true}\n'
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask  # what ``open(..., "wb")`` gives
+    assert planted.is_symlink()  # not ours: left alone, and no other leftover
+    assert _dot_files(out_dir) == [planted.name]
+
+
+@pytest.mark.parametrize("write", [_write_whole, _write_streamed], ids=["write", "stream"])
+def test_a_link_at_the_final_name_is_refused_and_left_as_it_is(
+    out_dir: Path, outside: Path, write
+) -> None:
+    target = out_dir / "registry.global.json"
+    target.symlink_to(outside)
+    with pytest.raises(OSError) as raised:
+        write(target, b"{}\n")
+    assert raised.value.errno == errno.ELOOP and "symbolic link" in str(raised.value)
+    assert target.is_symlink() and outside.read_bytes() == b"not yours"
+    assert _dot_files(out_dir) == []
+
+
+def test_a_failed_rename_leaves_no_temp_file(out_dir: Path) -> None:
+    target = out_dir / "index.jsonl"
+    target.mkdir()
+    (target / "in-the-way").write_bytes(b"")
+    with pytest.raises(OSError):
+        atomic_write(target, b"line\n")
+    assert _dot_files(out_dir) == []
+
+
+def test_a_killed_writers_temp_file_is_swept_by_the_next_write(out_dir: Path) -> None:
+    """What a kill between the temp file and the rename leaves: a later write neither trips
+    over it nor keeps it."""
+    with subprocess.Popen(["true"]) as gone:
+        gone.wait()
+    leftover = out_dir / f".benchmark-run-ledger.md.{gone.pid}.k3x9_q2a.tmp"
+    leftover.write_bytes(b"# torn")
+    atomic_write(out_dir / "benchmark-run-ledger.md", b"# whole\n")
+    assert not leftover.exists()
+    assert _dot_files(out_dir) == []
+
+
+def test_a_snapshot_is_never_copied_through_a_planted_link(
+    tmp_path: Path, out_dir: Path, outside: Path
+) -> None:
+    source = tmp_path / "built.db"
+    source.write_bytes(b"SQLite format 3\x00" + b"x" * 100)
+    target = out_dir / "snapshot-000000000012-0123456789abcdef.db"
+    _old_temp_name(target).symlink_to(outside)
+    snapshots._publish(source, target)
+    assert outside.read_bytes() == b"not yours"
+    assert not target.is_symlink() and target.read_bytes() == source.read_bytes()
+    target.unlink()
+    target.symlink_to(outside)
+    with pytest.raises(InputError, match="symbolic link"):
+        snapshots._publish(source, target)
+    assert outside.read_bytes() == b"not yours"
+
+
+def test_an_upsert_does_not_replace_a_link_at_the_ledger_markdown_name(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outside: Path
+) -> None:
+    """After the commit: one line saying the events are safe, the link and its target as they
+    were (earlier versions replaced the link by the new ledger file)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    env = Cli(db_url, project)
+    first = write_json(project / "a.json", compact_run("fix-git", score=1, job="a"))
+    env.ok("benchmark", "run-ledger-upsert", "--benchmark-run-json", first, "--execute")
+    markdown = project / "benchmark-run-ledger.md"
+    markdown.unlink()
+    markdown.symlink_to(outside)
+    second = write_json(project / "b.json", compact_run("other-case", score=0, job="b"))
+    line = env.fails("benchmark", "run-ledger-upsert", "--benchmark-run-json", second, "--execute")
+    assert "symbolic link" in line and "benchmark-run-ledger.md" in line, line
+    assert "events committed" in line and "benchledger render" in line
+    assert markdown.is_symlink() and outside.read_bytes() == b"not yours"
+    assert not [p for p in project.iterdir() if p.name.endswith(".tmp")]
