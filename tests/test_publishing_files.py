@@ -145,3 +145,23 @@ def test_an_upsert_does_not_replace_a_link_at_the_ledger_markdown_name(
     assert "events committed" in line and "benchledger render" in line
     assert markdown.is_symlink() and outside.read_bytes() == b"not yours"
     assert not [p for p in project.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_the_head_marker_is_never_written_through_a_planted_link(tmp_path: Path) -> None:
+    """The head witness beside a store: a link at its old predictable temp name, or at the
+    marker's own name, never gets the write (``ledger/store/head_witness.py``)."""
+    from benchledger.ledger.store.head_witness import write_marker
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep", encoding="utf-8")
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    marker = store_dir / "ledger.db.head"
+    (store_dir / f".{marker.name}.{os.getpid()}.tmp").symlink_to(outside)
+    write_marker(marker, 3, "h" * 64)
+    assert outside.read_text(encoding="utf-8") == "keep"
+    assert marker.is_file() and not marker.is_symlink()
+    marker.unlink()
+    marker.symlink_to(outside)
+    write_marker(marker, 4, "h" * 64)
+    assert outside.read_text(encoding="utf-8") == "keep" and marker.is_symlink()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,12 +93,18 @@ def write_marker(path: Path | None, position: int, hash_: str) -> None:
         current = None
     if current is not None and current.position >= position:
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if path.is_symlink():  # never write through a link planted at the marker's name
+        return
     try:
-        tmp.write_bytes(orjson.dumps({"position": position, "hash": hash_}) + b"\n")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(orjson.dumps({"position": position, "hash": hash_}) + b"\n")
         os.replace(tmp, path)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)
 
 
 def forget_marker(database: Database) -> None:
