@@ -18,25 +18,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchledger.ledger.core.jsonfmt import CanonicalDict, orjson_prints_as_stdlib
+from benchledger.ledger.core.jsonfmt import orjson_prints_as_stdlib
 from benchledger.ledger.rules.history.goal_runs import (
     goal_dir_rel,
     index_path_rel,
     record_paths_rel,
 )
 from benchledger.ledger.rules.history.rollout import render_event_line
-from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.faults import reach
 from benchledger.projections.publishing.files import atomic_write
 from benchledger.projections.publishing.goal_runs import (
     index_row,
-    render_canonical_index_line,
     render_index_line,
     render_record_json,
     render_record_markdown,
@@ -57,33 +55,24 @@ def render_goal_files(
     goal_id: str,
     runtime_root: Path,
     stems: Iterable[str] | None = None,
-    appended: Mapping[str, CanonicalDict] | None = None,
 ) -> list[dict[str, str]]:
-    """Write the run records named by ``stems`` (all when None), then the whole index.
-
-    ``appended``: the run records the command just appended, by stem, as it decided them
-    (each proven and serialised once, ``CanonicalDict``). They are rendered from memory: the
-    read model holds exactly their canonical text, so reading it back and parsing it again
-    (2.5 MB for a 3,000-trial Harbor job, and a second walk of it) would give the same bytes.
-    """
+    """Write the run records named by ``stems`` (all when None), then the whole index, from
+    the read model's text: the same bytes whether a command or a replay renders them."""
     wanted = set(stems) if stems is not None else None
-    known = appended or {}
     exports: list[dict[str, str]] = []
     index_lines: list[str] = []
-    query, params = _records_query(goal_id, known)
-    for stem, text in conn.execute(query, params):
-        from_memory = stem in known
-        record = known[stem] if from_memory else orjson.loads(text)
+    query = "SELECT stem, record FROM rm_goal_runs WHERE goal_id = ? ORDER BY position, stem"
+    for stem, text in conn.execute(query, (goal_id,)):
+        record = orjson.loads(text)
         # One walk for both dumps: the index row is the record plus two path strings.
-        plain = True if from_memory else orjson_prints_as_stdlib(record)
+        plain = orjson_prints_as_stdlib(record)
         if wanted is None or stem in wanted:
             json_rel, md_rel = record_paths_rel(goal_id, stem)
             exports.append(
                 _export(
                     runtime_root / json_rel,
                     "run_record_json",
-                    # the read model's text is sorted; a record in memory is in build order
-                    render_record_json(record, plain=plain, sort_keys=from_memory).encode(),
+                    render_record_json(record, plain=plain).encode(),
                     durable=False,
                 )
             )
@@ -96,30 +85,13 @@ def render_goal_files(
                     durable=False,
                 )
             )
-        if from_memory:
-            index_lines.append(render_canonical_index_line(known[stem], goal_id=goal_id, stem=stem))
-        else:
-            row = index_row(record, goal_id=goal_id, stem=stem)
-            index_lines.append(render_index_line(row, plain=plain))
+        row = index_row(record, goal_id=goal_id, stem=stem)
+        index_lines.append(render_index_line(row, plain=plain))
     index = "".join(index_lines).encode()
     exports.append(
         _export(runtime_root / index_path_rel(goal_id), "run_index", index, durable=False)
     )
     return exports
-
-
-# Beyond this many appended stems their texts are simply read (and not used): a statement
-# with more parameters than that is refused by old SQLite builds.
-_MAX_SKIPPED_TEXTS = 900
-
-
-def _records_query(goal_id: str, known: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
-    """The goal's (stem, record text) in index order; NULL text for the ``known`` stems."""
-    order = "FROM rm_goal_runs WHERE goal_id = ? ORDER BY position, stem"
-    if not known or len(known) > _MAX_SKIPPED_TEXTS:
-        return f"SELECT stem, record {order}", (goal_id,)
-    skipped = f"CASE WHEN stem IN ({placeholders(len(known))}) THEN NULL ELSE record END"
-    return f"SELECT stem, {skipped} {order}", (*known, goal_id)
 
 
 def rollout_log_rel(goal_id: str) -> str:

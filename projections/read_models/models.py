@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchledger.ledger.core.jsonfmt import CanonicalDict
 from benchledger.ledger.sources.loopx import read_imported_rows
 from benchledger.ledger.store import events as ev
+from benchledger.ledger.store.chain import CanonicalJson
 from benchledger.ledger.store.connection import placeholders, quote
 from benchledger.ledger.store.events import CURRENT_SCHEMA_VERSION
 from benchledger.ledger.store.table_spec import TableSpec
@@ -453,10 +453,10 @@ def _canonical(value: Any) -> str:
     """``canonical_json`` without its NaN walk: every payload a projection sees was already
     serialised by ``canonical_json`` on append (or parsed from that text on replay), so a
     non-finite float cannot be in it, and rows full of nulls no longer pay for the walk. A
-    ``CanonicalDict`` (the run record ``run_appended`` carries) was serialised when it was built.
+    ``CanonicalJson`` (the run record ``run_appended`` carries) brings its text.
     """
-    if type(value) is CanonicalDict:
-        return value.canonical.decode()
+    if type(value) is CanonicalJson:
+        return value.text.decode()
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
