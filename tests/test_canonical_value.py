@@ -13,7 +13,7 @@ import pytest
 
 from benchledger.ledger.store.chain import CanonicalJson, canonical_json
 from benchledger.ledger.store.events import RUN_BUILT, NewEvent
-from benchledger.projections.read_models.models import _canonical
+from benchledger.projections.read_models.payload_text import canonical_text
 from tests.support_store import opened
 
 RECORD = {
@@ -32,7 +32,7 @@ def _sorted(value: object) -> bytes:
 def test_its_text_is_the_canonical_json_of_the_value() -> None:
     frozen = CanonicalJson(copy.deepcopy(RECORD))
     assert frozen.text == _sorted(RECORD)
-    assert _canonical(frozen) == _sorted(RECORD).decode()  # the goal run read model's text
+    assert canonical_text(frozen) == _sorted(RECORD).decode()  # the goal run read model's text
     payload = {"z": 1, "record": frozen, "a": None, "warnings": []}
     assert canonical_json(payload) == canonical_json({**payload, "record": RECORD})
     # a run record around it (``run_appended``): the record's text spliced in, same bytes

@@ -98,7 +98,7 @@ def _snapshot(conn) -> dict[str, list[tuple]]:
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_buffered_rebuild_equals_incremental_read_models(db_url, fixtures_dir, monkeypatch):
     import benchledger.projections.read_models.engine as engine_module
-    import benchledger.projections.read_models.models as read_models
+    import benchledger.projections.read_models.ledger_rows as read_models
 
     s = opened(db_url)
     for command in _history(_fixture_rows(fixtures_dir)):

@@ -13,7 +13,7 @@ from benchledger.ledger.store.events import (
     NewEvent,
 )
 from benchledger.projections.read_models import tables
-from benchledger.projections.read_models.models import LedgerRowsBuffer
+from benchledger.projections.read_models.ledger_rows import LedgerRowsBuffer
 from tests.support_store import opened, table_rows
 
 READ_MODELS = (tables.LEDGERS, tables.LEDGER_ROWS, tables.GOAL_RUNS, tables.ROLLOUT_EVENTS)
