@@ -191,7 +191,7 @@ class LedgerRowsBuffer:
 
     def sparse_replay(self, conn: Connection, upto: int) -> list[int] | None:
         """The ``ledger_upserted`` events up to ``upto`` a full replay needs, in position order
-        (see ``engine._light_replay``; a pure read, safe on another connection and thread).
+        (see ``replay_feed._light_replay``; a pure read, safe on another connection and thread).
 
         An upsert that a later upsert of the same (ledger, run id) supersedes changes the
         row only for the later one to overwrite it, so it is skipped unless the ledger's own
