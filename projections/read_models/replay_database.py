@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.projections.read_models.database_fold import (
     DatabasePlan,
     replay_projection,
@@ -57,7 +56,7 @@ def replay_in_database(
     ordered = sorted(
         (p for p in chosen if p.name in plans), key=lambda p: plans[p.name].only is not None
     )
-    with collector_paused(), plan_connection(store, source) as plan_conn:
+    with plan_connection(store, source) as plan_conn:
         scans = {
             p.name: start_scan(plans[p.name].only, plan_conn, upto, inline=plan_conn is source)
             for p in ordered

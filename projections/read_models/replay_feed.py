@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.store.event_rows import REPLAY_COLUMNS
 from benchledger.ledger.store.events import CURRENT_SCHEMA_VERSION, upcast
 from benchledger.projections.read_models.prefetch import read_ahead
@@ -108,17 +107,16 @@ def replay_events(
                 progress(done)  # once per REPLAY_BATCH events replayed
             replayed = done
 
-    with collector_paused():
-        if upto is None:
-            upto = store.head_position(read_conn)  # also fixes read_conn's snapshot
-        if not all(getattr(p, "light_replay", False) for p in chosen):
-            feed(_full_batches(store, sorted(handled), read_conn, after, upto), sinks)
-        else:
-            _light_replay(store, sinks, read_conn, feed, after, upto)
-        for sink in sinks:
-            flush = getattr(sink, "flush", None)
-            if flush is not None:
-                flush(conn)
+    if upto is None:
+        upto = store.head_position(read_conn)  # also fixes read_conn's snapshot
+    if not all(getattr(p, "light_replay", False) for p in chosen):
+        feed(_full_batches(store, sorted(handled), read_conn, after, upto), sinks)
+    else:
+        _light_replay(store, sinks, read_conn, feed, after, upto)
+    for sink in sinks:
+        flush = getattr(sink, "flush", None)
+        if flush is not None:
+            flush(conn)
     return replayed
 
 
