@@ -175,6 +175,7 @@ def _render(
             context.runtime_root,
             goal_id,
             stems=plan.stems if plan else None,
+            appended=plan.run_records() if plan else None,
             ledger_target=target,
             global_registry=plan.synced if plan else True,
             backup=plan.backup if plan else None,

@@ -11,6 +11,7 @@ import math
 import orjson
 import pytest
 
+from benchledger.ledger.core.jsonfmt import PlainJsonDict
 from benchledger.ledger.store.chain import CanonicalJson, canonical_json
 from benchledger.ledger.store.events import RUN_BUILT, NewEvent
 from benchledger.projections.read_models.payload_text import canonical_text
@@ -74,6 +75,19 @@ def test_nan_and_infinities_are_refused_when_it_is_made(value: dict) -> None:
 def test_only_a_json_object_is_accepted(value: object) -> None:
     with pytest.raises(TypeError):
         CanonicalJson(value)  # type: ignore[arg-type]
+
+
+def test_it_trusts_no_earlier_proof() -> None:
+    """A ``PlainJsonDict`` was proven (finite, printed alike) when built; changed since, it
+    must be walked again on the hash path, not taken on its word."""
+    stale = PlainJsonDict({"score": 0.5})
+    stale["score"] = math.nan
+    with pytest.raises(TypeError, match="NaN or Infinity is not valid JSON"):
+        CanonicalJson({"row": stale})
+    with pytest.raises(TypeError, match="NaN or Infinity is not valid JSON"):
+        canonical_json({"rows": [stale]})
+    assert CanonicalJson({"ok": 0.5}).plain
+    assert not CanonicalJson({"tiny": 1e-7}).plain  # json prints 1e-07, orjson 1e-7
 
 
 def test_nan_beside_it_in_a_payload_is_still_refused() -> None:

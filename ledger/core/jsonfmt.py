@@ -29,11 +29,13 @@ class PlainJsonDict(dict):
     __slots__ = ()
 
 
-def orjson_prints_as_stdlib(value: Any) -> bool:
+def orjson_prints_as_stdlib(value: Any, *, trust_proven: bool = True) -> bool:
     """Whether orjson writes ``value`` exactly as ``json`` would (the walk below): a caller that
     dumps one document twice (a run record and its index line) walks it once and passes the
-    answer as ``plain``."""
-    return not _orjson_would_differ(value)
+    answer as ``plain``. ``trust_proven=False`` walks into every ``PlainJsonDict`` too, so
+    the answer (which also proves every float finite) rests on nobody's earlier proof: the
+    hash chain's ``CanonicalJson`` asks so."""
+    return not _orjson_would_differ(value, PlainJsonDict if trust_proven else _NoProof)
 
 
 def json_like_stdlib(value: Any, *, sort_keys: bool = False, plain: bool | None = None) -> bytes:
@@ -70,15 +72,28 @@ def float_prints_as_stdlib(value: float) -> bool:
     return value == 0.0 or 1e-4 <= abs(value) < 1e16
 
 
+class _NoProof:
+    """No value is of this type: a walk told to trust it trusts nothing."""
+
+
 def _orjson_would_differ(
-    obj: Any, _str=str, _int=int, _bool=bool, _float=float, _dict=dict, _list=list
+    obj: Any,
+    _proven: type = PlainJsonDict,
+    _str=str,
+    _int=int,
+    _bool=bool,
+    _float=float,
+    _dict=dict,
+    _list=list,
 ) -> bool:
     """True when orjson could print something differently from ``json`` (or json would refuse).
 
-    Runs on every dump, so the common types are tested first and bound as locals.
+    Runs on every dump, so the common types are tested first and bound as locals. A value of
+    type ``_proven`` is taken as proven (by default a ``PlainJsonDict``); any other subclass
+    is left to ``json``.
     """
     kind = type(obj)
-    if kind is PlainJsonDict:
+    if kind is _proven:
         return False
     if kind is not _dict and kind is not _list:
         return kind is _float and not float_prints_as_stdlib(obj)
@@ -87,12 +102,12 @@ def _orjson_would_differ(
         if kind is _str or kind is _bool or kind is _int:
             continue
         if kind is _dict or kind is _list:
-            if _orjson_would_differ(value):
+            if _orjson_would_differ(value, _proven):
                 return True
         elif kind is _float:
             if value != 0.0 and not 1e-4 <= abs(value) < 1e16:
                 return True
-        elif kind is PlainJsonDict:
+        elif kind is _proven:
             continue
         elif value is not None:
             return True  # subclasses, tuples, other types: let json decide, never guess

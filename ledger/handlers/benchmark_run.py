@@ -79,6 +79,16 @@ class BenchmarkRunPlan:
     def payload(self, *, dry_run: bool) -> dict[str, Any]:
         return self.payload_builder(dry_run)
 
+    def run_records(self) -> dict[str, CanonicalJson]:
+        """The run records this plan appends, by stem, as the immutable text their events
+        carry: the render writes their files from it instead of reading the read model's
+        copy of that text back."""
+        return {
+            event.payload["stem"]: event.payload["record"]
+            for event in self.events
+            if event.event_type == RUN_APPENDED and type(event.payload["record"]) is CanonicalJson
+        }
+
 
 def idempotency_key(
     goal_id: str, built: BuiltSource, request: BenchmarkRunRequest, ledger_id: str | None

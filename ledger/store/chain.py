@@ -12,6 +12,8 @@ from typing import Any, final
 
 import orjson
 
+from benchledger.ledger.core.jsonfmt import orjson_prints_as_stdlib
+
 GENESIS_HASH = "0" * 64
 
 
@@ -23,18 +25,30 @@ class CanonicalJson:
     Why: ``benchmark run`` puts each record in two events (``run_built``, and ``run_appended``
     inside the run record) and the goal run read model; serialising it once saves two sorted
     dumps and two NaN walks of ~2.5 MB per 3,000-trial ingest (bench/README.md, issue 18). The
-    text is computed here, from the value as it is now, by ``canonical_json`` (NaN and
-    infinities refused), and nothing can change it afterwards: changing the source dict later
-    changes no stored byte. (Its predecessor, a dict holding its bytes, could be mutated after
-    it was serialised, so the chain recorded stale bytes and a NaN added later went unseen.)"""
+    text is computed here, from the value as it is now (NaN and infinities refused, as by
+    ``canonical_json``), and nothing can change it afterwards: changing the source dict later
+    changes no stored byte. ``plain``: the value prints through orjson as through ``json``, so
+    a render from the text needs no walk. (Its predecessor, a dict holding its bytes, could be
+    mutated after it was serialised: the chain recorded stale bytes, and a NaN added later
+    went unseen.)"""
 
-    __slots__ = ("text",)
+    __slots__ = ("text", "plain")
     text: bytes
+    plain: bool  # orjson prints the value as ``json`` does (``ledger.core.jsonfmt``)
 
     def __init__(self, value: dict[str, Any]) -> None:
         if not isinstance(value, dict):
             raise TypeError(f"CanonicalJson holds a JSON object, not {type(value).__name__}")
-        object.__setattr__(self, "text", canonical_json(value).encode())
+        # One walk: the proof that orjson prints the value as ``json`` does also proves every
+        # float finite, so only a value it cannot prove pays ``canonical_json``'s NaN walk.
+        # It trusts no proof but its own (``trust_proven=False``): a proven dict may have been
+        # changed since.
+        parts = [v for v in value.values() if type(v) is CanonicalJson]
+        rest = {k: v for k, v in value.items() if type(v) is not CanonicalJson} if parts else value
+        plain = all(p.plain for p in parts) and orjson_prints_as_stdlib(rest, trust_proven=False)
+        text = _dumps(value) if plain else canonical_json(value).encode()
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "plain", plain)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("CanonicalJson is immutable")
@@ -60,6 +74,10 @@ def _fragment(value: Any) -> orjson.Fragment:
     raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value, default=_fragment, option=orjson.OPT_SORT_KEYS)
+
+
 def canonical_json(value: Any) -> str:
     """Sorted-key compact JSON. NaN/Infinity raise TypeError instead of becoming ``null``.
 
@@ -67,7 +85,7 @@ def canonical_json(value: Any) -> str:
     walked to tell a real null from a NaN; everything else pays nothing extra. A
     ``CanonicalJson`` inside ``value`` is written as its text, checked when it was made.
     """
-    data = orjson.dumps(value, default=_fragment, option=orjson.OPT_SORT_KEYS)
+    data = _dumps(value)
     if b"null" in data:
         _reject_non_finite(value)
     return data.decode()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +31,13 @@ from benchledger.ledger.rules.history.goal_runs import (
     record_paths_rel,
 )
 from benchledger.ledger.rules.history.rollout import render_event_line
+from benchledger.ledger.store.chain import CanonicalJson
+from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.faults import reach
 from benchledger.projections.publishing.files import atomic_write
 from benchledger.projections.publishing.goal_runs import (
     index_row,
+    render_canonical_index_line,
     render_index_line,
     render_record_json,
     render_record_markdown,
@@ -55,17 +58,25 @@ def render_goal_files(
     goal_id: str,
     runtime_root: Path,
     stems: Iterable[str] | None = None,
+    appended: Mapping[str, CanonicalJson] | None = None,
 ) -> list[dict[str, str]]:
-    """Write the run records named by ``stems`` (all when None), then the whole index, from
-    the read model's text: the same bytes whether a command or a replay renders them."""
+    """Write the run records named by ``stems`` (all when None), then the whole index.
+
+    ``appended``: the run records the command just appended, by stem, as the immutable text
+    their events and the read model hold (``CanonicalJson``). Their text is not read back from
+    the read model, and their proof spares the walk; the index line is that text with the
+    two paths spliced in. Earlier runs are read from the read model.
+    """
     wanted = set(stems) if stems is not None else None
+    known = appended or {}
     exports: list[dict[str, str]] = []
     index_lines: list[str] = []
-    query = "SELECT stem, record FROM rm_goal_runs WHERE goal_id = ? ORDER BY position, stem"
-    for stem, text in conn.execute(query, (goal_id,)):
-        record = orjson.loads(text)
+    query, params = _records_query(goal_id, known)
+    for stem, text in conn.execute(query, params):
+        frozen = known.get(stem)
+        record = orjson.loads(text if frozen is None else frozen.text)
         # One walk for both dumps: the index row is the record plus two path strings.
-        plain = orjson_prints_as_stdlib(record)
+        plain = orjson_prints_as_stdlib(record) if frozen is None else frozen.plain
         if wanted is None or stem in wanted:
             json_rel, md_rel = record_paths_rel(goal_id, stem)
             exports.append(
@@ -85,13 +96,30 @@ def render_goal_files(
                     durable=False,
                 )
             )
-        row = index_row(record, goal_id=goal_id, stem=stem)
-        index_lines.append(render_index_line(row, plain=plain))
+        if frozen is not None:
+            index_lines.append(render_canonical_index_line(frozen, goal_id=goal_id, stem=stem))
+        else:
+            row = index_row(record, goal_id=goal_id, stem=stem)
+            index_lines.append(render_index_line(row, plain=plain))
     index = "".join(index_lines).encode()
     exports.append(
         _export(runtime_root / index_path_rel(goal_id), "run_index", index, durable=False)
     )
     return exports
+
+
+# Beyond this many appended stems their texts are simply read (and not used): a statement
+# with more parameters than that is refused by old SQLite builds.
+_MAX_SKIPPED_TEXTS = 900
+
+
+def _records_query(goal_id: str, known: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    """The goal's (stem, record text) in index order; NULL text for the ``known`` stems."""
+    order = "FROM rm_goal_runs WHERE goal_id = ? ORDER BY position, stem"
+    if not known or len(known) > _MAX_SKIPPED_TEXTS:
+        return f"SELECT stem, record {order}", (goal_id,)
+    skipped = f"CASE WHEN stem IN ({placeholders(len(known))}) THEN NULL ELSE record END"
+    return f"SELECT stem, {skipped} {order}", (*known, goal_id)
 
 
 def rollout_log_rel(goal_id: str) -> str:

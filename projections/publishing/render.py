@@ -15,13 +15,14 @@ stay committed, and the message says so and names the command that repairs the f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.core.errors import BenchledgerError
 from benchledger.ledger.rules.history.goal_runs import goal_dir_rel, index_path_rel
+from benchledger.ledger.store.chain import CanonicalJson
 from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.events import EXPORT_WRITTEN, NewEvent
 from benchledger.ledger.store.faults import reach
@@ -108,12 +109,13 @@ def render_for_goal(
     ledger_target: Any | None,
     global_registry: bool,
     backup: dict[str, Any] | None,
+    appended: Mapping[str, CanonicalJson] | None = None,
 ) -> list[dict[str, str]]:
-    """Every file of the goal the command changed, under one render lock."""
+    """``appended``: the run records the command just appended, by stem (``render_goal_files``)."""
     exports: list[dict[str, str]] = []
     with render_lock(opened) as uow:
         conn = uow.conn
-        exports += render_goal_files(conn, goal_id, runtime_root, stems)
+        exports += render_goal_files(conn, goal_id, runtime_root, stems, appended)
         exports += render_rollout_log(conn, goal_id, runtime_root)
         if global_registry:
             exports += render_global_registry(conn, runtime_root, backup)
