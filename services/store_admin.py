@@ -105,7 +105,8 @@ def rebuild(db: str | None, projection_names: tuple[str, ...], *, verify_only: b
 
     The cyclic collector is paused for the whole command: replay in Python (``--verify``, and
     every rebuild on PostgreSQL) keeps batches of acyclic rows alive that each collection
-    walked and freed nothing (~420 ms of ~3.9 s of CPU for ``--verify`` at 100,000 events)."""
+    walked and freed nothing (~420 ms of ~3.9 s of CPU for ``--verify`` at 100,000 events,
+    bench/README.md)."""
     with collector_paused():
         return _rebuild(db, projection_names, verify_only=verify_only)
 
