@@ -13,7 +13,6 @@ from typing import Any
 
 from benchledger.ledger.core.clock import utc_now_seconds
 from benchledger.ledger.core.errors import BenchledgerError
-from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
 from benchledger.ledger.core.registry import (
     CommandContext,
@@ -50,13 +49,8 @@ def run_benchmark(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Validate, build, decide, append in one transaction, render; return the payload.
-
-    The cyclic collector is paused throughout: the records, events and files of a large ingest
-    are acyclic and stay alive until the command ends, so every collection that their
-    allocations triggered walked all of them and freed nothing (bench/README.md).
-    """
-    with collector_paused():
-        return _run_benchmark(request, db, registry, runtime_root, metadata, progress)
+    (The ``benchmark run`` command pauses the cyclic collector around all of it.)"""
+    return _run_benchmark(request, db, registry, runtime_root, metadata, progress)
 
 
 def _run_benchmark(

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from benchledger.ledger.core.clock import utc_now_seconds
 from benchledger.ledger.core.errors import BenchledgerError, InputError
-from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
 from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
 from benchledger.ledger.core.registry import validate_goal_id
@@ -272,8 +271,7 @@ def _aggregate_view(
     with ledger_reads_at(db, target, as_of, progress) as (conn, reads, moment):
         # a past moment's scratch store is thrown away: nothing is kept there
         kept = AggregateCasesReader(conn, keep=moment is None)
-        with collector_paused():  # 66,000 rows' facts: acyclic, freed by reference counts
-            aggregate, preview = aggregate_view(reads, target, sources, selection, kept)
+        aggregate, preview = aggregate_view(reads, target, sources, selection, kept)
         if moment is None:
             keep_aggregate_cases(conn, kept)
     return aggregate, preview, moment

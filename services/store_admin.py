@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.store.database import SCHEMA_HEAD, current_revision, run_upgrade
 from benchledger.ledger.store.head_witness import parse_expected_head, read_marker
 from benchledger.ledger.store.sql_query import run_read_only_query
@@ -91,7 +92,17 @@ def verify_store(
 
 
 def rebuild(db: str | None, projection_names: tuple[str, ...], *, verify_only: bool) -> dict:
-    """Replay every event into the read models (or into a scratch copy, to compare)."""
+    """Replay every event into the read models (or into a scratch copy, to compare).
+
+    The cyclic collector is paused for the whole command: replay in Python (``--verify``, and
+    every rebuild on PostgreSQL) keeps batches of acyclic rows alive that each collection
+    walked and freed nothing (~420 ms of ~3.9 s of CPU for ``--verify`` at 100,000 events,
+    bench/README.md)."""
+    with collector_paused():
+        return _rebuild(db, projection_names, verify_only=verify_only)
+
+
+def _rebuild(db: str | None, projection_names: tuple[str, ...], *, verify_only: bool) -> dict:
     with open_store(db) as opened:
         if verify_only:
             checked = opened.projections.verify_rebuild(opened.store, projection_names)

@@ -1,8 +1,8 @@
-"""A ``benchmark run`` writes the run files of the records it just appended from memory (each a
-``CanonicalDict``), not from the read model's text parsed again
-(``projections/publishing/goal_files.py``).
-The bytes must be exactly those a render from the store writes, whatever order the record's
-keys were built in, beside earlier runs of the same goal that are read from the store."""
+"""A ``benchmark run`` writes the run files of the records it just appended from their
+immutable text (``CanonicalJson``), not from the read model's copy of it
+(``projections/publishing/goal_files.py``). The bytes must be exactly those a render from the
+store writes, whatever order the record's keys were built in, beside earlier runs of the
+same goal that are read from the store."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from benchledger.ledger.core.jsonfmt import CanonicalDict, canonical_dict
+from benchledger.ledger.store.chain import CanonicalJson
 from benchledger.projections.publishing.goal_files import render_goal_files
 from benchledger.projections.publishing.goal_runs import (
     index_row,
@@ -32,10 +32,9 @@ def _reversed_keys(value: Any) -> Any:
     return value
 
 
-def _in_memory(text: str) -> CanonicalDict:
-    record = canonical_dict(_reversed_keys(orjson.loads(text)))
-    assert type(record) is CanonicalDict
-    assert record.canonical == text.encode()
+def _in_memory(text: str) -> CanonicalJson:
+    record = CanonicalJson(_reversed_keys(orjson.loads(text)))
+    assert record.text == text.encode()
     return record
 
 
@@ -80,5 +79,15 @@ def test_a_record_holding_path_keys_gets_the_stores_index_line() -> None:
     expected = render_index_line(index_row(orjson.loads(text), goal_id="g", stem="s"), plain=True)
     assert render_canonical_index_line(record, goal_id="g", stem="s") == expected
     plain = _in_memory('{"a":{"b":0.5,"c":"é"},"b":true}')
-    expected = render_index_line(index_row(orjson.loads(plain.canonical), goal_id="g", stem="s"))
+    assert plain.plain
+    expected = render_index_line(index_row(orjson.loads(plain.text), goal_id="g", stem="s"))
     assert render_canonical_index_line(plain, goal_id="g", stem="s") == expected
+
+
+def test_a_record_orjson_prints_differently_gets_the_stores_index_line() -> None:
+    """A float ``json`` prints in exponent form: the text cannot simply be spliced."""
+    record = CanonicalJson({"score": 1e-7, "big": 1e20, "ok": 0.5})
+    assert not record.plain
+    expected = render_index_line(index_row(orjson.loads(record.text), goal_id="g", stem="s"))
+    assert render_canonical_index_line(record, goal_id="g", stem="s") == expected
+    assert '"score":1e-07' in expected  # as ``json`` writes it, not orjson's 1e-7

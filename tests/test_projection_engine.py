@@ -85,9 +85,9 @@ def test_verify_rebuild_reports_a_drifted_read_model_row(db_url):
 
 
 def test_rebuild_replays_in_bounded_batches(db_url, monkeypatch):
-    import benchledger.projections.read_models.engine as engine_module
+    import benchledger.projections.read_models.replay_feed as replay_feed
 
-    monkeypatch.setattr(engine_module, "REPLAY_BATCH", 7)
+    monkeypatch.setattr(replay_feed, "REPLAY_BATCH", 7)
     s = opened(db_url)
     s.store.append([upsert_event("L", f"r{i}") for i in range(50)])
     seen: list[int] = []

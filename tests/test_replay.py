@@ -97,8 +97,8 @@ def _snapshot(conn) -> dict[str, list[tuple]]:
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose
 def test_buffered_rebuild_equals_incremental_read_models(db_url, fixtures_dir, monkeypatch):
-    import benchledger.projections.read_models.engine as engine_module
-    import benchledger.projections.read_models.models as read_models
+    import benchledger.projections.read_models.ledger_rows as ledger_rows
+    import benchledger.projections.read_models.replay_feed as replay_feed
 
     s = opened(db_url)
     for command in _history(_fixture_rows(fixtures_dir)):
@@ -108,13 +108,13 @@ def test_buffered_rebuild_equals_incremental_read_models(db_url, fixtures_dir, m
     assert len(incremental["rm_ledger_rows"]) == 22  # 11 run ids in each of two ledgers
     assert incremental["rm_ledgers"][0][1] == "moved/a.json"
     # tiny batches and a tiny buffer: many flushes, duplicates across batch boundaries
-    monkeypatch.setattr(engine_module, "REPLAY_BATCH", 7)
-    monkeypatch.setattr(read_models, "REPLAY_BUFFER_BYTES", 5000)
+    monkeypatch.setattr(replay_feed, "REPLAY_BATCH", 7)
+    monkeypatch.setattr(ledger_rows, "REPLAY_BUFFER_BYTES", 5000)
     report = s.projections.rebuild(s.store)
     assert report.events_replayed == s.store.head_position() - 24  # run_built not replayed
     with s.store.database.connect() as conn:
         assert _snapshot(conn) == incremental
-    monkeypatch.setattr(read_models, "REPLAY_BUFFER_BYTES", 1 << 30)  # one flush at the end
+    monkeypatch.setattr(ledger_rows, "REPLAY_BUFFER_BYTES", 1 << 30)  # one flush at the end
     s.projections.rebuild(s.store)
     with s.store.database.connect() as conn:
         assert _snapshot(conn) == incremental

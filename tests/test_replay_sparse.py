@@ -13,7 +13,7 @@ from benchledger.ledger.store.events import (
     NewEvent,
 )
 from benchledger.projections.read_models import tables
-from benchledger.projections.read_models.models import LedgerRowsBuffer
+from benchledger.projections.read_models.ledger_rows import LedgerRowsBuffer
 from tests.support_store import opened, table_rows
 
 READ_MODELS = (tables.LEDGERS, tables.LEDGER_ROWS, tables.GOAL_RUNS, tables.ROLLOUT_EVENTS)
@@ -88,7 +88,7 @@ def _snapshot(conn) -> dict[str, list[tuple]]:
 @pytest.mark.parametrize("batch", [3, 5000])
 @pytest.mark.parametrize("in_database", [False, True], ids=["python", "in-database"])
 def test_sparse_rebuild_equals_incremental_read_models(db_url, monkeypatch, batch, in_database):
-    import benchledger.projections.read_models.engine as engine_module
+    import benchledger.projections.read_models.replay_feed as replay_feed
 
     s = opened(db_url)
     for command in _history():
@@ -108,7 +108,7 @@ def test_sparse_rebuild_equals_incremental_read_models(db_url, monkeypatch, batc
         assert set(plan) < set(upserts) and plan == sorted(plan)
         assert 3 in upserts and 3 not in plan  # r1 again in the same command
         assert up_to_3 == [2, 3]  # what a replay that ends at position 3 needs
-    monkeypatch.setattr(engine_module, "REPLAY_BATCH", batch)
+    monkeypatch.setattr(replay_feed, "REPLAY_BATCH", batch)
     report = s.projections.rebuild(s.store, in_database=in_database)
     assert report.events_replayed == s.store.head_position()  # skipped ones still count
     with s.store.database.connect() as conn:

@@ -1,10 +1,12 @@
-"""One way to pause Python's cyclic garbage collector around bulk work.
+"""One way to pause Python's cyclic garbage collector for a whole command.
 
-Ingest, replay, ledger assembly and compare each build hundreds of thousands of acyclic
-containers (parsed JSON, rows) that reference counting frees on its own; the cyclic collector,
-triggered by the allocations, kept re-walking every live one and freed nothing (a quarter of
-replay, a fifth of compare: bench/README.md). The caller's setting is restored afterwards, so
-nesting is safe.
+Ingest, replay and compare each build hundreds of thousands of acyclic containers (parsed
+JSON, rows) that reference counting frees on its own; the cyclic collector, triggered by the
+allocations, kept re-walking every live one and freed nothing. It is used only at the entry
+of the commands where that was measured to pay (bench/README.md, issue 30): ``benchmark run``,
+``compare`` and ``rebuild``; never nested, never inside a library function, so what runs with
+the collector off is decided in one place per command. The caller's setting is restored
+afterwards.
 
 What outlived the block (modules it imported, caches, results) is moved to the oldest
 generation as the collector is turned back on: left in the youngest, the first allocation

@@ -29,58 +29,13 @@ class PlainJsonDict(dict):
     __slots__ = ()
 
 
-class CanonicalDict(PlainJsonDict):
-    """A ``PlainJsonDict`` that also holds its canonical JSON (``ledger.store.chain``'s sorted-key
-    compact bytes), serialised once by ``canonical_dict`` and reused wherever that text is
-    needed again: the events that carry the same run record, the read model that keeps it.
-
-    Why: a Harbor ingest's 89 run records (2.5 MB of canonical JSON) were serialised three
-    times (``run_built``, ``run_appended``, the goal run read model) and walked four times
-    (twice for NaN, twice for the orjson proof) by one command (bench/README.md, issue 18).
-    Build it only from a dict nobody changes afterwards: the bytes are not recomputed."""
-
-    __slots__ = ("canonical",)
-
-    canonical: bytes
-
-
-def canonical_dict(value: dict[str, Any]) -> dict[str, Any]:
-    """``value`` as a ``CanonicalDict`` when the walk proves orjson prints it as ``json`` does
-    (which also proves every float finite); ``value`` itself otherwise, or when orjson refuses
-    it (an int beyond 64 bits, a non-string key), so the usual paths decide as before."""
-    if _orjson_would_differ(value):
-        return value
-    try:
-        data = orjson.dumps(with_canonical_fragments(value), option=orjson.OPT_SORT_KEYS)
-    except (TypeError, orjson.JSONEncodeError):
-        return value
-    out = CanonicalDict(value)
-    out.canonical = data
-    return out
-
-
-def with_canonical_fragments(value: Any) -> Any:
-    """A shallow copy of the dict ``value`` with each ``CanonicalDict`` value replaced by its
-    bytes as an ``orjson.Fragment`` (written as they are: already sorted and compact), for a
-    sorted-key compact dump; ``value`` itself when it holds none."""
-    if type(value) is not dict and type(value) is not CanonicalDict:
-        return value
-    for item in value.values():
-        if type(item) is CanonicalDict:
-            break
-    else:
-        return value
-    return {
-        key: orjson.Fragment(item.canonical) if type(item) is CanonicalDict else item
-        for key, item in value.items()
-    }
-
-
-def orjson_prints_as_stdlib(value: Any) -> bool:
+def orjson_prints_as_stdlib(value: Any, *, trust_proven: bool = True) -> bool:
     """Whether orjson writes ``value`` exactly as ``json`` would (the walk below): a caller that
     dumps one document twice (a run record and its index line) walks it once and passes the
-    answer as ``plain``."""
-    return not _orjson_would_differ(value)
+    answer as ``plain``. ``trust_proven=False`` walks into every ``PlainJsonDict`` too, so
+    the answer (which also proves every float finite) rests on nobody's earlier proof: the
+    hash chain's ``CanonicalJson`` asks so."""
+    return not _orjson_would_differ(value, PlainJsonDict if trust_proven else _NoProof)
 
 
 def json_like_stdlib(value: Any, *, sort_keys: bool = False, plain: bool | None = None) -> bytes:
@@ -117,15 +72,28 @@ def float_prints_as_stdlib(value: float) -> bool:
     return value == 0.0 or 1e-4 <= abs(value) < 1e16
 
 
+class _NoProof:
+    """No value is of this type: a walk told to trust it trusts nothing."""
+
+
 def _orjson_would_differ(
-    obj: Any, _str=str, _int=int, _bool=bool, _float=float, _dict=dict, _list=list
+    obj: Any,
+    _proven: type = PlainJsonDict,
+    _str=str,
+    _int=int,
+    _bool=bool,
+    _float=float,
+    _dict=dict,
+    _list=list,
 ) -> bool:
     """True when orjson could print something differently from ``json`` (or json would refuse).
 
-    Runs on every dump, so the common types are tested first and bound as locals.
+    Runs on every dump, so the common types are tested first and bound as locals. A value of
+    type ``_proven`` is taken as proven (by default a ``PlainJsonDict``); any other subclass
+    is left to ``json``.
     """
     kind = type(obj)
-    if kind is PlainJsonDict or kind is CanonicalDict:
+    if kind is _proven:
         return False
     if kind is not _dict and kind is not _list:
         return kind is _float and not float_prints_as_stdlib(obj)
@@ -134,12 +102,12 @@ def _orjson_would_differ(
         if kind is _str or kind is _bool or kind is _int:
             continue
         if kind is _dict or kind is _list:
-            if _orjson_would_differ(value):
+            if _orjson_would_differ(value, _proven):
                 return True
         elif kind is _float:
             if value != 0.0 and not 1e-4 <= abs(value) < 1e16:
                 return True
-        elif kind is PlainJsonDict or kind is CanonicalDict:
+        elif kind is _proven:
             continue
         elif value is not None:
             return True  # subclasses, tuples, other types: let json decide, never guess

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from benchledger.ledger.core.errors import InputError
-from benchledger.ledger.core.jsonfmt import CanonicalDict, canonical_dict
 from benchledger.ledger.core.ledger_target import LedgerTarget
 from benchledger.ledger.core.registry import CommandContext
 from benchledger.ledger.handlers.benchmark_run_payload import success_payload
@@ -41,7 +40,7 @@ from benchledger.ledger.rules.history.rollout import benchmark_run_event, rollou
 from benchledger.ledger.rules.row.build import build_row
 from benchledger.ledger.rules.row.case_decision import decide_case
 from benchledger.ledger.rules.row.classification import recommended_action
-from benchledger.ledger.store.chain import canonical_json
+from benchledger.ledger.store.chain import CanonicalJson, canonical_json
 from benchledger.ledger.store.events import RUN_APPENDED, RUN_BUILT, NewEvent
 
 
@@ -80,17 +79,15 @@ class BenchmarkRunPlan:
     def payload(self, *, dry_run: bool) -> dict[str, Any]:
         return self.payload_builder(dry_run)
 
-    def run_records(self) -> dict[str, CanonicalDict]:
-        """The run records this plan appends, by stem, where each was proven and serialised
-        when it was decided: the render writes their files from them instead of reading the
-        read model's text back and parsing it again."""
-        out: dict[str, CanonicalDict] = {}
-        for event in self.events:
-            if event.event_type == RUN_APPENDED:
-                record = event.payload.get("record")
-                if type(record) is CanonicalDict:
-                    out[event.payload["stem"]] = record
-        return out
+    def run_records(self) -> dict[str, CanonicalJson]:
+        """The run records this plan appends, by stem, as the immutable text their events
+        carry: the render writes their files from it instead of reading the read model's
+        copy of that text back."""
+        return {
+            event.payload["stem"]: event.payload["record"]
+            for event in self.events
+            if event.event_type == RUN_APPENDED and type(event.payload["record"]) is CanonicalJson
+        }
 
 
 def idempotency_key(
@@ -137,13 +134,12 @@ def decide(
     ]
     ledger_plan = _ledger_plan(reads, records, row_options, inputs)
     run_ids = _run_ids(records, row_options, ledger_plan, now)
-    # From here on each record is walked and serialised once for every event, read model and
-    # printed payload that holds it (``CanonicalDict``); nothing below changes a record.
-    records = [canonical_dict(record) for record in records]
-    events = [_run_built(goal_id, record, built) for record in records]
+    # Each record is serialised once, here, for both events and the read model that carry it.
+    frozen = [_frozen(RUN_BUILT, record) for record in records]
+    events = [_run_built(goal_id, r, text, built) for r, text in zip(records, frozen, strict=True)]
     rollouts = []
-    for record, stem, run_id in zip(records, stems, run_ids, strict=True):
-        appended, rollout = _run_appended(request, inputs, record, stem, run_id, action)
+    for record, text, stem, run_id in zip(records, frozen, stems, run_ids, strict=True):
+        appended, rollout = _run_appended(request, inputs, record, text, stem, run_id, action)
         events.append(appended)
         rollouts.append(rollout)
     if ledger_plan is not None:
@@ -192,15 +188,27 @@ def _ledger_plan(
     )
 
 
-def _run_built(goal_id: str, record: dict[str, Any], built: BuiltSource) -> NewEvent:
-    """What was read for one record, with its own files' provenance."""
+def _frozen(event_type: str, value: dict[str, Any]) -> CanonicalJson:
+    """``value`` as its canonical text, fixed now; a NaN or an infinity in it is refused as the
+    append would refuse it (``ledger.store.event_store``)."""
+    try:
+        return CanonicalJson(value)
+    except TypeError as exc:
+        raise InputError(f"event {event_type} payload is not valid JSON: {exc}") from None
+
+
+def _run_built(
+    goal_id: str, record: dict[str, Any], frozen: CanonicalJson, built: BuiltSource
+) -> NewEvent:
+    """What was read for one record (``frozen``: its canonical text), with its own files'
+    provenance."""
     return NewEvent(
         f"goal/{goal_id}",
         RUN_BUILT,
         {
             "goal_id": goal_id,
             "run_key": record.get("run_key"),
-            "record": record,
+            "record": frozen,
             "provenance": built.provenance_for(record),
             "content_digest": built.content_digest,
             "warnings": built.warnings,
@@ -212,11 +220,13 @@ def _run_appended(
     request: BenchmarkRunRequest,
     inputs: RunInputs,
     record: dict[str, Any],
+    frozen: CanonicalJson,
     stem: str,
     run_id: str,
     action: str,
 ) -> tuple[NewEvent, dict[str, Any]]:
-    """The run history record and its rollout event, carried by one ``run_appended``."""
+    """The run history record and its rollout event, carried by one ``run_appended``; the run
+    record holds the record's canonical text ``frozen`` instead of serialising it again."""
     goal_id, now, classification = inputs.goal_id, inputs.now, inputs.built.classification
     run_record = build_run_record(
         record,
@@ -246,7 +256,7 @@ def _run_appended(
             "run_key": record.get("run_key"),
             "run_id": run_id,
             "generated_at": now,
-            "record": canonical_dict(run_record),
+            "record": _frozen(RUN_APPENDED, {**run_record, "benchmark_run": frozen}),
             "rollout_event": rollout,
         },
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchledger.ledger.core.jsonfmt import CanonicalDict
 from benchledger.ledger.rules.history.goal_runs import (
     HEALTH_CHECK,
     normalize_delivery_batch_scale,
@@ -111,6 +110,5 @@ def _put_if(payload: dict[str, Any], key: str, value: Any) -> None:
 
 
 def _own(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The payload's own copy of a record; a ``CanonicalDict`` is never changed, so it is
-    printed as it is and its proof spares the print its walk (``ledger.core.jsonfmt``)."""
-    return record if type(record) is CanonicalDict else dict(record)
+    """The payload's own copy of a record."""
+    return dict(record)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchledger.ledger.core.errors import InputError
-from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.store.database import SCHEMA_HEAD
 from benchledger.projections.history.as_of import Moment, read_models_as_of, scratch_at
 from benchledger.projections.history.snapshot_cards import (
@@ -85,7 +84,7 @@ def _fill_caches(database: Any) -> None:
     """Fill the snapshot's compare and aggregate facts before it is published: an ``--as-of``
     read from it cannot fill them (its scratch store is thrown away), so it finds them here
     (``projections/read_models/row_caches.py``)."""
-    with database.connect() as conn, collector_paused():
+    with database.connect() as conn:
         fill_row_caches(conn)
 
 

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchledger.ledger.core.jsonfmt import CanonicalDict, orjson_prints_as_stdlib
+from benchledger.ledger.core.jsonfmt import orjson_prints_as_stdlib
 from benchledger.ledger.rules.history.goal_runs import (
     goal_dir_rel,
     index_path_rel,
     record_paths_rel,
 )
 from benchledger.ledger.rules.history.rollout import render_event_line
+from benchledger.ledger.store.chain import CanonicalJson
 from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.faults import reach
 from benchledger.projections.publishing.files import atomic_write
@@ -62,14 +63,14 @@ def render_goal_files(
     goal_id: str,
     runtime_root: Path,
     stems: Iterable[str] | None = None,
-    appended: Mapping[str, CanonicalDict] | None = None,
+    appended: Mapping[str, CanonicalJson] | None = None,
 ) -> list[dict[str, str]]:
     """Write the run records named by ``stems`` (all when None), then the whole index.
 
-    ``appended``: the run records the command just appended, by stem, as it decided them
-    (each proven and serialised once, ``CanonicalDict``). They are rendered from memory: the
-    read model holds exactly their canonical text, so reading it back and parsing it again
-    (2.5 MB for a 3,000-trial Harbor job, and a second walk of it) would give the same bytes.
+    ``appended``: the run records the command just appended, by stem, as the immutable text
+    their events and the read model hold (``CanonicalJson``). Their text is not read back from
+    the read model, and their proof spares the walk; the index line is that text with the
+    two paths spliced in. Earlier runs are read from the read model.
     """
     wanted = set(stems) if stems is not None else None
     known = appended or {}
@@ -77,18 +78,17 @@ def render_goal_files(
     index_lines: list[str] = []
     query, params = _records_query(goal_id, known)
     for stem, text in conn.execute(query, params):
-        from_memory = stem in known
-        record = known[stem] if from_memory else orjson.loads(text)
+        frozen = known.get(stem)
+        record = orjson.loads(text if frozen is None else frozen.text)
         # One walk for both dumps: the index row is the record plus two path strings.
-        plain = True if from_memory else orjson_prints_as_stdlib(record)
+        plain = orjson_prints_as_stdlib(record) if frozen is None else frozen.plain
         if wanted is None or stem in wanted:
             json_rel, md_rel = record_paths_rel(goal_id, stem)
             exports.append(
                 _export(
                     runtime_root / json_rel,
                     "run_record_json",
-                    # the read model's text is sorted; a record in memory is in build order
-                    render_record_json(record, plain=plain, sort_keys=from_memory).encode(),
+                    render_record_json(record, plain=plain).encode(),
                     durable=False,
                 )
             )
@@ -101,8 +101,8 @@ def render_goal_files(
                     durable=False,
                 )
             )
-        if from_memory:
-            index_lines.append(render_canonical_index_line(known[stem], goal_id=goal_id, stem=stem))
+        if frozen is not None:
+            index_lines.append(render_canonical_index_line(frozen, goal_id=goal_id, stem=stem))
         else:
             row = index_row(record, goal_id=goal_id, stem=stem)
             index_lines.append(render_index_line(row, plain=plain))

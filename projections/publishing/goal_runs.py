@@ -16,21 +16,19 @@ from typing import Any
 
 import orjson
 
-from benchledger.ledger.core.jsonfmt import CanonicalDict, json_like_stdlib, json_line_like_stdlib
+from benchledger.ledger.core.jsonfmt import json_like_stdlib, json_line_like_stdlib
 from benchledger.ledger.core.markdown import code_span
 from benchledger.ledger.rules.history.goal_runs import index_path_rel, record_paths_rel
 from benchledger.ledger.rules.row.values import as_mapping
+from benchledger.ledger.store.chain import CanonicalJson
 
 MARKDOWN_TITLE = "# Benchmark Run Append"
 
 
-def render_record_json(
-    record: Mapping[str, Any], *, plain: bool | None = None, sort_keys: bool = False
-) -> str:
+def render_record_json(record: Mapping[str, Any], *, plain: bool | None = None) -> str:
     """A run record's file text, byte-identical to what loopx's ``json.dumps`` wrote
-    (``plain``: ``orjson_prints_as_stdlib(record)`` when the caller already knows it;
-    ``sort_keys`` for a record not read back from its sorted canonical text)."""
-    return json_like_stdlib(dict(record), plain=plain, sort_keys=sort_keys).decode(
+    (``plain``: ``orjson_prints_as_stdlib(record)`` when the caller already knows it)."""
+    return json_like_stdlib(dict(record), plain=plain).decode(
         "utf-8", "surrogatepass"
     )
 
@@ -47,16 +45,18 @@ def render_index_line(row: Mapping[str, Any], *, plain: bool | None = None) -> s
     return json_line_like_stdlib(dict(row), plain=plain) + "\n"
 
 
-def render_canonical_index_line(record: CanonicalDict, *, goal_id: str, stem: str) -> str:
-    """``render_index_line(index_row(...))`` for a record that holds its canonical text: the
-    line is that text with the two paths appended, which is what dumping the record read
-    back from the text (its keys sorted) plus the paths gives, without parsing it again."""
+def render_canonical_index_line(record: CanonicalJson, *, goal_id: str, stem: str) -> str:
+    """``render_index_line(index_row(...))`` of the record ``record``'s text holds: the line
+    is that text with the two paths appended, which is what dumping the record parsed back
+    from it (its keys sorted) plus the paths gives, without dumping it again: when orjson
+    prints it as ``json`` does, and neither path is a key it may already hold."""
     json_path, markdown_path = record_paths_rel(goal_id, stem)
-    if not record or "json_path" in record or "markdown_path" in record:
-        row = index_row(orjson.loads(record.canonical), goal_id=goal_id, stem=stem)
-        return render_index_line(row, plain=True)
+    text = record.text
+    if not record.plain or text == b"{}" or b'"json_path"' in text or b'"markdown_path"' in text:
+        row = index_row(orjson.loads(text), goal_id=goal_id, stem=stem)
+        return render_index_line(row, plain=record.plain)
     paths = orjson.dumps({"json_path": json_path, "markdown_path": markdown_path})
-    return (record.canonical[:-1] + b"," + paths[1:] + b"\n").decode()
+    return (text[:-1] + b"," + paths[1:] + b"\n").decode()
 
 
 def read_index(lines: Iterable[str], *, exists: Callable[[str], bool]) -> dict[str, Any]:

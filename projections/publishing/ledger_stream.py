@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.projections.publishing.files import (
     HashingWriter,
     StagedFile,
@@ -95,13 +94,8 @@ def stream_ledger_json(
     written in full under its temp name for the caller to publish (the JSON goes in place
     first, as before), or None (nothing written) when the cache cannot render this ledger.
     Cases that do not add up are decided again once from the whole ledger (a run that moved
-    out of a case it was cached in) before giving up. ``durable``: fsync before the rename.
-
-    Without cyclic garbage collection: 30,000 row tuples, their lists and 6,000 cases, all
-    acyclic, which the collector would only re-walk (~10 ms of an upsert at 30,000 rows in
-    ``perf`` samples of ``gc_collect_main`` and its visitors)."""
-    with collector_paused():
-        return _stream(conn, ledger_id, meta, json_path, markdown_path, durable=durable)
+    out of a case it was cached in) before giving up. ``durable``: fsync before the rename."""
+    return _stream(conn, ledger_id, meta, json_path, markdown_path, durable=durable)
 
 
 def _stream(

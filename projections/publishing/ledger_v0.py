@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import orjson
 
-from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.core.jsonfmt import json_like_stdlib
 from benchledger.ledger.core.markdown import code_span, has_markdown_syntax, table_code, table_text
 from benchledger.ledger.rules.row.archive_state import is_archived
@@ -53,9 +52,8 @@ def build_document(rows: Iterable[dict], *, updated_at: str, update_policy: dict
     ``latest_decision`` is recomputed. Row dicts are placed in the document unchanged.
     ``update_policy`` is written only when given: it is created once and then kept.
     """
-    with collector_paused():
-        buckets = _bucket(_dedupe(rows))
-        benchmarks = {bid: _benchmark_node(bid, buckets[bid]) for bid in sorted(buckets)}
+    buckets = _bucket(_dedupe(rows))
+    benchmarks = {bid: _benchmark_node(bid, buckets[bid]) for bid in sorted(buckets)}
     doc: dict = {"schema_version": SCHEMA_VERSION, "updated_at": updated_at}
     if update_policy is not None:
         doc["update_policy"] = update_policy
@@ -208,30 +206,29 @@ def render_markdown(doc: dict) -> str:
     Counts are recomputed from the runs, never read from the stored counters, so a hand-edited
     document cannot show stale totals.
     """
-    with collector_paused():
-        cases, archived = _scan(doc)
-        decisions = [
-            case_decision_line(bid, cid, _dict(cnode.get("latest_decision")), len(active), n)
-            for bid, cid, cnode, active, n in cases
-        ]
-        backlog = [
-            (rank, repair_class, bid, cid, arm, line)
-            for bid, cid, _node, active, _archived in cases
-            for rank, repair_class, arm, line in case_backlog_entries(bid, cid, active)
-        ]
-        runs = [run_line(bid, cid, row) for bid, cid, _node, active, _n in cases for row in active]
-        return assemble_markdown(
-            MarkdownParts(
-                schema_version=doc.get("schema_version", SCHEMA_VERSION),
-                updated_at=doc.get("updated_at", ""),
-                active_case_count=len(cases),
-                active_run_count=len(runs),
-                archived=archived,
-                decision_lines=decisions,
-                backlog=backlog,
-                run_lines=runs,
-            )
+    cases, archived = _scan(doc)
+    decisions = [
+        case_decision_line(bid, cid, _dict(cnode.get("latest_decision")), len(active), n)
+        for bid, cid, cnode, active, n in cases
+    ]
+    backlog = [
+        (rank, repair_class, bid, cid, arm, line)
+        for bid, cid, _node, active, _archived in cases
+        for rank, repair_class, arm, line in case_backlog_entries(bid, cid, active)
+    ]
+    runs = [run_line(bid, cid, row) for bid, cid, _node, active, _n in cases for row in active]
+    return assemble_markdown(
+        MarkdownParts(
+            schema_version=doc.get("schema_version", SCHEMA_VERSION),
+            updated_at=doc.get("updated_at", ""),
+            active_case_count=len(cases),
+            active_run_count=len(runs),
+            archived=archived,
+            decision_lines=decisions,
+            backlog=backlog,
+            run_lines=runs,
         )
+    )
 
 
 @dataclass

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.core.errors import BenchledgerError
-from benchledger.ledger.core.jsonfmt import CanonicalDict
 from benchledger.ledger.rules.history.goal_runs import goal_dir_rel, index_path_rel
+from benchledger.ledger.store.chain import CanonicalJson
 from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.events import EXPORT_WRITTEN, NewEvent
 from benchledger.ledger.store.faults import reach
@@ -113,7 +113,7 @@ def render_for_goal(
     ledger_target: Any | None,
     global_registry: bool,
     backup: dict[str, Any] | None,
-    appended: Mapping[str, CanonicalDict] | None = None,
+    appended: Mapping[str, CanonicalJson] | None = None,
 ) -> list[dict[str, str]]:
     """``appended``: the run records the command just appended, by stem (``render_goal_files``)."""
     exports: list[dict[str, str]] = []

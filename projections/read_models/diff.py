@@ -72,7 +72,7 @@ def compare_tables(
 
 def _select(table: TableSpec, conn: Connection) -> str:
     """Every column of ``table`` as ``conn`` should read it (a spec may resolve columns kept
-    elsewhere, see ``read_models.LEDGER_ROW_FACTS``)."""
+    elsewhere, see ``read_models.ledger_rows.LEDGER_ROW_FACTS``)."""
     select_for = getattr(table, "select_for", None)
     return select_for(conn) if select_for is not None else table.select_sql
 

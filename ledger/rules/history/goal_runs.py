@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
-from benchledger.ledger.core.jsonfmt import CanonicalDict
 
 SCHEMA_VERSION = "benchmark_run_v0"
 HEALTH_CHECK = "benchmark_run_v0 compact event public-safe"
@@ -161,11 +160,7 @@ def build_run_record(
         "classification": classification or DEFAULT_CLASSIFICATION,
         "recommended_action": recommended_action or DEFAULT_RECOMMENDED_ACTION,
         "health_check": HEALTH_CHECK,
-        # A copy, unless it is a ``CanonicalDict``: that one is never changed, and its bytes
-        # are reused when the run record is serialised.
-        "benchmark_run": benchmark_run
-        if type(benchmark_run) is CanonicalDict
-        else dict(benchmark_run),
+        "benchmark_run": dict(benchmark_run),
     }
     scale = normalize_delivery_batch_scale(delivery_batch_scale)
     outcome = normalize_delivery_outcome(delivery_outcome)
