@@ -203,6 +203,13 @@ def _run_options(func):  # noqa: ANN001, ANN202
         _flag("--execute", "Append the events and render the files."),
         _flag("--no-global-sync", "Do not sync the goal into the runtime root's global registry."),
         _flag("--no-render", "Append events only; render files later with `benchledger render`."),
+        click.option(
+            "--jobs",
+            metavar="N",
+            default=None,
+            callback=_argparse_int,
+            help="Read a Harbor job's trials on N cores (default 1); the records are the same.",
+        ),
         format_option,
     ]
     for option in reversed(options):

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.requests import benchmark_run_rules
+from benchledger.ledger.sources.harbor import parallel as harbor_parallel
 from benchledger.ledger.sources.harbor.job import read_harbor_job
 from benchledger.ledger.sources.harbor.options import ArmMapping, HarborReadOptions
 from tests.conftest import FIXTURES_DIR
@@ -114,3 +117,47 @@ def test_harbor_arm_map_is_parsed_once_before_any_file_is_read(tmp_path: Path) -
     )
     with pytest.raises(SourceError, match="^invalid --arm-map entry: codex$"):
         HarborReadOptions.from_flags(tmp_path / "no-such-dir", arm_map=["codex"])
+
+
+@pytest.mark.parametrize("key", ["07_many_tasks_full_sweep", "03_mixed_with_timeouts"])
+def test_harbor_jobs_read_on_several_cores_give_the_same_ingest(
+    key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harbor_parallel, "_MIN_TRIALS_PER_WORKER", 1)  # fork even for a few
+    alone = read_harbor_job(HarborReadOptions.from_flags(_job(key)))
+    calls: list[tuple[int, int]] = []
+    shared = read_harbor_job(
+        HarborReadOptions.from_flags(_job(key), jobs=3), progress=lambda d, t: calls.append((d, t))
+    )
+    assert shared == alone
+    assert calls[0][0] == 0 and calls[-1][0] == calls[-1][1] == alone.provenance["trial_dir_count"]
+
+
+def test_harbor_jobs_a_bad_trial_read_by_a_worker_is_reported_as_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harbor_parallel, "_MIN_TRIALS_PER_WORKER", 1)
+    job = tmp_path / "job"
+    shutil.copytree(_job("07_many_tasks_full_sweep"), job)
+    last = sorted(p for p in job.iterdir() if p.is_dir())[-1]
+    (last / "result.json").unlink()
+    os.mkfifo(last / "result.json")  # a worker meets it; the command must name it the same way
+    with pytest.raises(InputError) as alone:
+        read_harbor_job(HarborReadOptions.from_flags(job))
+    with pytest.raises(InputError) as shared:
+        read_harbor_job(HarborReadOptions.from_flags(job, jobs=4))
+    assert shared.value.message == alone.value.message
+    assert last.name in alone.value.message
+
+
+@pytest.mark.parametrize("value", ["0", "-2"])
+def test_jobs_must_be_positive(value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    job = str(_job("01_all_pass"))
+    done = invoke(
+        ["benchmark", "run", "terminal-bench", "--goal-id", "g", "--harbor-job-dir", job,
+         "--jobs", value, "--no-global-sync"],
+        db=f"sqlite:///{tmp_path / 'db.sqlite'}",
+    )  # fmt: skip
+    assert done.code == 1
+    assert done.stderr.strip() == "error: --jobs must be a positive integer"

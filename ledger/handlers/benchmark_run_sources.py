@@ -128,6 +128,7 @@ def harbor_read_options(request: BenchmarkRunRequest) -> HarborReadOptions:
         arm_role=request.arm_role,
         run_group_id=request.run_group_id,
         include_tasks=request.include_task_name,
+        jobs=request.jobs,
     )
 
 
@@ -273,7 +274,7 @@ def _planned(raw: list[dict[str, Any]], request: BenchmarkRunRequest, *, kind: s
     semantic = {
         k: (list(v) if isinstance(v, tuple) else v)
         for k, v in sorted(request.option_items())
-        if k not in {"execute", "dry_run", "format"} and v not in (None, False, (), [])
+        if k not in {"execute", "dry_run", "format", "jobs"} and v not in (None, False, (), [])
     }
     digest = hashlib.sha256(canonical_json({"kind": kind, "records": raw}).encode()).hexdigest()
     ingest = SourceIngest(raw, {"kind": kind, "options": semantic, "files": {}}, [])

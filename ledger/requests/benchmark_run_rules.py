@@ -94,6 +94,7 @@ MSG_HARBOR_TIMEOUT = (
 MSG_ARM_ID_AND_MAP = "--arm-id and --arm-map are mutually exclusive"
 MSG_PRESET_AND_MULTIPLIERS = "--timeout-preset cannot be combined with timeout multiplier flags"
 MSG_PREFLIGHT_TIMEOUT = "codex_preflight_timeout_sec must be a positive integer"
+MSG_JOBS = "--jobs must be a positive integer"
 MSG_APP_SERVER_GOAL = "unsupported terminal-bench mode: codex-app-server-goal"
 
 
@@ -196,6 +197,8 @@ def _value_rules(opts: BenchmarkRunRequest) -> None:
     seconds = opts.codex_preflight_timeout_sec
     if seconds is not None and (isinstance(seconds, bool) or seconds <= 0):
         raise InputError(MSG_PREFLIGHT_TIMEOUT)
+    if opts.jobs is not None and (isinstance(opts.jobs, bool) or opts.jobs <= 0):
+        raise InputError(MSG_JOBS)
 
 
 def _fixture_rules(opts: BenchmarkRunRequest) -> None:

@@ -27,6 +27,7 @@ from benchledger.ledger.rules.record.fields import PROGRESS_KEYS
 from benchledger.ledger.sources.base import SourceIngest
 from benchledger.ledger.sources.harbor.files import _Json, _Reader
 from benchledger.ledger.sources.harbor.options import HarborReadOptions
+from benchledger.ledger.sources.harbor.parallel import read_trials_on
 from benchledger.ledger.sources.harbor.plan import (
     _match_plan,
     _planned_counts,
@@ -141,7 +142,10 @@ def _read_files(
         lock.data = _slim_lock(lock.data)
     job_result = reader.json("result.json")
     planned = _planned_from_lock(lock.obj) or _planned_from_config(config.obj)
-    observed = read_trials(reader, progress)
+    if opts.jobs > 1:
+        observed = read_trials_on(reader, progress, opts.jobs)
+    else:
+        observed = read_trials(reader, progress)
     if config.state == lock.state == job_result.state == "missing" and not observed:
         raise SourceError(_ERR_NOT_JOB)
     warnings = _file_warnings(config, lock, job_result, observed)

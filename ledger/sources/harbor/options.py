@@ -36,6 +36,7 @@ class HarborReadOptions:
     arm_role: str | None = None
     run_group_id: str | None = None
     include_tasks: tuple[str, ...] = ()  # --include-task-name: keep only these cases
+    jobs: int = 1  # --jobs: cores the trials are read on (``parallel``); never changes a record
 
     @classmethod
     def from_flags(
@@ -48,6 +49,7 @@ class HarborReadOptions:
         arm_role: str | None = None,
         run_group_id: str | None = None,
         include_tasks: Iterable[str] = (),
+        jobs: int | None = None,
     ) -> HarborReadOptions:
         """The options as the command's flags spell them; a malformed ``--arm-map`` entry is
         an error here, before any file is read."""
@@ -59,6 +61,7 @@ class HarborReadOptions:
             arm_role,
             run_group_id,
             tuple(include_tasks),
+            jobs or 1,
         )
 
 
