@@ -62,8 +62,13 @@ def _start(root: str, names: list[str]) -> tuple[int, int] | None:
     """Fork a worker reading ``names``: (pid, the pipe's read end), or None if it cannot."""
     try:
         out, into = os.pipe()
+    except OSError:
+        return None
+    try:
         pid = os.fork()
     except OSError:
+        os.close(out)
+        os.close(into)
         return None
     if pid == 0:  # the worker: read, write, exit without the command's exit handlers
         code = 1
