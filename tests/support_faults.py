@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-# The console script's own start (``commands.entry``): a Harbor ingest forks its trial reader,
-# so every kill and fault below also meets the two-core read.
-CLI = [sys.executable, "-c", "from benchledger.commands.entry import main; main()"]
+# The console script's own start (``benchledger.commands.cli:main``), in a process of its own.
+CLI = [sys.executable, "-c", "from benchledger.commands.cli import main; main()"]
 MANIFEST_REL = Path("harbor/manifest.json")
 GOAL = "g"
 RUNTIME_ROOT = "rt"
