@@ -11,12 +11,12 @@ from benchledger.commands.output import bullets, emit, format_option, progress_b
 from benchledger.commands.runtime import command_metadata
 from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.requests.benchmark_run_rules import validate_benchmark_run_options
 from benchledger.ledger.rules.history.goal_runs import (
     DELIVERY_BATCH_SCALE_CHOICES,
     DELIVERY_OUTCOMES,
 )
 from benchledger.ledger.rules.record.vocabulary import MULTIPLIER_KEYS
-from benchledger.ledger.sources.planned.options import validate_benchmark_run_options
 from benchledger.ledger.sources.planned.skillsbench_route_names import ROUTE_NAMES
 from benchledger.projections.publishing.goal_runs import render_append_markdown
 from benchledger.projections.reports.run_summary import with_summary
@@ -65,7 +65,7 @@ def _int_option(name: str):  # noqa: ANN202
 def _skillsbench_routes() -> tuple[str, ...]:
     """The route table's names, read when the CLI loads (click wants its choices then): from
     the names-only module, since the route table (``ledger.sources.planned.skillsbench_routes``) and
-    ``ledger.sources.planned.options`` build dataclasses every other command would pay for."""
+    ``ledger.requests.benchmark_run_rules`` build dataclasses every other command would pay for."""
     return ROUTE_NAMES
 
 
@@ -203,6 +203,13 @@ def _run_options(func):  # noqa: ANN001, ANN202
         _flag("--execute", "Append the events and render the files."),
         _flag("--no-global-sync", "Do not sync the goal into the runtime root's global registry."),
         _flag("--no-render", "Append events only; render files later with `benchledger render`."),
+        click.option(
+            "--jobs",
+            metavar="N",
+            default=None,
+            callback=_argparse_int,
+            help="Read a Harbor job's trials on N cores (default 1); the records are the same.",
+        ),
         format_option,
     ]
     for option in reversed(options):

@@ -36,7 +36,7 @@ from benchledger.ledger.store.faults import reach
 from benchledger.projections.publishing.render import RenderError, render_for_goal
 from benchledger.projections.read_models.queries import StoreReads
 from benchledger.services.files_seen import global_registry_file, stems_taken_on_disk
-from benchledger.services.store_session import open_store, preload
+from benchledger.services.store_session import open_store
 
 
 def run_benchmark(
@@ -61,8 +61,6 @@ def _run_benchmark(
     metadata: dict[str, Any],
     progress: Progress | None,
 ) -> dict[str, Any]:
-
-    preload()  # while a Harbor reader is still reading on the other core
     context = build_command_context(
         registry_flag=registry, runtime_root_flag=runtime_root, cwd=Path.cwd(), env=os.environ
     )

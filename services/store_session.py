@@ -7,7 +7,6 @@ pick projections themselves, so ``ledger/`` stays free of any import of ``projec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from benchledger.ledger.store.database import ensure_schema, open_database, resolve_location
@@ -36,30 +35,6 @@ class OpenStore:
 
     def __exit__(self, *_exc_info: object) -> None:
         self.close()
-
-
-def preload() -> None:
-    """Import what ``open_store`` and a render will import, ahead of them.
-
-    For a command with a moment when the second core is busy for it: while the forked Harbor
-    reader reads trials, each module imported here is time the reader fills with reading, so
-    the split of the trials moves toward the reader, instead of time spent after the read
-    with the reader idle (~15 ms of imports for an ingest, half of it won back)."""
-
-    for name in _PRELOADED:
-        import_module(name)
-
-
-_PRELOADED = (
-    "benchledger.ledger.store.database",
-    "benchledger.ledger.store.sqlite",
-    "benchledger.ledger.rules.record.compaction",
-    "benchledger.ledger.store.event_store",
-    "benchledger.projections.read_models.engine",
-    "benchledger.projections.read_models.queries",
-    "benchledger.projections.read_models.models",
-    "benchledger.projections.publishing.render",
-)
 
 
 def open_store(

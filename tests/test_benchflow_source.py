@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from benchledger.ledger.core.errors import InputError, SourceError, UsageError
+from benchledger.ledger.sources.benchflow.options import BenchflowReadOptions
 from benchledger.ledger.sources.benchflow.tree import (
     benchflow_verdict,
     discover_benchflow_results,
@@ -94,17 +95,17 @@ def test_every_result_verdict_score_timing_tokens(tree, case_id, rel, info, case
     path = tree / rel
     if not info["counted_by_benchflow"]:
         with pytest.raises(InputError, match="reviewer child result"):
-            read_benchflow_result(path)
+            read_benchflow_result(BenchflowReadOptions(path))
         return
     if info.get("unreadable"):
-        record = read_benchflow_result(path).records[0]
+        record = read_benchflow_result(BenchflowReadOptions(path)).records[0]
         assert record["run_status"] == "corrupt"
         assert record["trials"][0]["status"] == "result_corrupt"
         assert record["official_task_score"]["kind"] == "skillsbench_verifier_reward_missing"
         assert "official_score" not in record
         return
     raw = _raw(tree, rel)
-    ingest = read_benchflow_result(path)
+    ingest = read_benchflow_result(BenchflowReadOptions(path))
     assert len(ingest.records) == 1
     record = ingest.records[0]
     trial = record["trials"][0]
@@ -168,7 +169,7 @@ SELECTION_CASES = [c for c in CASES if c["result_files"]]
 
 @pytest.mark.parametrize("case", SELECTION_CASES, ids=[c["case_id"] for c in SELECTION_CASES])
 def test_discovery_picks_what_benchflow_picks(tree, case):
-    ingest = read_benchflow_root(_case_root(tree, case))
+    ingest = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case)))
     by_task = {r["case_id"]: r for r in ingest.records}
     assert len(by_task) == len(ingest.records), "one record per task"
     for task, rel in case["benchflow_selection"].items():
@@ -189,7 +190,9 @@ def test_candidates_filter_by_task(tree):
     case = next(c for c in CASES if c["case_id"] == "23_multi_task_root")
     found = discover_benchflow_results(_case_root(tree, case), task="pdf-table-extract")
     assert [c.task for c in found] == ["pdf-table-extract"]
-    ingest = read_benchflow_root(_case_root(tree, case), task=["citation-check", "3d-scan-volume"])
+    tasks = ("citation-check", "3d-scan-volume")
+    options = BenchflowReadOptions(_case_root(tree, case), tasks=tasks)
+    ingest = read_benchflow_root(options)
     assert sorted(r["case_id"] for r in ingest.records) == ["3d-scan-volume", "citation-check"]
 
 
@@ -204,17 +207,17 @@ def test_same_task_twice_policies(tree):
     assert select_result(candidates, "benchflow_canonical").relative_path == preferred
     assert select_result(candidates, "newest").relative_path == newest
 
-    canonical = read_benchflow_root(root).records[0]
+    canonical = read_benchflow_root(BenchflowReadOptions(root)).records[0]
     assert canonical["official_score"] == 1.0
     assert [c["relative_path"] for c in canonical["selection"]["candidates"]] == sorted(
         [preferred, newest]
     )
-    newest_record = read_benchflow_root(root, policy="newest").records[0]
+    newest_record = read_benchflow_root(BenchflowReadOptions(root, policy="newest")).records[0]
     assert newest_record["selection"]["tie_breaker"] == "newest_mtime_then_path"
     assert newest_record["runner_verdict"] == "verifier_errored"
     assert "official_score" not in newest_record
 
-    all_attempts = read_benchflow_root(root, policy="all_attempts").records[0]
+    all_attempts = read_benchflow_root(BenchflowReadOptions(root, policy="all_attempts")).records[0]
     assert all_attempts["trial_count"] == 2
     assert [t["attempt_index"] for t in all_attempts["trials"]] == [1, 2]
     assert all_attempts["score_aggregation"]["policy"] == "mean_of_scored_attempts"
@@ -230,12 +233,12 @@ def test_same_task_twice_policies(tree):
 def test_unknown_policy_is_an_input_error(tree):
     case = next(c for c in CASES if c["case_id"] == "01_pass")
     with pytest.raises(InputError, match="unknown selection policy"):
-        read_benchflow_root(_case_root(tree, case), policy="best")
+        read_benchflow_root(BenchflowReadOptions(_case_root(tree, case), policy="best"))
 
 
 def test_reviewer_child_ignored_and_review_scoring_decides(tree):
     case = next(c for c in CASES if c["case_id"] == "26_review_scoring")
-    ingest = read_benchflow_root(_case_root(tree, case))
+    ingest = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case)))
     (record,) = ingest.records
     assert record["selection"]["ignored_nested_count"] == 1
     assert record["selection"]["candidate_count"] == 1
@@ -248,8 +251,8 @@ def test_reviewer_child_ignored_and_review_scoring_decides(tree):
 def test_explicit_file_and_root_give_the_same_run(tree):
     case = next(c for c in CASES if c["case_id"] == "01_pass")
     rel = next(iter(case["result_files"]))
-    by_file = read_benchflow_result(tree / rel).records[0]
-    by_root = read_benchflow_root(_case_root(tree, case)).records[0]
+    by_file = read_benchflow_result(BenchflowReadOptions(tree / rel)).records[0]
+    by_root = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case))).records[0]
     assert (
         by_file["run_key"]
         == by_root["run_key"]
@@ -263,8 +266,8 @@ def test_location_does_not_change_records_or_digest(tree, tmp_path):
     case = next(c for c in CASES if c["case_id"] == "23_multi_task_root")
     elsewhere = tmp_path / "elsewhere" / "copy"
     shutil.copytree(_case_root(tree, case), elsewhere, copy_function=shutil.copy2)
-    first = read_benchflow_root(_case_root(tree, case))
-    second = read_benchflow_root(elsewhere)
+    first = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case)))
+    second = read_benchflow_root(BenchflowReadOptions(elsewhere))
     assert first.records == second.records
     assert first.content_digest == second.content_digest
 
@@ -285,7 +288,7 @@ SUMMARY_CASES = [
     ("case", "rel", "counts"), SUMMARY_CASES, ids=[c["case_id"] for c, _, _ in SUMMARY_CASES]
 )
 def test_job_summary_counts_and_totals(tree, case, rel, counts):
-    records = read_benchflow_root(_case_root(tree, case)).records
+    records = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case))).records
     for record in records:
         metric = record["runner_job"]["runner_metric"]
         for key in ("total", "passed", "failed", "errored", "verifier_errored", "score_ratio"):
@@ -312,7 +315,7 @@ def test_job_summary_counts_and_totals(tree, case, rel, counts):
 
 def test_missing_summary_is_a_warning_not_an_error(tree):
     case = next(c for c in CASES if c["case_id"] == "22_deep_nested_renamed")
-    (record,) = read_benchflow_root(_case_root(tree, case)).records
+    (record,) = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case))).records
     assert "benchflow_summary_missing" in record["ingest_warnings"]
     assert "job_status" not in record["runner_job"]
     assert record["job_name"] == "output"
@@ -325,7 +328,7 @@ def test_missing_summary_is_a_warning_not_an_error(tree):
 
 def _single(tree: Path, case_id: str, **kwargs) -> dict:
     case = next(c for c in CASES if c["case_id"] == case_id)
-    (record,) = read_benchflow_root(_case_root(tree, case), **kwargs).records
+    (record,) = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case), **kwargs)).records
     return record
 
 
@@ -450,7 +453,7 @@ def test_corrupt_timing_warns_by_default_and_fails_in_strict_mode(tree):
     assert record["timing"]["total"] == 770.7  # from result.json's own timing block
     case = next(c for c in CASES if c["case_id"] == "11_corrupt_timing")
     with pytest.raises(SourceError) as err:
-        read_benchflow_root(_case_root(tree, case), strict=True)
+        read_benchflow_root(BenchflowReadOptions(_case_root(tree, case), strict=True))
     message = str(err.value)
     assert message.endswith("citation-check__ffdc3f99/timing.json")
     assert "timing.json" in message and str(tree) not in message and "\n" not in message
@@ -461,16 +464,17 @@ def test_corrupt_result_strict_source_error_names_the_file(tree, case_id):
     case = next(c for c in CASES if c["case_id"] == case_id)
     rel = next(r for r, info in case["result_files"].items() if info.get("unreadable"))
     with pytest.raises(SourceError) as err:
-        read_benchflow_root(_case_root(tree, case), strict=True)
+        read_benchflow_root(BenchflowReadOptions(_case_root(tree, case), strict=True))
     assert str(err.value).endswith(_rel_to_case(rel, case))
     assert str(tree) not in str(err.value)
     with pytest.raises(SourceError, match="result.json"):
-        read_benchflow_result(tree / rel, strict=True)
+        read_benchflow_result(BenchflowReadOptions(tree / rel, strict=True))
 
 
 def test_corrupt_result_does_not_hide_other_tasks(tree):
     case = next(c for c in CASES if c["case_id"] == "25_corrupt_in_root")
-    records = {r["case_id"]: r for r in read_benchflow_root(_case_root(tree, case)).records}
+    ingest = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case)))
+    records = {r["case_id"]: r for r in ingest.records}
     assert records["pdf-table-extract"]["official_score"] == 1.0
     assert records["citation-check"]["run_status"] == "corrupt"
 
@@ -480,16 +484,16 @@ def test_corrupt_result_without_task_identity(tmp_path):
     rollout.mkdir(parents=True)
     (rollout / "result.json").write_text('{"task_name": "t', encoding="utf-8")
     with pytest.raises(SourceError, match="not a readable JSON object: job/trial-x/result.json"):
-        read_benchflow_result(rollout / "result.json")
+        read_benchflow_result(BenchflowReadOptions(rollout / "result.json"))
     with pytest.raises(SourceError, match="candidate_count=0"):
-        read_benchflow_root(tmp_path / "root")
+        read_benchflow_root(BenchflowReadOptions(tmp_path / "root"))
 
 
 def test_result_missing_candidate(tmp_path):
     rollout = tmp_path / "root" / "job" / "citation-check__0123abcd"
     rollout.mkdir(parents=True)
     (rollout / "timing.json").write_text('{"environment_setup": 3.0}', encoding="utf-8")
-    (record,) = read_benchflow_root(tmp_path / "root").records
+    (record,) = read_benchflow_root(BenchflowReadOptions(tmp_path / "root")).records
     assert record["run_status"] == "incomplete"
     assert record["trials"][0]["status"] == "result_missing"
     assert record["trials"][0]["unscored_reason"] == "result_missing"
@@ -498,7 +502,7 @@ def test_result_missing_candidate(tmp_path):
 def test_empty_root_error(tree):
     case = next(c for c in CASES if c["case_id"] == "27_empty_root")
     with pytest.raises(SourceError) as err:
-        read_benchflow_root(_case_root(tree, case))
+        read_benchflow_root(BenchflowReadOptions(_case_root(tree, case)))
     assert str(err.value) == (
         "no BenchFlow result.json found below the ingest root; candidate_count=0 "
         "ignored_reviewer_count=0 ignored_nested_count=0"
@@ -508,7 +512,8 @@ def test_empty_root_error(tree):
 def test_requested_task_without_candidates(tree):
     case = next(c for c in CASES if c["case_id"] == "01_pass")
     with pytest.raises(SourceError) as err:
-        read_benchflow_root(_case_root(tree, case), task=["nope", "citation-check"])
+        options = BenchflowReadOptions(_case_root(tree, case), tasks=("nope", "citation-check"))
+        read_benchflow_root(options)
     assert str(err.value) == (
         "no BenchFlow result.json found for requested task(s): nope; candidate_count=1"
     )
@@ -518,9 +523,9 @@ def test_input_validation_messages(tree):
     case = next(c for c in CASES if c["case_id"] == "01_pass")
     summary = next(iter(case["summaries"]))
     with pytest.raises(InputError, match="must be a result.json file or a directory"):
-        read_benchflow_result(tree / summary)
+        read_benchflow_result(BenchflowReadOptions(tree / summary))
     with pytest.raises(InputError, match="--skillsbench-result-root must be a directory"):
-        read_benchflow_root(tree / summary)
+        read_benchflow_root(BenchflowReadOptions(tree / summary))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -529,7 +534,7 @@ def test_input_validation_messages(tree):
 
 def test_no_absolute_paths_anywhere(tree):
     for case in SELECTION_CASES:
-        ingest = read_benchflow_root(_case_root(tree, case))
+        ingest = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case)))
         text = json.dumps([ingest.records, ingest.provenance], ensure_ascii=False)
         assert str(tree) not in text
         assert "/srv/bench" not in text
@@ -539,7 +544,7 @@ def test_no_absolute_paths_anywhere(tree):
 
 def test_provenance_lists_files_read_and_candidates(tree):
     case = next(c for c in CASES if c["case_id"] == "24_same_task_twice")
-    provenance = read_benchflow_root(_case_root(tree, case)).provenance
+    provenance = read_benchflow_root(BenchflowReadOptions(_case_root(tree, case))).provenance
     assert provenance["kind"] == "benchflow_result_root"
     assert provenance["adapter_version"]
     assert provenance["selection_policy"] == "benchflow_canonical"
@@ -611,14 +616,14 @@ def test_top_level_reviewer_and_unattributed_corrupt_are_counted(tmp_path):
     reviewer.mkdir(parents=True)
     (reviewer / "result.json").write_text('{"purpose": "reviewer", "task_name": "x"}', "utf-8")
     with pytest.raises(SourceError, match="ignored_reviewer_count=1 ignored_nested_count=0"):
-        read_benchflow_root(root)
+        read_benchflow_root(BenchflowReadOptions(root))
     good = root / "job" / "t__89abcdef"
     good.mkdir()
     (good / "result.json").write_text('{"task_name": "t", "rewards": {"reward": 1.0}}', "utf-8")
     torn = root / "job" / "renamed"
     torn.mkdir()
     (torn / "result.json").write_text("{", "utf-8")
-    ingest = read_benchflow_root(root)
+    ingest = read_benchflow_root(BenchflowReadOptions(root))
     (record,) = ingest.records
     assert record["selection"]["ignored_reviewer_count"] == 1
     assert record["runner_job"]["unattributed_attempt_count"] == 1
@@ -638,5 +643,5 @@ def test_records_carry_no_nulls(tree):
                 walk(item, f"{path}[{index}]")
 
     for case in SELECTION_CASES:
-        for record in read_benchflow_root(_case_root(tree, case)).records:
+        for record in read_benchflow_root(BenchflowReadOptions(_case_root(tree, case))).records:
             walk(record)

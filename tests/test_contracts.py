@@ -24,8 +24,10 @@ from benchledger.commands.cli import cli
 from benchledger.ledger.contracts.conformance import check_payload
 from benchledger.ledger.contracts.generate import SCHEMA_DIR, render_schemas
 from benchledger.ledger.rules.record.compaction import compact_run
+from benchledger.ledger.sources.benchflow.options import BenchflowReadOptions
 from benchledger.ledger.sources.benchflow.tree import read_benchflow_root
 from benchledger.ledger.sources.harbor.job import read_harbor_job
+from benchledger.ledger.sources.harbor.options import HarborReadOptions
 from benchledger.ledger.store.events import LEDGER_UPSERTED, RUN_BUILT, NewEvent
 from benchledger.services.store_session import open_store
 
@@ -228,8 +230,10 @@ def test_benchmark_run_schema_validates_the_records_of_every_fixture(fixtures_di
     records = []
     for job in manifest["jobs"]:
         if (harbor / job["job_dir"]).is_dir():  # one job is an empty dir git could not keep
-            records += read_harbor_job(harbor / job["job_dir"]).records
-    records += read_benchflow_root(fixtures_dir / "benchflow" / "cases").records
+            options = HarborReadOptions.from_flags(harbor / job["job_dir"])
+            records += read_harbor_job(options).records
+    cases = fixtures_dir / "benchflow" / "cases"
+    records += read_benchflow_root(BenchflowReadOptions(cases)).records
     assert len(records) > 100
     for record in records:
         assert errors_of("benchmark_run_v0", compact_run(record)) == [], record.get("run_key")
@@ -275,7 +279,7 @@ def test_ledger_row_schema_validates_every_row_of_the_loopx_ledger(fixtures_dir)
     ],
 )
 def test_benchmark_run_schema_rejects_a_wrong_type_or_a_missing_field(mutate, path):
-    record = compact_run(read_harbor_job(EXAMPLE_JOB).records[0])
+    record = compact_run(read_harbor_job(HarborReadOptions.from_flags(EXAMPLE_JOB)).records[0])
     assert errors_of("benchmark_run_v0", record) == []
     mutate(record)
     found = errors_of("benchmark_run_v0", record)
@@ -283,7 +287,7 @@ def test_benchmark_run_schema_rejects_a_wrong_type_or_a_missing_field(mutate, pa
 
 
 def test_benchmark_run_schema_keeps_the_format_open_to_unknown_fields():
-    record = compact_run(read_harbor_job(EXAMPLE_JOB).records[0])
+    record = compact_run(read_harbor_job(HarborReadOptions.from_flags(EXAMPLE_JOB)).records[0])
     record["loopx_field_benchledger_drops"] = {"any": "thing"}
     assert errors_of("benchmark_run_v0", record) == []
 
@@ -306,7 +310,7 @@ def test_the_hot_paths_never_import_pydantic(tmp_path):
         ["schema", "benchmark_run_v0"],
         ["--format", "json", "verify", "--files"],
     ]  # fmt: skip
-    record = compact_run(read_harbor_job(EXAMPLE_JOB).records[0])
+    record = compact_run(read_harbor_job(HarborReadOptions.from_flags(EXAMPLE_JOB)).records[0])
     record["job_name"] = "another-job"  # a run the ingest has not recorded yet
     record["run_key"] = "harbor:another-job:terminal-bench@2.0:fix-git:codex:openai-gpt-5"
     (tmp_path / "run.json").write_text(json.dumps(record))

@@ -20,9 +20,12 @@ from hypothesis import strategies as st
 
 from benchledger.ledger.core.errors import SourceError
 from benchledger.ledger.rules.record.compaction import compact_run
-from benchledger.ledger.sources.harbor import reading as harbor_reading
+from benchledger.ledger.sources.harbor import files as harbor_files
+from benchledger.ledger.sources.harbor import plan as harbor_plan
+from benchledger.ledger.sources.harbor import values as harbor_values
 from benchledger.ledger.sources.harbor.job import read_harbor_job
-from benchledger.ledger.sources.harbor.reading import _PHASES, _trial_times
+from benchledger.ledger.sources.harbor.options import HarborReadOptions
+from benchledger.ledger.sources.harbor.values import _PHASES, _trial_times
 from tests.conftest import FIXTURES_DIR
 
 MANIFEST_REL = Path("harbor/manifest.json")
@@ -68,7 +71,7 @@ def ingests(harbor_root: Path, jobs: dict[str, dict]) -> dict:
     out = {}
     for key, job in jobs.items():
         try:
-            out[key] = read_harbor_job(harbor_root / job["job_dir"])
+            out[key] = read_harbor_job(HarborReadOptions.from_flags(harbor_root / job["job_dir"]))
         except SourceError as exc:
             out[key] = exc
     return out
@@ -415,7 +418,7 @@ def test_multi_key_reward_without_reward_key_has_no_score(
         rewards = data["verifier_result"]["rewards"]
         data["verifier_result"]["rewards"] = {k: v for k, v in rewards.items() if k != "reward"}
         result.write_text(json.dumps(data))
-    for record in read_harbor_job(job_dir).records:
+    for record in read_harbor_job(HarborReadOptions.from_flags(job_dir)).records:
         agg = record["score_aggregation"]
         assert "official_score" not in record
         assert agg["primary_score_missing_reason"] == "multi_key_reward_without_reward_key"
@@ -429,15 +432,17 @@ def test_path_spellings_give_identical_records(
     harbor_root: Path, jobs: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rel = jobs["06_multi_attempt"]["job_dir"]
-    canonical = read_harbor_job(harbor_root / rel)
+    canonical = read_harbor_job(HarborReadOptions.from_flags(harbor_root / rel))
     (harbor_root / "a").mkdir(exist_ok=True)
-    dotted = read_harbor_job(Path(str(harbor_root / "a")) / ".." / rel)
+    dotted = read_harbor_job(
+        HarborReadOptions.from_flags(Path(str(harbor_root / "a")) / ".." / rel)
+    )
     link = tmp_path / "elsewhere" / "link-to-job"
     link.parent.mkdir()
     link.symlink_to(harbor_root / rel, target_is_directory=True)
-    linked = read_harbor_job(link)
+    linked = read_harbor_job(HarborReadOptions.from_flags(link))
     monkeypatch.chdir(harbor_root / rel / "..")
-    relative = read_harbor_job(Path(Path(rel).name))
+    relative = read_harbor_job(HarborReadOptions.from_flags(Path(Path(rel).name)))
     for other in (dotted, linked, relative):
         assert [r["run_key"] for r in other.records] == [r["run_key"] for r in canonical.records]
         assert other.records == canonical.records
@@ -479,7 +484,7 @@ def test_source_errors_are_one_line_without_paths(tmp_path: Path) -> None:
     cases[2].mkdir()
     for path in cases:
         with pytest.raises(SourceError) as info:
-            read_harbor_job(path)
+            read_harbor_job(HarborReadOptions.from_flags(path))
         message = str(info.value)
         assert "\n" not in message and str(tmp_path) not in message
         assert message.startswith("--harbor-job-dir")
@@ -488,16 +493,22 @@ def test_source_errors_are_one_line_without_paths(tmp_path: Path) -> None:
 def test_arm_options(harbor_root: Path, jobs: dict) -> None:
     two = harbor_root / jobs["16_two_agents_one_job"]["job_dir"]
     with pytest.raises(SourceError, match="ambiguous .* 2 agent/model arms"):
-        read_harbor_job(two, arm_id="baseline")
+        read_harbor_job(HarborReadOptions.from_flags(two, arm_id="baseline"))
     with pytest.raises(SourceError, match="invalid --arm-map entry: codex"):
-        read_harbor_job(two, arm_map=["codex"])
-    mapped = read_harbor_job(two, arm_map=["codex:openai/gpt-5=baseline", "terminus-2=other"])
+        read_harbor_job(HarborReadOptions.from_flags(two, arm_map=["codex"]))
+    mapped = read_harbor_job(
+        HarborReadOptions.from_flags(
+            two, arm_map=["codex:openai/gpt-5=baseline", "terminus-2=other"]
+        )
+    )
     assert {r["agent"]["name"]: r["arm_id"] for r in mapped.records} == {
         "codex": "baseline",
         "terminus-2": "other",
     }
     single = read_harbor_job(
-        harbor_root / jobs["12_hardened_baseline_arm"]["job_dir"], arm_id="baseline"
+        HarborReadOptions.from_flags(
+            harbor_root / jobs["12_hardened_baseline_arm"]["job_dir"], arm_id="baseline"
+        )
     )
     assert single.records[0]["arm_id"] == "baseline"
 
@@ -505,7 +516,7 @@ def test_arm_options(harbor_root: Path, jobs: dict) -> None:
 def test_progress_callback(harbor_root: Path, jobs: dict) -> None:
     calls: list[tuple[int, int]] = []
     read_harbor_job(
-        harbor_root / jobs["07_many_tasks_full_sweep"]["job_dir"],
+        HarborReadOptions.from_flags(harbor_root / jobs["07_many_tasks_full_sweep"]["job_dir"]),
         progress=lambda d, t: calls.append((d, t)),
     )
     assert calls[0] == (0, 40) and calls[-1] == (40, 40)
@@ -527,7 +538,7 @@ def test_three_thousand_trials_ingest(harbor_root: Path, jobs: dict, tmp_path: P
             (target / "verifier").mkdir(parents=True)
             (target / "result.json").write_bytes(results[trial.name])
             (target / "verifier" / "reward.txt").write_text("1")
-    ingest = read_harbor_job(job_dir)
+    ingest = read_harbor_job(HarborReadOptions.from_flags(job_dir))
     assert sum(r["trial_count"] for r in ingest.records) == 3000
 
 
@@ -560,7 +571,7 @@ def test_symlinked_trial_directories_are_named_not_read(
     """Harbor never links a trial: a link out of the job (or back into it) is not a trial."""
     job = tmp_path / "job"
     shutil.copytree(harbor_root / jobs["01_all_pass"]["job_dir"], job)
-    before = read_harbor_job(job)
+    before = read_harbor_job(HarborReadOptions.from_flags(job))
     outside = tmp_path / "elsewhere" / "stolen__AAAAAAA"
     shutil.copytree(next(p for p in job.iterdir() if (p / "result.json").is_file()), outside)
     result = json.loads((outside / "result.json").read_text(encoding="utf-8"))
@@ -568,7 +579,7 @@ def test_symlinked_trial_directories_are_named_not_read(
     (outside / "result.json").write_text(json.dumps(result), encoding="utf-8")
     (job / "stolen__AAAAAAA").symlink_to(outside, target_is_directory=True)
     (job / "loop__AAAAAAA").symlink_to(job, target_is_directory=True)
-    after = read_harbor_job(job)
+    after = read_harbor_job(HarborReadOptions.from_flags(job))
     assert [r["case_id"] for r in after.records] == [r["case_id"] for r in before.records]
     assert "stolen-task" not in {r["case_id"] for r in after.records}
     assert not any(rel.startswith(("stolen__", "loop__")) for rel in after.provenance["files"])
@@ -599,7 +610,7 @@ def test_trial_files_are_found_with_or_without_a_readable_result(
     (job / "notes__AAAAAAA").mkdir()  # no trial file: not a trial
     (job / "notes__AAAAAAA" / "trial.log").write_text("x", encoding="utf-8")
 
-    ingest = read_harbor_job(job)
+    ingest = read_harbor_job(HarborReadOptions.from_flags(job))
     files = ingest.provenance["files"]
     assert ingest.provenance["trial_dir_count"] == len(names)
     assert f"{torn}/result.json" in files and f"{torn}/config.json" in files
@@ -625,7 +636,7 @@ def test_a_trial_that_vanishes_after_the_job_listing_is_skipped(
     """Gone between the job listing and its read: neither its result nor its listing exists."""
     job = tmp_path / "job"
     shutil.copytree(harbor_root / jobs["01_all_pass"]["job_dir"], job)
-    before = read_harbor_job(job)
+    before = read_harbor_job(HarborReadOptions.from_flags(job))
     victim = sorted(p for p in job.iterdir() if p.is_dir())[0]
     real_open, real_listdir = os.open, os.listdir
 
@@ -647,7 +658,7 @@ def test_a_trial_that_vanishes_after_the_job_listing_is_skipped(
 
     monkeypatch.setattr(os, "open", fake_open)
     monkeypatch.setattr(os, "listdir", fake_listdir)
-    after = read_harbor_job(job)
+    after = read_harbor_job(HarborReadOptions.from_flags(job))
     assert after.provenance["trial_dir_count"] == before.provenance["trial_dir_count"] - 1
     assert not any(rel.startswith(f"{victim.name}/") for rel in after.provenance["files"])
 
@@ -746,7 +757,7 @@ def test_span_rounding_matches_round_at_microsecond_steps(start_us: int, span_us
 # --- lookups from a handle on the job directory -------------------------------------------
 
 
-@pytest.mark.skipif(not harbor_reading._LOOKUP_HANDLES, reason="no O_PATH on this OS")
+@pytest.mark.skipif(not harbor_files._LOOKUP_HANDLES, reason="no O_PATH on this OS")
 def test_trial_files_are_looked_up_from_the_job_directory_handle_which_is_closed_after(
     harbor_root: Path, jobs: dict[str, dict], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -762,7 +773,7 @@ def test_trial_files_are_looked_up_from_the_job_directory_handle_which_is_closed
 
     fds_before = set(os.listdir("/proc/self/fd"))
     monkeypatch.setattr(os, "open", spy)
-    ingest = read_harbor_job(job)
+    ingest = read_harbor_job(HarborReadOptions.from_flags(job))
     monkeypatch.undo()
     results = [(p, fd) for p, fd in opened if p.endswith("/result.json")]
     assert results and all(fd is not None and not os.path.isabs(p) for p, fd in results)
@@ -777,10 +788,10 @@ def test_without_a_directory_handle_the_records_are_the_same(
     """Where the OS has no ``O_PATH`` the reader falls back to absolute paths: same result."""
     for key in ("01_all_pass", "16_two_agents_one_job"):
         job = harbor_root / jobs[key]["job_dir"]
-        with_handle = read_harbor_job(job)
+        with_handle = read_harbor_job(HarborReadOptions.from_flags(job))
         with monkeypatch.context() as mp:
-            mp.setattr(harbor_reading, "_LOOKUP_HANDLES", False)
-            without = read_harbor_job(job)
+            mp.setattr(harbor_files, "_LOOKUP_HANDLES", False)
+            without = read_harbor_job(HarborReadOptions.from_flags(job))
         assert without.records == with_handle.records
         assert without.provenance == with_handle.provenance
         assert without.warnings == with_handle.warnings
@@ -821,20 +832,20 @@ _lock_trials = st.one_of(
 def test_slim_lock_reads_as_the_whole_lock(lock: dict) -> None:
     """The plan, each slot's lock (its truth value and every field later steps read) and the
     Harbor version are the same whether read from the parsed lock or its slimmed copy."""
-    slim = harbor_reading._slim_lock(lock)
+    slim = harbor_plan._slim_lock(lock)
 
     def reads(doc: dict) -> list:
-        out: list = [harbor_reading._dict(doc.get("harbor")).get("version")]
-        for slot in harbor_reading._planned_from_lock(doc):
+        out: list = [harbor_values._dict(doc.get("harbor")).get("version")]
+        for slot in harbor_plan._planned_from_lock(doc):
             trial = slot.lock or {}
             out.append(
                 (
                     slot[:4],
                     bool(slot.lock),
-                    harbor_reading._dict(trial.get("task")).get("digest"),
-                    harbor_reading._dict(trial.get("agent")),
-                    harbor_reading._multipliers(trial),
-                    tuple(map(trial.get, harbor_reading._MULTIPLIERS)),
+                    harbor_values._dict(trial.get("task")).get("digest"),
+                    harbor_values._dict(trial.get("agent")),
+                    harbor_values._multipliers(trial),
+                    tuple(map(trial.get, harbor_values._MULTIPLIERS)),
                 )
             )
         return out

@@ -8,6 +8,7 @@ import shlex
 import pytest
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.handlers.benchmark_run_sources import planned_run_options
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.sources.planned.launch_preview import (
     build_launch_preview,
@@ -23,6 +24,10 @@ from benchledger.ledger.sources.planned.timeout_policy import (
 )
 
 R = BenchmarkRunRequest.from_options
+
+
+def P(options: dict):  # noqa: N802 - beside R: the planner's options from the request's
+    return planned_run_options(R(options))
 
 
 def preview(**kw):
@@ -117,7 +122,7 @@ def test_local_unicode_dataset_from_fixtures(fixtures_dir):
     """A dataset that exists locally is passed with --path; Unicode letters stay in the job name."""
     task = "données-nettoyage"
     record = build_planned_terminal_bench_record(
-        R({"goal_id": "g", "dataset": "adhoc-local/tasks", "include_task_name": task}),
+        P({"goal_id": "g", "dataset": "adhoc-local/tasks", "include_task_name": task}),
         env={},
         which=lambda _n: None,
         cwd=fixtures_dir / "harbor",
@@ -143,34 +148,34 @@ def test_default_job_name(dataset, task, label, expected):
 
 def test_job_name_flag_and_run_key_stability():
     opts = {"goal_id": "g", "job_name": "my-job", "n_attempts": 3, "n_concurrent": 2}
-    one = build_planned_terminal_bench_record(R(opts), env={}, which=lambda _n: None)
-    two = build_planned_terminal_bench_record(R(opts), env={}, which=lambda _n: None)
+    one = build_planned_terminal_bench_record(P(opts), env={}, which=lambda _n: None)
+    two = build_planned_terminal_bench_record(P(opts), env={}, which=lambda _n: None)
     argv = one["launch_preview"]["argv"]
     assert argv[argv.index("--job-name") + 1] == "my-job"
     assert argv[argv.index("--n-attempts") + 1] == "3"
     assert argv[argv.index("--n-concurrent") + 1] == "2"
     assert one["run_key"] == two["run_key"]
     other = build_planned_terminal_bench_record(
-        R({**opts, "goal_id": "h"}), env={}, which=lambda _n: None
+        P({**opts, "goal_id": "h"}), env={}, which=lambda _n: None
     )
     assert other["run_key"] != one["run_key"]
 
 
 def test_runner_ref_flag():
     record = build_planned_terminal_bench_record(
-        R({"goal_id": "g", "runner_ref": "harbor==0.26.0"}), env={}, which=lambda _n: None
+        P({"goal_id": "g", "runner_ref": "harbor==0.26.0"}), env={}, which=lambda _n: None
     )
     assert record["launch_preview"]["argv"][:3] == ["uvx", "--from", "harbor==0.26.0"]
 
 
 def test_user_agent_kwargs_and_bad_entry():
     record = build_planned_terminal_bench_record(
-        R({"goal_id": "g", "agent_kwarg": ["reasoning=high"]}), env={}, which=lambda _n: None
+        P({"goal_id": "g", "agent_kwarg": ["reasoning=high"]}), env={}, which=lambda _n: None
     )
     assert record["launch_preview"]["agent_kwargs"]["reasoning"] == "high"
     with pytest.raises(InputError, match="^invalid --agent-kwarg entry: nokey$"):
         build_planned_terminal_bench_record(
-            R({"goal_id": "g", "agent_kwarg": ["nokey"]}), env={}, which=lambda _n: None
+            P({"goal_id": "g", "agent_kwarg": ["nokey"]}), env={}, which=lambda _n: None
         )
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from benchledger.ledger.handlers.benchmark_run_sources import planned_run_options
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.rules.operations.parity import (
     is_product_mode,
@@ -146,7 +147,7 @@ def test_goal_state_path_kinds():
 
 def test_planned_fixture_record_is_product_mode_without_evidence():
     record = build_planned_terminal_bench_record(
-        R({"goal_id": "g", "mode": "codex-loopx", "fake_worker": True}),
+        planned_run_options(R({"goal_id": "g", "mode": "codex-loopx", "fake_worker": True})),
         env={},
         which=lambda _n: None,
     )

@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from benchledger.ledger.handlers.benchmark_run_sources import planned_run_options
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.sources.planned.preflight import (
     MATERIAL_NO_INSTRUCTION,
@@ -51,7 +52,7 @@ def planned(opts, *, present=("uvx", "docker", "codex"), probes_ok=("uvx", "dock
             cwd=None):  # fmt: skip
     which, run_probe = machine(present, probes_ok)
     return build_planned_terminal_bench_record(
-        R({"goal_id": "g", "preflight_guard": True, **opts}),
+        planned_run_options(R({"goal_id": "g", "preflight_guard": True, **opts})),
         env=env if env is not None else {"HOME": "/nonexistent", "CODEX_FORCE_AUTH_JSON": "1"},
         which=which,
         run_probe=run_probe,

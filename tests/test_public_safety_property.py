@@ -38,8 +38,10 @@ from benchledger.ledger.rules.history.goal_runs import build_run_record
 from benchledger.ledger.rules.record.compaction import compact_run
 from benchledger.ledger.rules.row.build import build_row
 from benchledger.ledger.rules.row.rows import document_rows_as_stored
+from benchledger.ledger.sources.benchflow.options import BenchflowReadOptions
 from benchledger.ledger.sources.benchflow.tree import read_benchflow_root
 from benchledger.ledger.sources.harbor.job import read_harbor_job
+from benchledger.ledger.sources.harbor.options import HarborReadOptions
 from benchledger.projections.publishing.goal_runs import (
     index_row,
     render_index_line,
@@ -320,7 +322,7 @@ def test_harbor_fields(harbor_job: Path, field: tuple, text: str) -> None:
     _plant(document, path, text)
     (harbor_job / rel).write_text(json.dumps(document), encoding="utf-8")
     try:
-        ingest = read_harbor_job(harbor_job)
+        ingest = read_harbor_job(HarborReadOptions.from_flags(harbor_job))
     finally:
         (harbor_job / rel).write_bytes(original)
     assert _leaks(_published(ingest.records)) == []
@@ -357,7 +359,7 @@ def test_benchflow_fields(
     _plant(document, path, text)
     (benchflow_root / rel).write_text(json.dumps(document), encoding="utf-8")
     try:
-        ingest = read_benchflow_root(benchflow_root)
+        ingest = read_benchflow_root(BenchflowReadOptions(benchflow_root))
     finally:
         (benchflow_root / rel).write_bytes(original)
     assert _leaks(_published(ingest.records)) == []

@@ -12,10 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from benchledger.ledger.core.errors import InputError
-from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
+from benchledger.ledger.handlers.benchmark_cli import build_benchmark_cli
+from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest, require_option_names
 from benchledger.ledger.rules.record.compaction import compact_run
 from benchledger.ledger.rules.row.classification import (
     ClassificationInput,
@@ -23,9 +24,11 @@ from benchledger.ledger.rules.row.classification import (
 )
 from benchledger.ledger.sources.base import RecordProvenance, SourceIngest
 from benchledger.ledger.sources.benchflow import tree as benchflow
+from benchledger.ledger.sources.benchflow.options import BenchflowReadOptions
 from benchledger.ledger.sources.harbor.job import read_harbor_job
-from benchledger.ledger.sources.planned.benchmark_cli import build_benchmark_cli
+from benchledger.ledger.sources.harbor.options import HarborReadOptions
 from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_records
+from benchledger.ledger.sources.planned.run_options import PLANNED_OPTION_NAMES, PlannedRunOptions
 from benchledger.ledger.sources.planned.skillsbench_routes import (
     build_planned_skillsbench_records,
 )
@@ -115,36 +118,31 @@ def _built(
     )
 
 
-def build_harbor(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
-    job_dir = _given_path(request.harbor_job_dir, "--harbor-job-dir")
-    ingest = read_harbor_job(
-        job_dir,
-        progress=progress,
+def harbor_read_options(request: BenchmarkRunRequest) -> HarborReadOptions:
+    """What the Harbor reader reads of the request, once its options were validated."""
+    return HarborReadOptions.from_flags(
+        _given_path(request.harbor_job_dir, "--harbor-job-dir"),
         benchmark_id=request.dataset,
         arm_id=request.arm_id,
-        arm_map=request.arm_map or (),
+        arm_map=request.arm_map,
         arm_role=request.arm_role,
         run_group_id=request.run_group_id,
+        include_tasks=request.include_task_name,
+        jobs=request.jobs,
     )
+
+
+def build_harbor(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
+    options = harbor_read_options(request)
+    ingest = read_harbor_job(options, progress)
     semantic = {
         "source": "harbor",
         "dataset": request.dataset,
-        "arm_map": list(request.arm_map or ()),
+        "arm_map": list(request.arm_map),
         "arm_role": request.arm_role,
-        "include_task_name": list(request.include_task_name or ()),
+        "include_task_name": list(request.include_task_name),
     }
-    ingest = _filter_tasks(ingest, request.include_task_name)
     return _built(ingest, request, semantic=semantic)
-
-
-def _filter_tasks(ingest: SourceIngest, tasks: Any) -> SourceIngest:
-    if not tasks:
-        return ingest
-    wanted = set(tasks)
-    kept = [r for r in ingest.records if r.get("case_id") in wanted]
-    if not kept:
-        raise InputError(f"no records for --include-task-name {', '.join(sorted(wanted))}")
-    return SourceIngest(kept, ingest.provenance, ingest.warnings, ingest.record_dirs)
 
 
 def _given_path(value: str | None, option: str) -> Path:
@@ -154,45 +152,40 @@ def _given_path(value: str | None, option: str) -> Path:
     return Path(value)
 
 
-class _BenchflowOptions(TypedDict):
-    """What both BenchFlow readers take besides the path."""
-
-    task: list[str] | None
-    policy: str
-    benchmark_id: str | None
-    route: str | None
-    arm_id: str | None
-    run_group_id: str | None
-    strict: bool
+def benchflow_read_options(request: BenchmarkRunRequest) -> BenchflowReadOptions:
+    """What the BenchFlow reader reads of the request, once its options were validated.
+    Every ``--include-task-name`` goes to the reader, so its messages name them all."""
+    if request.skillsbench_result_json:
+        root = Path(request.skillsbench_result_json)
+    else:
+        root = _given_path(request.skillsbench_result_root, "--skillsbench-result-root")
+    return BenchflowReadOptions(
+        root,
+        tasks=tuple(request.include_task_name),
+        policy=_benchflow_policy(request.selection_policy),
+        strict=not request.keep_corrupt,
+        benchmark_id=request.dataset,
+        route=request.skillsbench_route,
+        arm_id=request.arm_id,
+        run_group_id=request.run_group_id,
+    )
 
 
 def build_benchflow(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
-    """Every `--include-task-name` goes to the adapter, so its spec messages name them all."""
-    policy = _benchflow_policy(request.selection_policy)
-    tasks = list(request.include_task_name or ())
-    common: _BenchflowOptions = {
-        "task": tasks or None,
-        "policy": policy,
-        "benchmark_id": request.dataset,
-        "route": request.skillsbench_route,
-        "arm_id": request.arm_id,
-        "run_group_id": request.run_group_id,
-        "strict": not request.keep_corrupt,
-    }
+    options = benchflow_read_options(request)
     if request.skillsbench_result_json:
-        ingest = benchflow.read_benchflow_result(Path(request.skillsbench_result_json), **common)
+        ingest = benchflow.read_benchflow_result(options)
     else:
-        root = _given_path(request.skillsbench_result_root, "--skillsbench-result-root")
-        ingest = benchflow.read_benchflow_root(root, **common)
+        ingest = benchflow.read_benchflow_root(options)
     selection = _benchflow_selection(ingest)
     semantic = {
         "source": "benchflow",
-        "policy": policy,
-        "tasks": tasks,
+        "policy": options.policy,
+        "tasks": list(options.tasks),
         "dataset": request.dataset,
         "route": request.skillsbench_route,
         "model": request.model,
-        "strict": common["strict"],
+        "strict": options.strict,
         # The pick also depends on file mtimes, which the content digest does not cover: the
         # same bytes touched into another order must not be mistaken for the recorded input.
         "picks": [p.get("selected_relative_path") for p in selection["records"]],
@@ -244,10 +237,23 @@ def _benchflow_policy(value: str | None) -> str:
     return {None: "benchflow", "benchflow_canonical": "benchflow"}.get(value, value or "benchflow")
 
 
+_PLANNED_OPTIONS = require_option_names(PLANNED_OPTION_NAMES)
+_REPEATABLE = frozenset({"include_task_name", "arm_map", "agent_kwarg", "auth_env_name"})
+
+
+def planned_run_options(request: BenchmarkRunRequest) -> PlannedRunOptions:
+    """What the planner reads of the request (same names), once its options were validated."""
+    values = {name: getattr(request, name) for name in _PLANNED_OPTIONS}
+    for name in _REPEATABLE:
+        value = values[name]
+        values[name] = (value,) if isinstance(value, str) else tuple(value or ())
+    return PlannedRunOptions(**values)
+
+
 def build_planned_terminal_bench(
     request: BenchmarkRunRequest, *, env: Mapping[str, str], which: Callable[[str], str | None]
 ) -> BuiltSource:
-    raw = build_planned_terminal_bench_records(request, env=env, which=which)
+    raw = build_planned_terminal_bench_records(planned_run_options(request), env=env, which=which)
     return _planned(raw, request, kind="terminal_bench_planned")
 
 
@@ -268,7 +274,7 @@ def _planned(raw: list[dict[str, Any]], request: BenchmarkRunRequest, *, kind: s
     semantic = {
         k: (list(v) if isinstance(v, tuple) else v)
         for k, v in sorted(request.option_items())
-        if k not in {"execute", "dry_run", "format"} and v not in (None, False, (), [])
+        if k not in {"execute", "dry_run", "format", "jobs"} and v not in (None, False, (), [])
     }
     digest = hashlib.sha256(canonical_json({"kind": kind, "records": raw}).encode()).hexdigest()
     ingest = SourceIngest(raw, {"kind": kind, "options": semantic, "files": {}}, [])

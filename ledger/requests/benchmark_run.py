@@ -77,6 +77,7 @@ class BenchmarkRunRequest:
     execute: bool = False
     no_global_sync: bool = False
     no_render: bool = False
+    jobs: int | None = None  # cores a Harbor ingest reads trials on; how, never what, is read
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> BenchmarkRunRequest:

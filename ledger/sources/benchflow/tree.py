@@ -13,9 +13,9 @@ The adapter answers three questions the way BenchFlow itself would, and writes d
 Pure: files in, dicts out. Only paths relative to the ingest root ever leave this module, since
 BenchFlow's own files (`results.jsonl`) carry absolute host paths that must never reach a record.
 
-This module is the entry point (``read_benchflow_root``, ``read_benchflow_result``); reading,
-scoring and record assembly live in ``benchflow_reading``, ``benchflow_scoring`` and
-``benchflow_records``, each importing only the ones before it.
+This module is the entry point (``read_benchflow_root``, ``read_benchflow_result``, both taking
+one ``BenchflowReadOptions``); reading, scoring and record assembly live in ``reading``,
+``scoring`` and ``records`` beside it, each importing only the ones before it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 
 from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.sources.base import SourceIngest, sha256_bytes
+from benchledger.ledger.sources.benchflow.options import BenchflowReadOptions
 from benchledger.ledger.sources.benchflow.reading import (
     _ROLLOUT_DIR,
     Candidate,
@@ -56,40 +57,30 @@ __all__ = [
 ]
 
 
-def read_benchflow_root(
-    root: Path,
-    *,
-    task: str | Sequence[str] | None = None,
-    policy: str = "benchflow",
-    benchmark_id: str | None = None,
-    route: str | None = None,
-    arm_id: str | None = None,
-    run_group_id: str | None = None,
-    strict: bool = False,
-) -> SourceIngest:
-    """One record per (benchmark, task, agent, model) found below `root` (§5.2-§6).
+def read_benchflow_root(options: BenchflowReadOptions) -> SourceIngest:
+    """One record per (benchmark, task, agent, model) found below `options.root` (§5.2-§6).
 
-    `strict=True` turns a corrupt `result.json` or `timing.json` into a SourceError naming the
+    `strict` turns a corrupt `result.json` or `timing.json` into a SourceError naming the
     file instead of the spec's default (a `result_corrupt` candidate / a timing warning).
     """
-    root = Path(root)
+    root = options.root
     if not root.is_dir():
         raise InputError("--skillsbench-result-root must be a directory")
-    name = normalize_policy(policy)
-    scan = scan_benchflow_root(root, strict=strict)
+    name = normalize_policy(options.policy)
+    scan = scan_benchflow_root(root, strict=options.strict)
     ctx = _Context(
         base=root,
         policy=name,
-        benchmark_id=benchmark_id,
-        route=route,
-        arm_id=arm_id,
-        run_group_id=run_group_id,
-        strict=strict,
+        benchmark_id=options.benchmark_id,
+        route=options.route,
+        arm_id=options.arm_id,
+        run_group_id=options.run_group_id,
+        strict=options.strict,
         ignored_reviewer_count=scan.ignored_reviewer_count,
         ignored_nested_count=scan.ignored_nested_count,
         files=dict(scan.files),
     )
-    candidates = _filter_tasks(scan, task)
+    candidates = _filter_tasks(scan, options.tasks)
     groups = _group(candidates, ctx)
     records = [_build_record(key, members, ctx) for key, members in groups.items()]
     warnings = _note_unattributed(records, len(scan.unattributed_relative_paths))
@@ -110,49 +101,31 @@ def _note_unattributed(records: list[dict[str, Any]], count: int) -> list[str]:
     return ["corrupt_result_without_task_identity"]
 
 
-def read_benchflow_result(
-    result_json: Path,
-    *,
-    task: str | Sequence[str] | None = None,
-    policy: str = "benchflow",
-    benchmark_id: str | None = None,
-    route: str | None = None,
-    arm_id: str | None = None,
-    run_group_id: str | None = None,
-    strict: bool = False,
-) -> SourceIngest:
-    """One explicitly named rollout (`--skillsbench-result-json`); a directory acts as a root.
+def read_benchflow_result(options: BenchflowReadOptions) -> SourceIngest:
+    """One explicitly named rollout (`--skillsbench-result-json`, in `options.root`); a
+    directory acts as a root.
 
     Paths are recorded relative to the jobs directory (two levels above the rollout), so the
     same rollout gets the same `run_key` and run group whichever flag named it. `policy` only
     matters for a directory, which is read exactly like `--skillsbench-result-root`.
     """
-    path = Path(result_json)
+    path = options.root
     if path.is_dir():
-        return read_benchflow_root(
-            path,
-            task=task,
-            policy=policy,
-            benchmark_id=benchmark_id,
-            route=route,
-            arm_id=arm_id,
-            run_group_id=run_group_id,
-            strict=strict,
-        )
+        return read_benchflow_root(options)
     if not path.is_file() or path.name != "result.json":
         raise InputError("--skillsbench-result-json must be a result.json file or a directory")
     base = path.parent.parent.parent if len(path.parents) >= 3 else path.parent
     ctx = _Context(
         base=base,
         policy="explicit_result_json",
-        benchmark_id=benchmark_id,
-        route=route,
-        arm_id=arm_id,
-        run_group_id=run_group_id,
-        strict=strict,
+        benchmark_id=options.benchmark_id,
+        route=options.route,
+        arm_id=options.arm_id,
+        run_group_id=options.run_group_id,
+        strict=options.strict,
     )
     candidate = _explicit_candidate(path, ctx)
-    candidates = _filter_tasks(Scan(candidates=[candidate]), task)
+    candidates = _filter_tasks(Scan(candidates=[candidate]), options.tasks)
     groups = _group(candidates, ctx)
     records = [_build_record(key, members, ctx) for key, members in groups.items()]
     provenance = _provenance(

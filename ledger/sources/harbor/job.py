@@ -7,47 +7,40 @@ upgraded to ``completed``. The adapter is pure: it reads files, returns dicts, a
 absolute path, URI, traceback or exception message into a record, because Harbor files are full
 of them (``trial_uri``, local task paths, tracebacks).
 
-This module is the entry point (``read_harbor_job``) and the grouping of attempts into records;
-reading, scoring and record assembly live in ``harbor_reading``, ``harbor_scoring`` and
-``harbor_records``, each importing only the ones before it.
+This module is the entry point (``read_harbor_job``) and the grouping of attempts into records.
+The steps live beside it, each importing only the ones before it: ``values`` (coercions and
+timings), ``files`` (each file read once, digested), ``trials`` (trial directories into
+attempts), ``plan`` (planned trials matched to the trials found), ``scoring`` and ``records``.
+``options`` holds the reader's whole input (``HarborReadOptions``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchledger.ledger.core.errors import SourceError
-from benchledger.ledger.core.gc_pause import collector_paused
+from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.core.json_input import json_type
 from benchledger.ledger.rules.record.fields import PROGRESS_KEYS
 from benchledger.ledger.sources.base import SourceIngest
-from benchledger.ledger.sources.harbor import prefetch as harbor_prefetch
-from benchledger.ledger.sources.harbor.reading import (
-    _METRIC_KEYS,
-    Progress,
-    _Attempt,
-    _dict,
-    _Json,
+from benchledger.ledger.sources.harbor.files import _Json, _Reader
+from benchledger.ledger.sources.harbor.options import HarborReadOptions
+from benchledger.ledger.sources.harbor.parallel import read_trials_on
+from benchledger.ledger.sources.harbor.plan import (
     _match_plan,
-    _number,
     _planned_counts,
     _planned_from_config,
     _planned_from_lock,
-    _Reader,
     _slim_lock,
     _Slot,
-    _text,
-    observed_trials,
 )
 from benchledger.ledger.sources.harbor.records import (
     ADAPTER_VERSION,
     _build_record,
     _Job,
     _job_warnings,
-    _Options,
     _run_key,
     _runner_job_base,
 )
@@ -57,6 +50,8 @@ from benchledger.ledger.sources.harbor.scoring import (
     _job_status,
     _primary_reward,
 )
+from benchledger.ledger.sources.harbor.trials import Progress, _Attempt, read_trials
+from benchledger.ledger.sources.harbor.values import _METRIC_KEYS, _dict, _number, _text
 
 _ERR_NOT_DIR = "--harbor-job-dir does not exist or is not a directory"
 _ERR_NOT_JOB = (
@@ -67,17 +62,6 @@ _ERR_NOTHING = "--harbor-job-dir has no trials and no task list; nothing to inge
 
 
 # --------------------------------------------------------------------------- entry point
-
-
-def _parse_arm_map(entries: Iterable[str]) -> list[tuple[str, str | None, str]]:
-    parsed = []
-    for entry in entries:
-        left, sep, arm = entry.partition("=")
-        agent, _, model = left.partition(":")
-        if not sep or not agent.strip() or not arm.strip():
-            raise SourceError(f"invalid --arm-map entry: {entry}")
-        parsed.append((agent.strip(), model.strip() or None, arm.strip()))
-    return parsed
 
 
 def _run_group(job_dir: Path) -> str | None:
@@ -130,55 +114,40 @@ def _job_stats_provenance(job_result: _Json) -> dict[str, Any]:
     }
 
 
-def read_harbor_job(
-    job_dir: Path,
-    *,
-    progress: Progress | None = None,
-    benchmark_id: str | None = None,
-    arm_id: str | None = None,
-    arm_map: Iterable[str] = (),
-    arm_role: str | None = None,
-    run_group_id: str | None = None,
-) -> SourceIngest:
+def read_harbor_job(options: HarborReadOptions, progress: Progress | None = None) -> SourceIngest:
     """Read a Harbor 0.25 job directory into one raw record per (benchmark, task, agent, model).
 
     The path is resolved first so every spelling of it (``a/../job``, a symlink, another cwd)
     yields the same records; identity comes from Harbor's job name and the case, never the path.
-    ``progress(done, total)`` is called as trial directories are read.
+    ``progress(done, total)`` is called as trial directories are read. With
+    ``options.include_tasks`` only those cases' records are kept; the provenance still names
+    every file read.
     """
-    with collector_paused():
-        return _read_job(
-            Path(job_dir),
-            progress,
-            _Options(benchmark_id, arm_id, _parse_arm_map(arm_map), arm_role, run_group_id),
-        )
-
-
-def _read_job(job_dir: Path, progress: Progress | None, opts: _Options) -> SourceIngest:
-    """The ingest proper (harbor.md §5): validate, read once, plan, group, build records."""
+    job_dir = options.job_dir
     if not job_dir.is_dir():
         raise SourceError(_ERR_NOT_DIR)
     job_dir = job_dir.resolve()
     with _Reader(str(job_dir)) as reader:
-        return _read_files(job_dir, reader, progress, opts)
+        ingest = _read_files(job_dir, reader, progress, options)
+    return _filter_tasks(ingest, options.include_tasks)
 
 
 def _read_files(
-    job_dir: Path, reader: _Reader, progress: Progress | None, opts: _Options
+    job_dir: Path, reader: _Reader, progress: Progress | None, opts: HarborReadOptions
 ) -> SourceIngest:
-    """``_read_job`` once the job directory is open for reading: read every file once, match
-    the plan, group the attempts, build the records."""
+    """``read_harbor_job`` once the job directory is open for reading: read every file once,
+    match the plan, group the attempts, build the records."""
     config, lock = reader.json("config.json"), reader.json("lock.json")
     if lock.ok:  # freed before the trials are read, which then reuse its memory
         lock.data = _slim_lock(lock.data)
     job_result = reader.json("result.json")
-    # The plan needs the job's files only: made before the trials, while a forked reader is
-    # already reading them (``harbor_prefetch``), it costs the ingest half of its time.
     planned = _planned_from_lock(lock.obj) or _planned_from_config(config.obj)
-    observed = observed_trials(reader, progress, harbor_prefetch.claim())
+    if opts.jobs > 1:
+        observed = read_trials_on(reader, progress, opts.jobs)
+    else:
+        observed = read_trials(reader, progress)
     if config.state == lock.state == job_result.state == "missing" and not observed:
         raise SourceError(_ERR_NOT_JOB)
-
     warnings = _file_warnings(config, lock, job_result, observed)
     warnings += [f"{name}: a symbolic link, not read as a trial" for name in reader.skipped_links]
     owed = _match_plan(observed, planned)
@@ -217,7 +186,7 @@ def _read_files(
     )
 
 
-def _arms(groups: Mapping[tuple, Any], opts: _Options) -> set[tuple]:
+def _arms(groups: Mapping[tuple, Any], opts: HarborReadOptions) -> set[tuple]:
     """The job's (agent, model) arms; one ``--arm-id`` cannot name several."""
     arms = {(k[2], k[3]) for k in groups}
     if opts.arm_id and not opts.arm_map and len(arms) > 1:
@@ -287,7 +256,7 @@ def _group(
     owed: list[_Attempt],
     planned: list[_Slot],
     config: dict[str, Any],
-    opts: _Options,
+    opts: HarborReadOptions,
     job: _Job,
 ) -> tuple[dict[tuple, list[_Attempt]], dict[tuple, int]]:
     """Group attempts by (benchmark id, task, agent, model); planned counts per group."""
@@ -315,3 +284,14 @@ def _group(
         agent = display.get((match_agent, model), match_agent)
         planned_by_group[(bench(source), task, agent, model)] += n
     return groups, dict(planned_by_group)
+
+
+def _filter_tasks(ingest: SourceIngest, tasks: tuple[str, ...]) -> SourceIngest:
+    """Only the records of the ``--include-task-name`` cases, when any are named."""
+    if not tasks:
+        return ingest
+    wanted = set(tasks)
+    kept = [r for r in ingest.records if r.get("case_id") in wanted]
+    if not kept:
+        raise InputError(f"no records for --include-task-name {', '.join(sorted(wanted))}")
+    return SourceIngest(kept, ingest.provenance, ingest.warnings, ingest.record_dirs)

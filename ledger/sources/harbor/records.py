@@ -20,18 +20,19 @@ from benchledger.ledger.sources.attempt_accounting import (
     lifecycle_reached,
 )
 from benchledger.ledger.sources.common import pass_at_k, slug
-from benchledger.ledger.sources.harbor.reading import (
+from benchledger.ledger.sources.harbor.files import _Json
+from benchledger.ledger.sources.harbor.options import HarborReadOptions
+from benchledger.ledger.sources.harbor.scoring import _LABEL_RANK, _score, _Scored
+from benchledger.ledger.sources.harbor.trials import _Attempt
+from benchledger.ledger.sources.harbor.values import (
     _AGENT_TIMEOUT_OVERRIDES,
     _MULTIPLIERS,
-    _Attempt,
     _dict,
     _effective,
-    _Json,
     _multipliers,
     _number,
     _text,
 )
-from benchledger.ledger.sources.harbor.scoring import _LABEL_RANK, _score, _Scored
 
 ADAPTER_VERSION = "harbor_job_adapter_v1"
 SCHEMA_VERSION = "benchmark_run_v0"
@@ -341,22 +342,17 @@ def _is_naive(stamp: str) -> bool:
         return False
 
 
-@dataclass
-class _Options:
-    benchmark_id: str | None
-    arm_id: str | None
-    arm_map: list[tuple[str, str | None, str]]
-    arm_role: str | None
-    run_group_id: str | None
-
-
 def _arm(
-    agent: str | None, match_agent: str | None, model: str | None, kwargs: dict, opts: _Options
+    agent: str | None,
+    match_agent: str | None,
+    model: str | None,
+    kwargs: dict,
+    opts: HarborReadOptions,
 ) -> tuple[str | None, str]:
     """(arm_id or None, arm_source) per harbor.md §5.6."""
-    for map_agent, map_model, arm in opts.arm_map:
-        if map_agent in (agent, match_agent) and (map_model is None or map_model == model):
-            return arm, "explicit"
+    for mapping in opts.arm_map:
+        if mapping.agent in (agent, match_agent) and mapping.model in (None, model):
+            return mapping.arm, "explicit"
     if opts.arm_id:
         return opts.arm_id, "explicit"
     if "loopx_mode" in kwargs:
@@ -445,7 +441,7 @@ def _attribution(scores: list[_Scored], score: float | None) -> tuple[list[str],
 
 
 def _build_record(
-    key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: _Options
+    key: tuple, attempts: list[_Attempt], planned: int | None, job: _Job, opts: HarborReadOptions
 ) -> dict[str, Any]:
     """One raw ``benchmark_run_v0`` record for a (benchmark, task, agent, model) group."""
     benchmark_id, task, agent, model = key

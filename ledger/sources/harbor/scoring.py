@@ -10,14 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchledger.ledger.sources.harbor.reading import (
-    _Attempt,
-    _dict,
-    _Json,
-    _last_segment,
-    _number,
-    _text,
-)
+from benchledger.ledger.sources.harbor.files import _Json
+from benchledger.ledger.sources.harbor.trials import _Attempt
+from benchledger.ledger.sources.harbor.values import _dict, _last_segment, _number, _text
 
 # Harbor 0.25.0's own error policy (harbor.md §2): exception type -> cause.
 _CAUSES: dict[str, list[str]] = {

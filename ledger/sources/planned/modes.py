@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.sources.planned.options import (
     DEFAULT_AGENT,
     DEFAULT_MODE,
@@ -24,6 +23,7 @@ from benchledger.ledger.sources.planned.options import (
     MODE_PASSIVE,
     TERMINAL_BENCH_DEFAULT_TASK,
 )
+from benchledger.ledger.sources.planned.run_options import PlannedRunOptions
 
 SOURCE_RUNNER = "benchledger_planner"
 TRACE_PUBLICNESS = "public_cli_dry_run"
@@ -118,7 +118,7 @@ MODES: dict[str, ModeSpec] = {
 # --- small readers of the request ----------------------------------------------------------
 
 
-def task_names(opts: BenchmarkRunRequest) -> list[str]:
+def task_names(opts: PlannedRunOptions) -> list[str]:
     value = opts.include_task_name
     names = [value] if isinstance(value, str) else list(value or [])
     names = [name for name in names if name]
@@ -129,24 +129,24 @@ def as_list(value: Sequence[str] | str | None) -> list[str]:
     return [value] if isinstance(value, str) else [item for item in (value or []) if item]
 
 
-def mode_of(opts: BenchmarkRunRequest) -> str:
+def mode_of(opts: PlannedRunOptions) -> str:
     return opts.mode or DEFAULT_MODE
 
 
-def agent_of(opts: BenchmarkRunRequest) -> str:
+def agent_of(opts: PlannedRunOptions) -> str:
     return opts.agent or DEFAULT_AGENT
 
 
-def model_of(opts: BenchmarkRunRequest) -> str:
+def model_of(opts: PlannedRunOptions) -> str:
     return opts.model or DEFAULT_MODEL
 
 
-def runner_ref_of(opts: BenchmarkRunRequest) -> str | None:
+def runner_ref_of(opts: PlannedRunOptions) -> str | None:
     """``--runner-ref ''`` means "use ``harbor`` from PATH"; unset means the pinned default."""
     value = opts.runner_ref
     return DEFAULT_RUNNER_REF if value is None else (value or None)
 
 
-def uses_loopx_profile(opts: BenchmarkRunRequest) -> bool:
+def uses_loopx_profile(opts: PlannedRunOptions) -> bool:
     """The loopx custom agent wraps Codex only, and passive mode has no launch at all."""
     return agent_of(opts) == "codex" and mode_of(opts) != MODE_PASSIVE

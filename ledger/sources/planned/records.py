@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
-from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.sources.planned.launch_preview import build_launch_preview, default_job_name
 from benchledger.ledger.sources.planned.modes import (
     CONTRACT_KEYS,
@@ -52,13 +51,13 @@ from benchledger.ledger.sources.planned.options import (
     MODE_PASSIVE,
     REPAIR_PROFILE_PREFLIGHT_TIMEOUT_SEC,
     TERMINAL_BENCH_DEFAULT_DATASET,
-    validate_terminal_bench_options,
 )
 from benchledger.ledger.sources.planned.preflight import (
     build_preflight,
     make_run_probe,
     task_material_status,
 )
+from benchledger.ledger.sources.planned.run_options import PlannedRunOptions
 from benchledger.ledger.sources.planned.timeout_policy import resolve_timeout_policy
 
 # --- event mode, status and first blocker ------------------------------------------------------
@@ -74,7 +73,7 @@ class EventShape:
     trace_publicness: str = TRACE_PUBLICNESS
 
 
-def event_shape(opts: BenchmarkRunRequest) -> EventShape:
+def event_shape(opts: PlannedRunOptions) -> EventShape:
     """The most specific flag wins, in the order of history_registry_rollout.md §9."""
     spec = MODES[mode_of(opts)]
     if opts.active_user_observation_fixture:
@@ -132,7 +131,7 @@ class CodexSetup:
     blocks_launch: bool
 
 
-def codex_setup(opts: BenchmarkRunRequest) -> CodexSetup:
+def codex_setup(opts: PlannedRunOptions) -> CodexSetup:
     explicit_install = opts.codex_install_strategy
     seconds = opts.codex_preflight_timeout_sec
     strategy = opts.worker_codex_materialization_strategy
@@ -209,7 +208,7 @@ class AgentProfile:
     mounts: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _user_kwargs(opts: BenchmarkRunRequest) -> list[tuple[str, str]]:
+def _user_kwargs(opts: PlannedRunOptions) -> list[tuple[str, str]]:
     """``--agent-kwarg k=v`` (repeatable); the value is kept for the preview only."""
     pairs = []
     for entry in as_list(opts.agent_kwarg):
@@ -220,14 +219,14 @@ def _user_kwargs(opts: BenchmarkRunRequest) -> list[tuple[str, str]]:
     return pairs
 
 
-def _auth_env_names(opts: BenchmarkRunRequest) -> tuple[list[str], bool]:
+def _auth_env_names(opts: PlannedRunOptions) -> tuple[list[str], bool]:
     explicit = as_list(opts.auth_env_name)
     if explicit:
         return list(dict.fromkeys(explicit)), True
     return list(DEFAULT_AUTH_ENV_NAMES.get(agent_of(opts), ())), False
 
 
-def agent_profile(opts: BenchmarkRunRequest, setup: CodexSetup) -> AgentProfile:
+def agent_profile(opts: PlannedRunOptions, setup: CodexSetup) -> AgentProfile:
     """The loopx managed-Codex profile for loopx modes, else the agent as named.
 
     Auth variables are forwarded as ``NAME=${NAME}`` templates, never values. The loopx agent
@@ -257,7 +256,7 @@ def agent_profile(opts: BenchmarkRunRequest, setup: CodexSetup) -> AgentProfile:
 
 
 def _loopx_kwargs(
-    opts: BenchmarkRunRequest, spec: ModeSpec, setup: CodexSetup
+    opts: PlannedRunOptions, spec: ModeSpec, setup: CodexSetup
 ) -> list[tuple[str, str]]:
     kwargs = [
         ("loopx_policy_version", LOOPX_POLICY_VERSION),
@@ -282,7 +281,7 @@ def _loopx_kwargs(
     return kwargs
 
 
-def _loopx_mounts(opts: BenchmarkRunRequest) -> list[dict[str, Any]]:
+def _loopx_mounts(opts: PlannedRunOptions) -> list[dict[str, Any]]:
     """[loopx-specific] mounts the custom agent sets up; Harbor 0.25 has no mount flag."""
     mounts: list[dict[str, Any]] = []
     if opts.worker_cli_bridge_fixture:
@@ -300,7 +299,7 @@ def _loopx_mounts(opts: BenchmarkRunRequest) -> list[dict[str, Any]]:
 # --- arm ---------------------------------------------------------------------------------------
 
 
-def _explicit_arm(opts: BenchmarkRunRequest) -> str | None:
+def _explicit_arm(opts: PlannedRunOptions) -> str | None:
     if opts.arm_id:
         return str(opts.arm_id)
     for entry in as_list(opts.arm_map):
@@ -313,7 +312,7 @@ def _explicit_arm(opts: BenchmarkRunRequest) -> str | None:
     return None
 
 
-def arm_identity(opts: BenchmarkRunRequest) -> tuple[str, str | None, str | None]:
+def arm_identity(opts: PlannedRunOptions) -> tuple[str, str | None, str | None]:
     """(arm_id, arm_role, explicit arm): an explicit arm wins; else the mode's own arm."""
     explicit = _explicit_arm(opts)
     role = opts.arm_role
@@ -336,7 +335,7 @@ def _calls_counters(calls: Sequence[str], reads: int, writes: int) -> dict[str, 
     }
 
 
-def fixture_fields(opts: BenchmarkRunRequest, shape: EventShape) -> dict[str, Any]:
+def fixture_fields(opts: PlannedRunOptions, shape: EventShape) -> dict[str, Any]:
     """The loopx counters and claim flags, reproduced only for fixture and bridge modes."""
     fields: dict[str, Any] = {}
     if opts.fake_worker:
@@ -401,7 +400,7 @@ def _path_exists(probes: Probes) -> Callable[[str], bool]:
     return lambda text: (base / text).exists()
 
 
-def _base_record(opts: BenchmarkRunRequest, shape: EventShape, task: str) -> dict[str, Any]:
+def _base_record(opts: PlannedRunOptions, shape: EventShape, task: str) -> dict[str, Any]:
     spec = MODES[mode_of(opts)]
     dataset = opts.dataset or TERMINAL_BENCH_DEFAULT_DATASET
     record: dict[str, Any] = {
@@ -439,7 +438,7 @@ def _read_boundary(preflight: bool) -> dict[str, bool]:
 
 
 def _build_one(
-    opts: BenchmarkRunRequest, task: str, probes: Probes, shape: EventShape
+    opts: PlannedRunOptions, task: str, probes: Probes, shape: EventShape
 ) -> dict[str, Any]:
     dataset = opts.dataset or TERMINAL_BENCH_DEFAULT_DATASET
     setup = codex_setup(opts)
@@ -481,7 +480,7 @@ def _build_one(
     return record
 
 
-def _agent_block(opts: BenchmarkRunRequest, profile: AgentProfile) -> dict[str, Any]:
+def _agent_block(opts: PlannedRunOptions, profile: AgentProfile) -> dict[str, Any]:
     """The agent as the record names it: never the kwargs' values, only their keys."""
     agent: dict[str, Any] = {"name": agent_of(opts), "model": model_of(opts)}
     if profile.import_path:
@@ -492,7 +491,7 @@ def _agent_block(opts: BenchmarkRunRequest, profile: AgentProfile) -> dict[str, 
 
 
 def _launch_preview(
-    opts: BenchmarkRunRequest,
+    opts: PlannedRunOptions,
     dataset: str,
     task: str,
     job_name: str,
@@ -521,7 +520,7 @@ def _launch_preview(
 
 
 def _preflight(
-    opts: BenchmarkRunRequest,
+    opts: PlannedRunOptions,
     probes: Probes,
     dataset: str,
     task: str,
@@ -549,7 +548,7 @@ def _preflight(
 
 
 def build_planned_terminal_bench_records(
-    opts: BenchmarkRunRequest,
+    opts: PlannedRunOptions,
     *,
     env: Mapping[str, str],
     which: Callable[[str], str | None],
@@ -557,17 +556,15 @@ def build_planned_terminal_bench_records(
     path_exists: Callable[[str], bool] | None = None,
     cwd: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """One planned (or fixture) record per ``--include-task-name``, after full validation."""
-    validate_terminal_bench_options(opts)
-    if opts.harbor_job_dir:
-        raise InputError("--harbor-job-dir is an ingest, not a planned run")
+    """One planned (or fixture) record per ``--include-task-name``. ``opts`` come from options
+    the command validated once, at the edge; nothing is checked again here."""
     probes = Probes(env=env, which=which, run_probe=run_probe, path_exists=path_exists, cwd=cwd)
     shape = event_shape(opts)
     return [_build_one(opts, task, probes, shape) for task in task_names(opts)]
 
 
 def build_planned_terminal_bench_record(
-    opts: BenchmarkRunRequest,
+    opts: PlannedRunOptions,
     *,
     env: Mapping[str, str],
     which: Callable[[str], str | None],

@@ -1,0 +1,120 @@
+"""Reading a large Harbor job's trials on several cores (``benchmark run --jobs N``).
+
+The only trick of the Harbor reader, kept behind one call (``read_trials_on``) and used only
+when the user asks for it: after every import, the command forks ``jobs - 1`` workers; the
+trial directories are cut into ``jobs`` runs of neighbours, each worker reads one run with its
+own handle on the job directory, and the command reads the first one meanwhile. The runs are
+joined in trial order, so the attempts, the digests and the first error are those a reading on
+one core gives: a run whose worker failed for any reason is simply read again here, where the
+same file then raises the same error in its own words.
+
+Each worker is a plain ``fork`` with a pipe: its attempts cross back pickled (plain
+dataclasses of parsed JSON) once it has read them all, and it exits without running the
+command's exit handlers. ``concurrent.futures`` would do the same but costs every ``benchmark
+run`` ~15 ms of imports (``multiprocessing.connection``). Without ``fork`` (not POSIX), or
+with too few trials to share, the trials are read one after the other, as by
+``trials.read_trials``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+from benchledger.ledger.sources.harbor.files import _Reader
+from benchledger.ledger.sources.harbor.trials import Progress, _Attempt, _list_trials, _read_trial
+
+_MIN_TRIALS_PER_WORKER = 200  # below this a worker costs more than it reads
+_Found = tuple[list[_Attempt | None], dict[str, str]]  # a run's attempts, and its digests
+
+
+def read_trials_on(reader: _Reader, progress: Progress | None, jobs: int) -> list[_Attempt]:
+    """The job's trials in name order, read on up to ``jobs`` cores; ``progress(done,
+    total)`` after each run of trials."""
+    names = _list_trials(reader)
+    total = len(names)
+    if progress:
+        progress(0, total)
+    parts = max(1, min(jobs, total // _MIN_TRIALS_PER_WORKER)) if hasattr(os, "fork") else 1
+    size = -(-total // parts) if total else 1
+    runs = [names[i : i + size] for i in range(0, total, size)]
+    workers: list[tuple[int, int] | None] = [_start(reader.root, run) for run in runs[1:]]
+    attempts: list[_Attempt] = []
+    done = 0
+    try:
+        for i, run in enumerate(runs):
+            found = _read_here(reader, run) if i == 0 else _join(reader, run, workers, i - 1)
+            attempts.extend(a for a in found if a is not None)
+            done += len(run)
+            if progress:
+                progress(done, total)
+    finally:
+        for i in range(len(workers)):
+            _stop(workers, i)
+    return attempts
+
+
+def _read_here(reader: _Reader, names: list[str]) -> list[_Attempt | None]:
+    return [_read_trial(reader, name) for name in names]
+
+
+def _start(root: str, names: list[str]) -> tuple[int, int] | None:
+    """Fork a worker reading ``names``: (pid, the pipe's read end), or None if it cannot."""
+    try:
+        out, into = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(out)
+        os.close(into)
+        return None
+    if pid == 0:  # the worker: read, write, exit without the command's exit handlers
+        code = 1
+        try:
+            os.close(out)
+            with _Reader(root) as reader, os.fdopen(into, "wb") as pipe:
+                found: _Found = (_read_here(reader, names), reader.files)
+                pipe.write(pickle.dumps(found, pickle.HIGHEST_PROTOCOL))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(into)
+    return pid, out
+
+
+def _join(
+    reader: _Reader, names: list[str], workers: list[tuple[int, int] | None], i: int
+) -> list[_Attempt | None]:
+    """Worker ``i``'s attempts, its digests added to ``reader``; read here if it failed."""
+    worker = workers[i]
+    found: _Found | None = None
+    if worker is not None:
+        with os.fdopen(worker[1], "rb") as pipe:
+            data = pipe.read()
+        workers[i] = (worker[0], -1)
+        if _stop(workers, i) == 0 and data:
+            found = pickle.loads(data)
+    if found is None:  # the same error, if any, in trial order and in its own words
+        return _read_here(reader, names)
+    reader.files.update(found[1])
+    return found[0]
+
+
+def _stop(workers: list[tuple[int, int] | None], i: int) -> int:
+    """Reap worker ``i`` (killed first if its pipe is still open): its exit code, -1 if none."""
+    worker, workers[i] = workers[i], None
+    if worker is None:
+        return -1
+    pid, out = worker
+    if out >= 0:
+        os.close(out)
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    try:
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    except ChildProcessError:
+        return -1
