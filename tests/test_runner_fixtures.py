@@ -29,13 +29,31 @@ MANIFEST = json.loads((RUNNERS / "manifest.json").read_text(encoding="utf-8"))
 HARBOR_JOBS = {job["key"]: job for job in MANIFEST.get("harbor", [])}
 BENCHFLOW_ROOTS = {root["key"]: root for root in MANIFEST.get("benchflow", [])}
 
-# (job key, check) -> issue item, for the checks today's Harbor reader fails.
-HARBOR_XFAIL: dict[tuple[str, str], str] = {}
+# (job key, check) -> issue item, for the checks today's Harbor reader fails. A check that reads
+# per-case numbers fails first on the case set when the reader makes a phantom case or arm.
+HARBOR_XFAIL: dict[tuple[str, str], str] = {
+    ("01_oracle_nop_finished", "usage"): "3",
+    **{("02_task_name_differs", check): "1" for check in
+       ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")},  # fmt: skip
+    **{(key, check): "2" for key in ("03_import_path_sigkill", "05_running_job") for check in
+       ("cases", "run_status", "attempts", "scores", "usage", "tokens")},  # fmt: skip
+    ("04_one_cancelled_trial", "run_status"): "6",
+    ("06_ctrl_c", "run_status"): "6",
+}
 
 CHECKS = ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")
 
 # (root key, check) -> issue item, for the checks today's BenchFlow reader fails.
-BENCHFLOW_XFAIL: dict[tuple[str, str], str] = {}
+BENCHFLOW_XFAIL: dict[tuple[str, str], str] = {
+    **{("02_killed_writing_timing_json", check): "4" for check in
+       ("ingests", "cases", "scores", "run_status", "attempts", "warning")},  # fmt: skip
+    **{(key, "warning"): "4" for key in
+       ("03_killed_writing_prompts_json", "04_killed_writing_rewards_jsonl",
+        "05_killed_writing_trainer_verifiers_jsonl",
+        "06_killed_writing_results_jsonl")},  # fmt: skip
+    **{("07_killed_mid_agent", check): "5" for check in
+       ("cases", "scores", "run_status", "attempts")},  # fmt: skip
+}
 
 BENCHFLOW_CHECKS = ("ingests", "cases", "scores", "run_status", "attempts", "warning")
 
@@ -136,7 +154,7 @@ def test_harbor_job_matches_harbor(key: str, check: str, db_url: str, tmp_path: 
             assert record["progress"]["n_cancelled_trials"] == case["cancelled"], case_key
         elif check == "scores":
             assert agg["scored_attempt_count"] == len(case["scored_rewards"]), case_key
-            assert record["official_score"] == case["mean_of_scored"], case_key
+            assert record.get("official_score") == case["mean_of_scored"], case_key
             if case["harbor_mean"] is not None:
                 assert agg["runner_equivalent_mean"] == pytest.approx(case["harbor_mean"])
         elif check == "usage":
@@ -240,3 +258,55 @@ def test_benchflow_root_matches_benchflow(
             assert record["trial_count"] == case["attempts"], task
             missing = (agg.get("unscored_reasons") or {}).get("result_missing", 0)
             assert missing == case["unfinished"], task
+
+
+# --------------------------------------------------------------------------- summary (item 7)
+
+
+def not_counting(job: dict[str, Any], runner: str) -> int:
+    """Cases that will not count: unfinished, cancelled, or without a score."""
+    if runner == "harbor":
+        return sum(c["run_status"] != "completed" or not c["scored_rewards"] for c in job["cases"])
+    return sum(c["run_status"] != "completed" or c["score"] is None for c in job["cases"])
+
+
+def summary_params() -> list[Any]:
+    params = []
+    for runner, fixtures in (("harbor", HARBOR_JOBS), ("benchflow", BENCHFLOW_ROOTS)):
+        for key, job in fixtures.items():
+            if not_counting(job, runner) and (runner == "harbor" or job["cases"]):
+                params.append(pytest.param(runner, key, id=f"{runner}-{key}", marks=[
+                    pytest.mark.xfail(strict=True, reason="issue 31 item 7")]))  # fmt: skip
+    return params
+
+
+@pytest.mark.parametrize(("runner", "key"), summary_params())
+def test_summary_says_what_will_not_count(
+    runner: str, key: str, db_url: str, tmp_path: Path
+) -> None:
+    """The lines right under the summary table give the number of cases that will not count
+    (unfinished, cancelled or unscored) and why."""
+    from benchledger.commands.cli import cli
+
+    job = (HARBOR_JOBS if runner == "harbor" else BENCHFLOW_ROOTS)[key]
+    rel = job["job_dir"] if runner == "harbor" else job["root"]
+    source = materialize(rel, tmp_path / "fixture")
+    flags = (["terminal-bench", "--harbor-job-dir", str(source)] if runner == "harbor"
+             else ["skillsbench", "--skillsbench-result-root", str(source)])  # fmt: skip
+    (tmp_path / "rt").mkdir()
+    with contextlib.chdir(tmp_path / "rt"):
+        result = CliRunner().invoke(
+            cli, ["--db", db_url, "--runtime-root", str(tmp_path / "rt"), "benchmark", "run",
+                  *flags, "--goal-id", "g", "--execute"], catch_exceptions=False,
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    table_end = max(i for i, line in enumerate(lines[:40]) if line.startswith("|"))
+    under = []
+    for line in lines[table_end + 1 :]:
+        if line.startswith("- recorded:"):
+            break
+        under.append(line)
+    text = " ".join(under).lower()
+    assert str(not_counting(job, runner)) in text, under
+    assert any(word in text for word in ("unfinished", "cancelled", "unscored")), under
