@@ -253,13 +253,13 @@ HARBOR_CASES: list[dict[str, Any]] = [
      "tasks": [("alpha", "pass", None), ("beta", "hang", None), ("gamma", "hang", None)],
      "agents": [{"import_path": "h9_fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
      "action": "sigint", "wait_for": ["alpha.done", "beta.started", "gamma.started"]},
-    {"key": "07_resumed", "items": [6],
+    {"key": "07_resumed", "items": [],
      "description": "killed with SIGKILL mid-trial, then resumed by running the same job again: "
                     "Harbor deletes the unfinished trial dir and reruns it under a new name",
      "tasks": [("alpha", "pass", None), ("beta", "hang", None)],
      "agents": [{"import_path": "h9_fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
      "action": "sigkill_resume", "wait_for": ["alpha.done", "beta.started"]},
-    {"key": "08_retries", "items": [6],
+    {"key": "08_retries", "items": [],
      "description": "retry.max_retries=1; one trial fails on its first attempt, Harbor deletes "
                     "its dir and reruns it under the same name (n_retries=1)",
      "tasks": [("alpha", "pass", None), ("beta", "flaky", None)],
