@@ -36,7 +36,7 @@ HARBOR_XFAIL: dict[tuple[str, str], str] = {
     **{("02_task_name_differs", check): "1" for check in
        ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")},  # fmt: skip
     **{(key, check): "2" for key in ("03_import_path_sigkill", "05_running_job") for check in
-       ("cases", "run_status", "attempts", "scores", "usage", "tokens")},  # fmt: skip
+       ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")},  # fmt: skip
     ("04_one_cancelled_trial", "run_status"): "6",
     ("06_ctrl_c", "run_status"): "6",
 }
@@ -136,9 +136,16 @@ def test_harbor_job_matches_harbor(key: str, check: str, db_url: str, tmp_path: 
         assert sorted(records, key=str) == sorted(expected, key=str)
         return
     if check == "job":
+        evals = job["harbor"]["evals_on_disk"]
         for record in records.values():
-            assert record["runner_job"]["job_status"] == job["job_status"]
-            assert record["runner_job"]["n_total_trials"] == job["harbor"]["n_total_trials"]
+            runner_job = record["runner_job"]
+            assert runner_job["job_status"] == job["job_status"]
+            assert runner_job["n_total_trials"] == job["harbor"]["n_total_trials"]
+            if evals is not None:
+                # The arm's metric is the one Harbor wrote under its own evals key.
+                assert runner_job.get("evals_key") in evals, runner_job.get("evals_key")
+                assert runner_job.get("runner_metric") == evals[runner_job["evals_key"]][
+                    "metrics"][0]  # fmt: skip
         return
     assert set(records) == set(expected), "the case sets differ (see the 'cases' check)"
     for case_key, case in expected.items():

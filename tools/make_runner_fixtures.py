@@ -88,7 +88,7 @@ class LocalDirEnvironment(BaseEnvironment):
         return self._root / text.lstrip("/")
 
     async def start(self, force_build: bool) -> None:
-        self._root = Path(tempfile.mkdtemp(prefix="h9env-"))
+        self._root = Path(tempfile.mkdtemp(prefix="fixture-env-"))
         for sub in ("app", "logs/agent", "logs/verifier", "logs/artifacts"):
             (self._root / sub).mkdir(parents=True, exist_ok=True)
 
@@ -232,38 +232,38 @@ HARBOR_CASES: list[dict[str, Any]] = [
      "description": "import-path agent; the job process is killed with SIGKILL while one trial "
                     "runs: that trial has no result.json and the job no finished_at",
      "tasks": [("alpha", "pass", None), ("beta", "hang", None)],
-     "agents": [{"import_path": "h9_fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
+     "agents": [{"import_path": "fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
      "action": "sigkill", "wait_for": ["alpha.done", "beta.started"]},
     {"key": "04_one_cancelled_trial", "items": [6],
      "description": "finished job of three tasks where one trial ended in CancelledError: "
                     "Ctrl-C while that trial ran, then the job resumed (Harbor keeps a "
                     "trial dir that has a result.json, cancelled or not)",
      "tasks": [("alpha", "pass", None), ("beta", "hang", None), ("gamma", "fail", None)],
-     "agents": [{"import_path": "h9_fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
+     "agents": [{"import_path": "fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
      "action": "sigint_resume", "wait_for": ["alpha.done", "beta.started", "gamma.done"]},
     {"key": "05_running_job", "items": [2, 6],
      "description": "a copy of the job dir taken while one trial is still running "
                     "(the job then finished; the copy is what a reader sees mid-run)",
      "tasks": [("alpha", "pass", None), ("beta", "hang", None)],
-     "agents": [{"import_path": "h9_fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
+     "agents": [{"import_path": "fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
      "action": "snapshot", "wait_for": ["alpha.done", "beta.started"]},
     {"key": "06_ctrl_c", "items": [6],
      "description": "Ctrl-C (SIGINT) while two trials run: CancelledError results, job "
                     "finished_at null",
      "tasks": [("alpha", "pass", None), ("beta", "hang", None), ("gamma", "hang", None)],
-     "agents": [{"import_path": "h9_fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
+     "agents": [{"import_path": "fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
      "action": "sigint", "wait_for": ["alpha.done", "beta.started", "gamma.started"]},
     {"key": "07_resumed", "items": [],
      "description": "killed with SIGKILL mid-trial, then resumed by running the same job again: "
                     "Harbor deletes the unfinished trial dir and reruns it under a new name",
      "tasks": [("alpha", "pass", None), ("beta", "hang", None)],
-     "agents": [{"import_path": "h9_fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
+     "agents": [{"import_path": "fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
      "action": "sigkill_resume", "wait_for": ["alpha.done", "beta.started"]},
     {"key": "08_retries", "items": [],
      "description": "retry.max_retries=1; one trial fails on its first attempt, Harbor deletes "
                     "its dir and reruns it under the same name (n_retries=1)",
      "tasks": [("alpha", "pass", None), ("beta", "flaky", None)],
-     "agents": [{"import_path": "h9_fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
+     "agents": [{"import_path": "fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
      "action": "finish", "retries": 1},
 ]
 
@@ -279,7 +279,7 @@ def job_config(spec: dict[str, Any], work: Path) -> Any:
         n_concurrent_trials=4,
         quiet=True,
         retry=RetryConfig(max_retries=spec.get("retries", 0), min_wait_sec=0, max_wait_sec=0),
-        environment=EnvironmentConfig(import_path="h9_fixture_agents:LocalDirEnvironment",
+        environment=EnvironmentConfig(import_path="fixture_agents:LocalDirEnvironment",
                                       delete=True),  # fmt: skip
         agents=[AgentConfig(**a) for a in spec["agents"]],
         tasks=tasks,
@@ -325,7 +325,7 @@ def wait_for(
 def run_harbor_case(spec: dict[str, Any], work: Path) -> Path:
     """Run one case; return the job directory to keep."""
     (work / "state").mkdir(parents=True)
-    (work / "h9_fixture_agents.py").write_text(AGENTS_MODULE)
+    (work / "fixture_agents.py").write_text(AGENTS_MODULE)
     for name, mode, dir_name in spec["tasks"]:
         make_task(work / "tasks", name, mode, dir_name=dir_name,
                   package=spec.get("harbor_init_names", False))  # fmt: skip
@@ -519,7 +519,7 @@ def scrub_pairs(real_root: str) -> list[tuple[str, str]]:
         (sys.prefix, FAKE_ROOT + "/.venv"),
         (sys.base_prefix, FAKE_ROOT + "/.python"),
         (str(ROOT), FAKE_ROOT + "/repo"),
-        (tempfile.gettempdir() + "/h9env-", FAKE_ROOT + "/env-"),
+        (tempfile.gettempdir() + "/fixture-env-", FAKE_ROOT + "/env-"),
     ]
     return sorted(pairs, key=lambda pair: -len(pair[0]))
 
@@ -558,7 +558,7 @@ def generate_harbor(only: list[str]) -> None:
     for spec in HARBOR_CASES:
         if only and spec["key"] not in only:
             continue
-        work = Path(tempfile.mkdtemp(prefix="h9-harbor-"))
+        work = Path(tempfile.mkdtemp(prefix="runner-fixture-harbor-"))
         job_dir = run_harbor_case(spec, work)
         numbers = harbor_numbers(job_dir, spec, work)
         dest = OUT / "harbor" / spec["key"] / JOB_NAME

@@ -87,7 +87,7 @@ def write_rollout(tasks: Path, job_dir: Path, task: str, suffix: str, reward: fl
     )  # fmt: skip
     if ends == "finished":
         return rollout_dir
-    staging = Path(tempfile.mkdtemp(prefix="h9-bf-rollout-")) / rollout_dir.name
+    staging = Path(tempfile.mkdtemp(prefix="runner-fixture-rollout-")) / rollout_dir.name
     for name in WRITE_ORDER:
         if (rollout_dir / name).exists():
             (staging / name).parent.mkdir(parents=True, exist_ok=True)
@@ -168,13 +168,13 @@ def generate_benchflow(only: list[str]) -> None:
     for spec in BENCHFLOW_CASES:
         if only and spec["key"] not in only:
             continue
-        work = Path(tempfile.mkdtemp(prefix="h9-bf-"))
-        job_dir = work / "root" / "jobs" / JOB
+        work = Path(tempfile.mkdtemp(prefix="runner-fixture-bf-"))
+        job_dir = work / "result-root" / "jobs" / JOB
         for task, suffix, reward, ends in spec["rollouts"]:
             write_rollout(work / "tasks", job_dir, task, suffix, reward, ends)
         dest = OUT / "benchflow" / spec["key"]
         shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(work / "root", dest)
+        shutil.copytree(work / "result-root", dest)
         scrub_tree(dest, str(work))
         numbers = json.loads(scrub_text(json.dumps(benchflow_numbers(dest)), str(work)))
         cases[spec["key"]] = {
