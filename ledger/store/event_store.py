@@ -104,6 +104,10 @@ class UnitOfWork:
         stream). An idempotency key that is already stored returns the events recorded
         under it and writes nothing.
         """
+        if idempotency_key == "":
+            # the hash writes a NULL key as "" (``ledger.store.chain.event_hash``), so an empty
+            # key would be indistinguishable from none: never written, refused by ``verify``
+            raise ValueError("an idempotency key must not be empty")
         if idempotency_key is not None:
             existing = self.store._events_for_key(self.conn, idempotency_key)
             if existing:
@@ -512,6 +516,13 @@ def _check_row(
         return row["position"], (
             f"position {row['position']}: prev_hash does not match the "
             "previous event's hash (events reordered or removed)"
+        )
+    if row["idempotency_key"] == "":
+        # The hash covers a NULL key as "" (kept so: every existing chain stays valid), and
+        # append never writes "" (it refuses it), so an empty key is an edit of a NULL one.
+        return row["position"], (
+            f"position {row['position']}: idempotency_key is '' where benchledger writes "
+            "NULL or a non-empty key (edited)"
         )
     fields = {k: row[k] for k in HASHED_COLUMNS}
     if event_hash(**fields) != row["hash"]:
