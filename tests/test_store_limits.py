@@ -25,3 +25,99 @@ def test_a_writer_behind_a_stuck_lock_holder_gives_up_with_one_line(db_url, monk
     finally:
         writer.close()
         holder.close()
+
+
+def _sql(db_url, *args):
+    from click.testing import CliRunner
+
+    from benchledger.commands.cli import cli
+
+    return CliRunner().invoke(cli, ["--db", db_url, "sql", *args], catch_exceptions=False)
+
+
+def _store_with_one_event(db_url):
+    s = opened(db_url)
+    s.store.append([upsert_event("L", "a")])
+    s.close()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "1e12"])
+def test_sql_timeout_must_be_finite_positive_and_bounded(db_url, value):
+    _store_with_one_event(db_url)
+    result = _sql(db_url, "SELECT 1", "--timeout", value)
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output
+    assert "--timeout" in result.output
+
+
+def test_sqlite_deadline_holds_when_each_step_is_expensive(tmp_path):
+    """The progress handler runs every few thousand steps; a watchdog interrupts in between."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    _store_with_one_event(url)
+    slow = (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 100000) "
+        "SELECT sum(length(hex(randomblob(8000000)))) FROM r"
+    )
+    started = time.monotonic()
+    result = _sql(url, slow, "--timeout", "1")
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 1
+    assert "query stopped after 1 s" in result.stderr
+    assert elapsed < 6, elapsed
+
+
+def test_sql_refuses_a_value_past_the_step_bound_in_one_line(tmp_path):
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    _store_with_one_event(url)
+    result = _sql(url, "SELECT length(randomblob(100000000))")
+    assert result.exit_code == 1
+    assert "larger than 64 MiB" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+def test_sql_refuses_a_result_past_the_byte_bound(db_url):
+    _store_with_one_event(db_url)
+    many = (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 10) "
+        "SELECT substr(hex(zeroblob(15000000)), 1, 30000000) FROM r"
+    )
+    if "postgresql" in db_url:
+        many = "SELECT repeat('x', 30000000) FROM generate_series(1, 10)"
+    result = _sql(db_url, many, "--timeout", "60")
+    assert result.exit_code == 1, result.stderr
+    assert "larger than 256 MiB" in result.stderr
+
+
+def test_postgres_sql_streams_rows_instead_of_fetching_all(postgres_ok, tmp_path):
+    """--limit 1 over 300 MB of rows: the peak memory of the process stays far below that."""
+    if not postgres_ok:
+        pytest.skip("PostgreSQL not reachable")
+    import subprocess
+    import sys
+
+    from tests.conftest import PG_BASE_URL, _drop_pg_schema, _fresh_pg_schema
+
+    schema = _fresh_pg_schema()
+    try:
+        url = f"{PG_BASE_URL}?options=-csearch_path%3D{schema}"
+        _store_with_one_event(url)
+        script = (
+            "import sys\n"
+            "from benchledger.commands.cli import cli\n"
+            "try:\n"
+            "    cli.main(sys.argv[1:], standalone_mode=False)\n"
+            "finally:\n"
+            # VmHWM: this process's own peak (ru_maxrss would keep pytest's across the exec)
+            "    status = open('/proc/self/status').read()\n"
+            "    print('PEAK', status.split('VmHWM:')[1].split()[0], file=sys.stderr)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, "--db", url, "sql", "--limit", "1", "--timeout", "60",
+             "SELECT repeat('x', 100000) FROM generate_series(1, 3000)"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        peak_kib = int(done.stderr.split("PEAK")[-1].split()[0])
+        assert peak_kib < 200_000, peak_kib
+    finally:
+        _drop_pg_schema(schema)
