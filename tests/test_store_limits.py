@@ -66,6 +66,39 @@ def test_sqlite_deadline_holds_when_each_step_is_expensive(tmp_path):
     assert elapsed < 6, elapsed
 
 
+def test_ctrl_c_stops_sqlite_within_an_expensive_step(tmp_path):
+    """Python runs its SIGINT handler only between bytecodes: the watchdog hears the signal."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    _store_with_one_event(url)
+    slow = (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 100000) "
+        "SELECT sum(length(hex(randomblob(8000000)))) FROM r"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchledger.commands.cli", "--db", url, "sql", slow,
+         "--timeout", "600"],
+        env=os.environ, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(3)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("benchledger sql ignored Ctrl-C")
+    assert time.monotonic() - sent < 3
+    assert proc.returncode == 130
+    assert "interrupted" in err.strip()
+
+
 def test_sql_refuses_a_value_past_the_step_bound_in_one_line(tmp_path):
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     _store_with_one_event(url)

@@ -158,7 +158,10 @@ def _run_sqlite(
     deadline = time.monotonic() + timeout
     previous_length = raw.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
     previous_heap = raw.execute(f"PRAGMA hard_heap_limit={HEAP_LIMIT_BYTES}").fetchone()[0]
-    with _sigint_flag() as interrupted, _watchdog(raw, deadline, interrupted):
+    with _sigint_flag() as flagged, _watchdog(raw, deadline) as woken:
+
+        def interrupted() -> bool:
+            return flagged() or woken()
 
         def stop() -> int:
             return 1 if interrupted() or time.monotonic() > deadline else 0
@@ -190,19 +193,20 @@ def _run_sqlite(
 
 @contextmanager
 def _watchdog(
-    raw: sqlite3.Connection, deadline: float, interrupted: Callable[[], bool]
-) -> Iterator[None]:
+    raw: sqlite3.Connection, deadline: float
+) -> Iterator[Callable[[], bool]]:
     """Interrupt the running statement at ``deadline`` or as soon as a Ctrl-C arrives.
 
     SQLite holds the main thread inside one step for as long as the step takes, and Python
     runs a signal handler only between bytecodes, so neither the progress handler nor the
     SIGINT handler can stop a slow step; this thread can (``sqlite3_interrupt`` is the
     thread-safe way). A Ctrl-C reaches it through the signal wakeup file descriptor, which the
-    C-level handler writes at once."""
+    C-level handler writes at once. Yields whether a Ctrl-C stopped the statement."""
     wake_r, wake_w = os.pipe()
     done_r, done_w = os.pipe()
     os.set_blocking(wake_w, False)
     lock = threading.Lock()
+    sigint = threading.Event()
     finished = False
     previous_fd: int | None = None
     if threading.current_thread() is threading.main_thread():
@@ -216,11 +220,9 @@ def _watchdog(
             ready, _, _ = select.select([wake_r, done_r], [], [], remaining)
             if done_r in ready:
                 return
-            if wake_r in ready:
-                os.read(wake_r, 64)
-                time.sleep(0.01)  # let the Python-level handler set the flag first
-                if interrupted():
-                    break
+            if wake_r in ready and signal.SIGINT in os.read(wake_r, 64):
+                sigint.set()
+                break
         with lock:
             if not finished:
                 raw.interrupt()
@@ -228,7 +230,7 @@ def _watchdog(
     thread = threading.Thread(target=watch, name="benchledger-sql-watchdog", daemon=True)
     thread.start()
     try:
-        yield
+        yield sigint.is_set
     finally:
         with lock:
             finished = True
