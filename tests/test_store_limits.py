@@ -154,3 +154,34 @@ def test_postgres_sql_streams_rows_instead_of_fetching_all(postgres_ok, tmp_path
         assert peak_kib < 200_000, peak_kib
     finally:
         _drop_pg_schema(schema)
+
+
+def test_compare_bootstrap_is_bounded_and_says_why(tmp_path):
+    from click.testing import CliRunner
+
+    from benchledger.commands.cli import cli
+    from benchledger.ledger.requests.compare import MAX_BOOTSTRAP, CompareRequest
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    args = ["--db", url, "compare", "--benchmark-id", "b@1", "--bootstrap", "1000000000"]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    assert "100,000" in result.output and "1/sqrt" in result.output
+    assert not (tmp_path / "ledger.db").exists()  # refused before any store was opened
+    with pytest.raises(InputError, match="--bootstrap"):
+        CompareRequest(benchmark_id="b@1", bootstrap=MAX_BOOTSTRAP + 1)
+    CompareRequest(benchmark_id="b@1", bootstrap=MAX_BOOTSTRAP)
+
+
+def test_bootstrap_drawn_in_blocks_gives_the_numbers_of_one_draw():
+    import numpy as np
+
+    from benchledger.projections.reports.compare.stats import BOOTSTRAP_BLOCK, bootstrap_interval
+
+    values = [((i * 37) % 101) / 100 for i in range(300)]
+    resamples = BOOTSTRAP_BLOCK * 2 + 17
+    distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
+    draws = np.random.default_rng(7).multinomial(300, counts / 300, size=resamples)
+    means = draws @ distinct / 300
+    expected = tuple(float(x) for x in np.quantile(means, [0.025, 0.975]))
+    assert bootstrap_interval(values, resamples, 7, 0.95) == expected
