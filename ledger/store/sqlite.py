@@ -98,8 +98,12 @@ class SqliteConnection:
         return self.raw
 
     def commit(self) -> None:
+        # a full disk often shows only here, when the pages reach the write-ahead log
         if self.raw.in_transaction:
-            self.raw.execute("COMMIT")
+            try:
+                self.raw.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                raise explain(exc, self.path) from None
 
     def rollback(self) -> None:
         if self.raw.in_transaction:
@@ -404,6 +408,33 @@ def explain(exc: sqlite3.Error, path: str) -> Exception:
             "write-ahead log (-wal) holds pages the file lacks; ask its owner to run any "
             "benchledger command there (which folds the log in), or read a copy"
         )
-    if "disk I/O error" in message or "disk is full" in message or "database or disk" in message:
-        return InputError(f"cannot read or write the store {name}: {message}")
+    if "disk is full" in message or "database or disk" in message:
+        return InputError(
+            f"the disk holding the store {name} is full ({_disk_of(path)}): nothing was "
+            "recorded; free space there (or in the temporary directory, TMPDIR) and run the "
+            "command again"
+        )
+    if "disk I/O error" in message:
+        return InputError(
+            f"cannot read or write the store {name} ({_disk_of(path)}): {message}; "
+            "nothing was recorded"
+        )
     return exc
+
+
+def _disk_of(path: str) -> str:
+    """The mount point of the filesystem holding ``path`` and its free space, for a message."""
+    if path == MEMORY:
+        return "memory"
+    here = Path(path).absolute().parent
+    try:
+        while not here.exists():
+            here = here.parent
+        device = here.stat().st_dev
+        mount = here
+        while mount.parent != mount and mount.parent.stat().st_dev == device:
+            mount = mount.parent
+        free = os.statvfs(here)
+        return f"filesystem mounted at {mount}, {free.f_bavail * free.f_frsize // 1024} KiB free"
+    except OSError:
+        return f"filesystem of {here}"

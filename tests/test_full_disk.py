@@ -1,0 +1,87 @@
+"""A full disk under the store (issue 36, item 6): one line naming the disk, nothing recorded.
+
+A real full filesystem: a 2 MiB tmpfs mounted for the test (root only; skipped elsewhere).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.store.events import NewEvent
+from tests.support_store import opened
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path):
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(directory: Path) -> Path:
+    """Write a filler file until the filesystem refuses another byte."""
+    filler = directory / "filler"
+    with open(filler, "wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(os.urandom(4096))
+        except OSError:
+            pass
+    return filler
+
+
+def _event(i: int) -> NewEvent:
+    return NewEvent("goal/g", "run_built", {"i": i, "blob": uuid.uuid4().hex * 2000})
+
+
+@pytest.mark.synthetic_events  # filler payloads of a set size
+def test_a_full_disk_is_one_line_naming_it_and_records_nothing(tiny_disk):
+    url = f"sqlite:///{tiny_disk / 'store' / 'ledger.db'}"
+    s = opened(url)
+    s.store.append([_event(0)])
+    filler = _fill(tiny_disk)
+    with pytest.raises(InputError) as err:
+        for i in range(1, 50):
+            s.store.append([_event(i)])
+    message = err.value.message
+    assert "is full" in message and "nothing was recorded" in message
+    assert str(tiny_disk) in message  # the disk: its mount point
+    head = s.store.head_position()
+    s.close()
+    filler.unlink()
+    again = opened(url)
+    assert again.store.head_position() == head
+    assert again.store.verify().ok
+    again.close()
+
+
+def test_a_command_on_a_full_disk_prints_one_line_not_an_internal_error(tiny_disk):
+    from click.testing import CliRunner
+
+    from benchledger.commands.cli import cli
+
+    url = f"sqlite:///{tiny_disk / 'store' / 'ledger.db'}"
+    (tiny_disk / "store").mkdir()
+    filler = _fill(tiny_disk)
+    result = CliRunner().invoke(cli, ["--db", url, "db", "upgrade"], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "internal error" not in lines[0], result.stderr
+    assert "is full" in lines[0] and "nothing was recorded" in lines[0]
+    filler.unlink()
