@@ -85,3 +85,35 @@ def test_a_command_on_a_full_disk_prints_one_line_not_an_internal_error(tiny_dis
     assert len(lines) == 1 and "internal error" not in lines[0], result.stderr
     assert "is full" in lines[0] and "nothing was recorded" in lines[0]
     filler.unlink()
+
+
+def test_render_after_a_full_disk_works_as_printed(tiny_disk, tmp_path, monkeypatch):
+    """The files of a ledger outside the project cannot be written: the events are kept and
+    the printed `benchledger render` writes the files once there is space again."""
+    import re
+    import shlex
+    import shutil
+
+    from click.testing import CliRunner
+
+    from benchledger.commands.cli import cli
+    from tests.conftest import FIXTURES_DIR
+
+    root = tmp_path / "proj"
+    (root / ".benchledger").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    ledger = tiny_disk / "l.json"
+    shutil.copy(FIXTURES_DIR / "loopx-ledger" / "benchmark-run-ledger.json", ledger)
+    filler = _fill(tiny_disk)
+    failed = CliRunner().invoke(
+        cli, ["import", "loopx-ledger", str(ledger), "--in-place", "--execute"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert failed.exit_code == 1, failed.output
+    assert "internal error" not in failed.stderr
+    found = re.search(r"`benchledger ([^`]+)`", failed.stderr)
+    assert found, failed.stderr
+    filler.unlink()
+    repaired = CliRunner().invoke(cli, shlex.split(found.group(1)), catch_exceptions=False)
+    assert repaired.exit_code == 0, repaired.output
+    assert ledger.with_suffix(".md").exists()
