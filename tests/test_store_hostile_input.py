@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from click.testing import CliRunner
 
 from benchledger.commands.cli import cli
+from tests.conftest import FIXTURES_DIR
 from tests.support_store import opened, upsert_event
 from tests.test_store import _drop_update_trigger
 
@@ -77,3 +79,79 @@ def test_a_search_path_naming_no_schema_is_one_line(postgres_ok):
         assert result.exit_code == 1, result.output
         assert "internal error" not in result.stderr, result.stderr
         assert "no_such_schema_h6" in result.stderr and "CREATE SCHEMA" in result.stderr
+
+
+def _loopx_with_run_field(tmp_path, value):
+    import json
+
+    from tests.conftest import FIXTURES_DIR
+
+    doc = json.loads((FIXTURES_DIR / "loopx-ledger" / "benchmark-run-ledger.json").read_text())
+    benchmark = next(iter(doc["benchmarks"].values()))
+    case = next(iter(benchmark["cases"].values()))
+    case["runs"][0]["extra"] = value
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _nested(levels: int) -> dict:
+    top = node = {}
+    for _ in range(levels - 1):
+        node["k"] = {}
+        node = node["k"]
+    return top
+
+
+def test_a_loopx_field_nested_300_deep_is_refused_naming_file_and_field(db_url, tmp_path):
+    path = _loopx_with_run_field(tmp_path, _nested(300))
+    for mode in ("--dry-run", "--execute"):
+        result = CliRunner().invoke(
+            cli, ["--db", db_url, "import", "loopx-ledger", str(path), mode],
+            catch_exceptions=False,
+        )  # fmt: skip
+        assert result.exit_code == 1, result.output
+        line = result.stderr.strip()
+        assert line.startswith("error: deep.json: benchmarks[") and "run extra.k.k" in line
+        assert "nothing was imported" in line and "not valid JSON" not in line
+
+
+def test_a_loopx_field_at_the_storable_depth_still_imports(db_url, tmp_path):
+    path = _loopx_with_run_field(tmp_path, _nested(251))
+    result = CliRunner().invoke(
+        cli, ["--db", db_url, "import", "loopx-ledger", str(path), "--execute"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+
+
+def test_an_integer_past_64_bits_is_refused_not_rounded(db_url, tmp_path):
+    path = _loopx_with_run_field(tmp_path, {"n_input_tokens": 10**21 + 7})
+    result = CliRunner().invoke(
+        cli, ["--db", db_url, "import", "loopx-ledger", str(path), "--execute"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "1000000000000000000007" in result.stderr and "64 bits" in result.stderr
+    assert "extra.n_input_tokens" in result.stderr
+
+
+def test_a_harbor_token_count_past_64_bits_is_refused_not_rounded(db_url, tmp_path, monkeypatch):
+    from tests.support_harbor_ingest_cli import copy_job, ingest, load_manifest
+
+    manifest = load_manifest()
+    job = next(j for j in manifest["jobs"] if "partial-credit" in j["job_dir"])
+    job_dir = copy_job(FIXTURES_DIR, manifest, job, tmp_path)
+    result_file = next(job_dir.glob("*/result.json"))
+    text = result_file.read_text()
+    assert '"n_input_tokens": ' in text
+    result_file.write_text(
+        re.sub(r'"n_input_tokens": \d+', '"n_input_tokens": 1000000000000000000007', text, count=1)
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    call = ingest(job_dir, db=db_url, runtime_root=tmp_path / "rt")
+    assert call.code == 1, call.result.output
+    assert "1000000000000000000007" in call.stderr and "64 bits" in call.stderr
+    assert "result.json" in call.stderr
