@@ -155,3 +155,34 @@ def test_a_harbor_token_count_past_64_bits_is_refused_not_rounded(db_url, tmp_pa
     assert call.code == 1, call.result.output
     assert "1000000000000000000007" in call.stderr and "64 bits" in call.stderr
     assert "result.json" in call.stderr
+
+
+def test_rebuild_verify_reports_a_cache_cell_of_the_wrong_type(db_url, tmp_path, monkeypatch):
+    """A hand edit (SQLite keeps any type; PostgreSQL any bytes) is a difference, not a crash."""
+    import json
+
+    from tests.support_store import store_connection
+
+    monkeypatch.chdir(tmp_path)
+    ledger = tmp_path / "l.json"
+    ledger.write_bytes((FIXTURES_DIR / "loopx-ledger" / "benchmark-run-ledger.json").read_bytes())
+    imported = CliRunner().invoke(
+        cli, ["--db", db_url, "import", "loopx-ledger", str(ledger), "--in-place", "--execute"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert imported.exit_code == 0, imported.output
+    # SQLite: text where bytes belong; PostgreSQL (typed columns): a row text that is no JSON
+    cell = "json_fragment = 'not bytes'" if db_url.startswith("sqlite") else "row = '{'"
+    with store_connection(db_url) as conn:
+        key = conn.execute("SELECT ledger_id, run_id FROM rm_ledger_rows LIMIT 1").first()
+        conn.execute(
+            f"UPDATE rm_ledger_rows SET {cell} WHERE ledger_id = ? AND run_id = ?", tuple(key)
+        )
+        conn.commit()
+    result = CliRunner().invoke(
+        cli, ["--db", db_url, "--format", "json", "rebuild", "--verify"], catch_exceptions=False
+    )
+    assert result.exit_code == 1, result.output
+    assert "internal error" not in result.output
+    report = json.loads(result.stdout)["rebuild_verify"]
+    assert report["ok"] is False and report["differences"]
