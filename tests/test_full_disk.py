@@ -117,3 +117,30 @@ def test_render_after_a_full_disk_works_as_printed(tiny_disk, tmp_path, monkeypa
     repaired = CliRunner().invoke(cli, shlex.split(found.group(1)), catch_exceptions=False)
     assert repaired.exit_code == 0, repaired.output
     assert ledger.with_suffix(".md").exists()
+
+
+@pytest.mark.synthetic_events  # a filler event, rolled back
+def test_a_full_disk_on_the_postgresql_server_is_one_line(postgres_ok):
+    """The server's own disk_full error (SQLSTATE 53100, raised by the server itself: its
+    disk cannot be filled from a test) inside a write transaction: one line, nothing kept."""
+    if not postgres_ok:
+        pytest.skip("PostgreSQL not reachable")
+    from tests.conftest import PG_BASE_URL, _drop_pg_schema, _fresh_pg_schema
+
+    schema = _fresh_pg_schema()
+    try:
+        url = f"{PG_BASE_URL}?options=-csearch_path%3D{schema}"
+        s = opened(url)
+        with pytest.raises(InputError) as err, s.store.transaction() as uow:
+            uow.append([_event(0)])
+            uow.conn.execute(
+                "DO $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'"
+                " USING ERRCODE = 'disk_full'; END $$"
+            )
+        assert "out of resources" in err.value.message
+        assert "nothing was recorded" in err.value.message
+        assert "No space left on device" in err.value.message
+        assert s.store.head_position() == 0
+        s.close()
+    finally:
+        _drop_pg_schema(schema)
