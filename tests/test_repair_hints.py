@@ -77,3 +77,25 @@ def test_import_as_printed_lets_an_upsert_into_an_outside_ledger_go_on(
     imported = _run(command)
     assert imported.exit_code == 0, imported.output
     assert _run(upsert).exit_code == 0
+
+
+def test_db_upgrade_as_printed_upgrades_an_old_store(db_url, tmp_path, monkeypatch):
+    """A store at an older revision, addressed with --db: the printed upgrade runs as is."""
+    from benchledger.ledger.store.database import (
+        StoreLocation,
+        normalize_url,
+        open_database,
+        run_upgrade,
+    )
+
+    monkeypatch.chdir(tmp_path)
+    database = open_database(StoreLocation(normalize_url(db_url), None))
+    run_upgrade(database, "0005_compare_facts")
+    database.dispose()
+    refused = _run(["--db", db_url, "events", "list"])
+    assert refused.exit_code == 1, refused.output
+    command = _printed_command(refused.stderr)
+    assert "<URL>" not in command
+    upgraded = _run(command)
+    assert upgraded.exit_code == 0, upgraded.output
+    assert _run(["--db", db_url, "events", "list"]).exit_code == 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -151,9 +152,13 @@ def _require_schema(conn: Any) -> None:
 
 
 def upgrade_command_hint(location: StoreLocation) -> str:
+    """The upgrade command as it runs when pasted: the store's own URL, unless the URL holds
+    a password (never printed: the user puts it back in place of ``<URL>``)."""
     if location.project_dir is not None:
         return "benchledger db upgrade"
-    return "benchledger --db <URL> db upgrade"
+    if display_url(location.url) != location.url:
+        return "benchledger --db <URL> db upgrade"
+    return f"benchledger --db {shlex.quote(location.url)} db upgrade"
 
 
 def ensure_schema(
