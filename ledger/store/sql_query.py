@@ -157,7 +157,7 @@ def _run_sqlite(
 ) -> tuple[list[str], list[Any]]:
     deadline = time.monotonic() + timeout
     previous_length = raw.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-    previous_heap = raw.execute(f"PRAGMA hard_heap_limit={HEAP_LIMIT_BYTES}").fetchone()[0]
+    previous_heap = raw.execute(f"PRAGMA hard_heap_limit={_heap_limit()}").fetchone()[0]
     with _sigint_flag() as flagged, _watchdog(raw, deadline) as woken:
 
         def interrupted() -> bool:
@@ -189,6 +189,19 @@ def _run_sqlite(
             raw.set_progress_handler(None, 0)
             raw.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, previous_length)
             raw.execute(f"PRAGMA hard_heap_limit={int(previous_heap)}").fetchall()
+
+
+def _heap_limit() -> int:
+    """SQLite's heap limit while the statement runs: HEAP_LIMIT_BYTES more than the process
+    holds now. The limit is on all of SQLite's memory, and an ``--as-of`` overlay already
+    holds its replayed pages in it: a fixed limit could refuse a query before it started.
+    (The resident size bounds what SQLite holds; without /proc, the fixed budget.)"""
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            resident_pages = int(handle.read().split()[1])
+        return resident_pages * os.sysconf("SC_PAGE_SIZE") + HEAP_LIMIT_BYTES
+    except (OSError, ValueError, IndexError):
+        return HEAP_LIMIT_BYTES
 
 
 @contextmanager
