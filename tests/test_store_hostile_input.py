@@ -46,6 +46,8 @@ def test_append_refuses_an_empty_idempotency_key(db_url):
         "mysql://u:hunter2@127.0.0.1/test",
         "sqlite+pysqlite:///x.db",
         "postgresql://u:hunter2@127.0.0.1:notaport/test",
+        "postgresql://127.0.0.1/test?foo=bar",
+        "sqlite://relative.db",
     ],
 )
 def test_store_url_mistakes_are_one_line_and_create_nothing(tmp_path, url):

@@ -105,6 +105,11 @@ def normalize_url(url: str) -> str:
     if url == "sqlite://" or url.startswith("sqlite:///"):
         return url
     scheme = url.split("://", 1)[0]
+    if scheme == "sqlite":
+        raise InputError(
+            "--db sqlite:// takes three slashes and a path: sqlite:///relative/ledger.db or "
+            "sqlite:////absolute/ledger.db (or give the file path itself)"
+        )
     raise InputError(
         f"--db URL scheme {scheme[:40]!r} is not supported: benchledger stores live in SQLite "
         "(sqlite:///PATH or a file path) or PostgreSQL through psycopg 3 "

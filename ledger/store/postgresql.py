@@ -183,11 +183,11 @@ class SqlAlchemyDatabase:
 
     def _connected(self) -> Any:
         """A pooled connection; a server that cannot be reached is one sentence, not a trace."""
-        from sqlalchemy.exc import OperationalError
+        from sqlalchemy.exc import DBAPIError
 
         try:
             return self.engine.connect()
-        except OperationalError as exc:
+        except DBAPIError as exc:  # unreachable, refused, or a connection option libpq rejects
             reason = (str(exc.orig).strip().splitlines() or ["no answer"])[0]
             raise InputError(
                 f"cannot connect to the store {display_url(self.url)}: "
