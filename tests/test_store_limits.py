@@ -121,6 +121,20 @@ def test_sql_refuses_a_result_past_the_byte_bound(db_url):
     assert "larger than 256 MiB" in result.stderr
 
 
+def test_sql_counts_narrow_rows_against_the_byte_bound_too(db_url):
+    """--limit is a row count only: millions of one-integer rows are refused, not held."""
+    _store_with_one_event(db_url)
+    many = (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000000) "
+        "SELECT n FROM r"
+    )
+    if "postgresql" in db_url:
+        many = "SELECT n FROM generate_series(1, 5000000) AS n"
+    result = _sql(db_url, many, "--limit", "100000000", "--timeout", "120")
+    assert result.exit_code == 1, result.output[-300:]
+    assert "larger than 256 MiB" in result.stderr
+
+
 def test_postgres_sql_streams_rows_instead_of_fetching_all(postgres_ok, tmp_path):
     """--limit 1 over 300 MB of rows: the peak memory of the process stays far below that."""
     if not postgres_ok:

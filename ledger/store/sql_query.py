@@ -47,6 +47,7 @@ MAX_TIMEOUT_S = 86_400.0  # a day; also keeps PostgreSQL's statement_timeout (ms
 MAX_VALUE_BYTES = 64 * 1024 * 1024
 HEAP_LIMIT_BYTES = 1024 * 1024 * 1024
 MAX_RESULT_BYTES = 256 * 1024 * 1024
+ROW_OVERHEAD, VALUE_OVERHEAD = 64, 32  # bytes Python spends on a row tuple and on each value
 READER_ROLE = "benchledger_reader"  # created by migrations/versions/0003_store_integrity.py
 # SQLite calls the progress handler every this many virtual-machine steps (well under 1 ms).
 PROGRESS_STEPS = 5000
@@ -260,6 +261,9 @@ def _bounded_rows(rows: Iterable[Any], limit: int) -> list[Any]:
     kept: list[Any] = []
     size = 0
     for row in rows:
+        # a row's own cost in this process (a tuple, a number object per value) counts too:
+        # a generous --limit over millions of narrow rows is as large as a few wide ones
+        size += ROW_OVERHEAD + VALUE_OVERHEAD * len(row)
         size += sum(len(v) for v in row if isinstance(v, str | bytes | memoryview))
         if size > MAX_RESULT_BYTES:
             raise InputError(
