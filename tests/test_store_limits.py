@@ -199,3 +199,12 @@ def test_bootstrap_drawn_in_blocks_gives_the_numbers_of_one_draw():
     means = draws @ distinct / 300
     expected = tuple(float(x) for x in np.quantile(means, [0.025, 0.975]))
     assert bootstrap_interval(values, resamples, 7, 0.95) == expected
+
+
+def test_sql_names_the_columns_of_an_empty_result(db_url):
+    import json
+
+    _store_with_one_event(db_url)
+    result = _sql(db_url, "SELECT 1 AS x, 'a' AS \"é y\" WHERE 1 = 0", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["columns"] == ["x", "é y"]

@@ -295,8 +295,10 @@ def _run_postgres(
         stream = cursor.stream(statement)
         try:
             first = next(stream, None)
+            if first is None:
+                return _described_columns(cursor), []
             columns = [d[0] for d in cursor.description or ()]
-            rows = _bounded_rows([] if first is None else _chain(first, stream), limit)
+            rows = _bounded_rows(_chain(first, stream), limit)
         finally:
             stream.close()
         return columns, rows
@@ -310,6 +312,15 @@ def _run_postgres(
         raise InputError(f"query failed: {_first_line(exc)}") from None
     finally:
         cursor.close()
+
+
+def _described_columns(cursor: Any) -> list[str]:
+    """The columns of a result without rows: single-row mode describes columns only with a
+    row, so the statement just run (the unnamed prepared one) is described instead."""
+    connection = cursor.connection
+    described = connection.pgconn.describe_prepared(b"")
+    encoding = connection.info.encoding
+    return [described.fname(i).decode(encoding) for i in range(described.nfields)]
 
 
 def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
