@@ -188,3 +188,15 @@ def test_rebuild_verify_reports_a_cache_cell_of_the_wrong_type(db_url, tmp_path,
     assert "internal error" not in result.output
     report = json.loads(result.stdout)["rebuild_verify"]
     assert report["ok"] is False and report["differences"]
+
+
+@pytest.mark.synthetic_events  # a payload nested on purpose
+def test_a_payload_nested_past_what_the_store_writes_names_the_field(db_url):
+    from benchledger.ledger.core.errors import InputError
+    from benchledger.ledger.store.events import NewEvent
+
+    s = opened(db_url)
+    with pytest.raises(InputError, match=r"payload: field deep\.k\.k.* nested more than 254"):
+        s.store.append([NewEvent("goal/g", "run_built", {"deep": _nested(300)})])
+    assert s.store.head_position() == 0
+    s.close()
