@@ -144,3 +144,21 @@ def test_a_full_disk_on_the_postgresql_server_is_one_line(postgres_ok):
         s.close()
     finally:
         _drop_pg_schema(schema)
+
+
+@pytest.mark.parametrize("command", [["events", "list"], ["verify"], ["db", "upgrade"]])
+def test_opening_a_store_on_a_full_disk_says_the_disk_is_full(tiny_disk, command):
+    """The write-ahead log cannot be created: SQLite says "disk I/O error"; the free space
+    says why."""
+    from click.testing import CliRunner
+
+    from benchledger.commands.cli import cli
+
+    url = f"sqlite:///{tiny_disk / 'store' / 'ledger.db'}"
+    opened(url).close()  # created, and closed: the log and its index are gone
+    filler = _fill(tiny_disk)
+    result = CliRunner().invoke(cli, ["--db", url, *command], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    line = result.stderr.strip()
+    assert "is full" in line and str(tiny_disk) in line and "internal error" not in line
+    filler.unlink()
