@@ -14,10 +14,19 @@ import click
 
 from benchledger.commands.as_of import as_of_note, as_of_option, replay_progress
 from benchledger.commands.output import emit, format_option, resolve_format
-from benchledger.ledger.requests.compare import CompareRequest
+from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.requests.compare import MAX_BOOTSTRAP, CompareRequest, check_bootstrap
 from benchledger.services.compare import default_metric, run_compare
 
 TITLE = "Benchmark Compare"
+
+
+def _bounded_bootstrap(_ctx: click.Context, _param: click.Parameter, value: int) -> int:
+    """Refused at parsing, before any store is read (``check_bootstrap`` says why)."""
+    try:
+        return check_bootstrap(value)
+    except InputError as err:
+        raise click.BadParameter(err.message) from None
 
 
 @click.command("compare")
@@ -33,8 +42,10 @@ TITLE = "Benchmark Compare"
 @click.option("--per-case", default="mean", show_default=True, metavar="POLICY",
               help="How a case's attempts become one value: mean, pass@k:K, best-of, first, "
               "latest.")  # fmt: skip
-@click.option("--bootstrap", type=click.IntRange(min=0), default=2000, show_default=True,
-              help="Resamples of cases for the bootstrap interval (0: off).")  # fmt: skip
+@click.option("--bootstrap", type=int, default=2000, show_default=True,
+              callback=_bounded_bootstrap,
+              help=f"Resamples of cases for the bootstrap interval (0: off; at most "
+              f"{MAX_BOOTSTRAP:,}).")  # fmt: skip
 @click.option(
     "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed."
 )

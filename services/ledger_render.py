@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +45,22 @@ def _render_targets(reads: Any, request: RenderRequest) -> list[LedgerTarget]:
     named = request.run_ledger_path is not None or request.ledger_id is not None
     target = resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
     if request.all_ledgers or (not named and reads.ledger(target.ledger_id) is None):
-        return [
-            resolve_ledger_target(reads.ledger(i)["ledger_path"], ledger_id=i)
-            for i in reads.ledger_ids()
-        ]
+        return [stored_target(reads, i) for i in reads.ledger_ids()]
     if reads.ledger(target.ledger_id) is None:
         raise InputError(f"no ledger {target.ledger_id} in the store")
     return [target]
+
+
+def stored_target(reads: Any, ledger_id: str) -> LedgerTarget:
+    """The files of a ledger the store holds, by its stored id.
+
+    A ledger outside the project is keyed by its absolute real path, which is no ``--ledger-id``
+    a user may type (``validate_ledger_id`` refuses it) but names its file exactly; any other id
+    is resolved from the path it was written with. The stored id is kept either way, so plain
+    `benchledger render` (what a failed render says to run) repairs every ledger."""
+    if os.path.isabs(ledger_id):
+        return replace(resolve_ledger_target(ledger_id), ledger_id=ledger_id)
+    return resolve_ledger_target(reads.ledger(ledger_id)["ledger_path"], ledger_id=ledger_id)
 
 
 def run_render_as_of(

@@ -92,5 +92,5 @@ def test_out_of_date_store_is_refused_with_the_upgrade_command(db_url):
     with s.store.database.begin() as conn:
         conn.execute("UPDATE alembic_version SET version_num = '0000_older'")
     s.close()
-    with pytest.raises(SchemaOutOfDateError, match=r"run `benchledger (--db <URL> )?db upgrade`"):
+    with pytest.raises(SchemaOutOfDateError, match=r"run `benchledger (--db \S+ )?db upgrade`"):
         opened(db_url)

@@ -7,6 +7,7 @@ the user looking in the wrong place; each failure here names its cause and where
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -14,6 +15,10 @@ import orjson
 from benchledger.ledger.core.errors import InputError
 
 MAX_DEPTH = 1024  # orjson's own nesting limit; the stdlib fallback is held to the same
+# 64-bit integers are what orjson reads as integers; a longer one it reads as a float, rounded
+# without a word (10**21 + 7 becomes 1e21). Only a run of 19+ digits can be one.
+INT_MIN, UINT_MAX = -(2**63), 2**64 - 1
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 # JSON can hold U+0000 only as this escape: a document without it costs one substring search,
@@ -61,6 +66,9 @@ def parse_json(raw: bytes, *, what: str, unique_keys: bool = False) -> Any:
         raise InputError(f"{what}: {_reason(raw, exc)}") from None
     if holds_nul(raw, document):
         raise InputError(f"{what}: {NUL_REASON}")
+    big = inexact_integer(raw)
+    if big is not None:  # valid JSON, but not a value benchledger keeps exactly
+        raise InputError(f"{what.removesuffix(' is not valid JSON')}: {big}")
     if unique_keys and isinstance(document, dict | list):
         key = _duplicate_key(raw)
         if key is not None:
@@ -69,6 +77,74 @@ def parse_json(raw: bytes, *, what: str, unique_keys: bool = False) -> Any:
                 f"{what}: key {json.dumps(shown)} appears twice in one object; keep one"
             )
     return document
+
+
+def too_deep(document: Any, limit: int) -> str | None:
+    """The path (``a.b[3].c``) of the first value nested deeper than ``limit`` containers,
+    or None. Iterative: the documents checked are deep on purpose."""
+    stack: list[tuple[Any, str, int]] = [(document, "", 1)]
+    while stack:
+        item, path, depth = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        if depth > limit:
+            return path or "(the document)"
+        children = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, child in children:
+            step = f"[{key}]" if isinstance(key, int) else (f".{key}" if path else str(key))
+            stack.append((child, _short(path + step), depth + 1))
+    return None
+
+
+def _short(path: str) -> str:
+    return path if len(path) <= 160 else path[:60] + "…" + path[-90:]
+
+
+def inexact_integer(raw: bytes) -> str | None:
+    """Why ``raw`` holds an integer orjson would round (beyond 64 bits), naming it and its
+    field, or None. Costs one digit-run search unless a 19-digit number is there."""
+    if _LONG_DIGITS.search(raw) is None:
+        return None
+    found: list[str] = []
+
+    def parse_int(text: str) -> int | str:
+        try:
+            value = int(text)
+        except ValueError:  # more digits than Python converts: certainly past 64 bits
+            value = None
+        if value is None or not INT_MIN <= value <= UINT_MAX:
+            found.append(text)
+            return text  # a marker the walk below finds by identity
+        return value
+
+    try:
+        document = json.loads(raw, parse_int=parse_int)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return None
+    if not found:
+        return None
+    marker = found[0]
+    shown = marker if len(marker) <= 30 else f"{marker[:12]}…({len(marker)} digits)"
+    where = _path_of(document, marker)
+    at = f" at {where}" if where else ""
+    return (
+        f"the integer {shown}{at} is beyond 64 bits, which benchledger would only keep "
+        "rounded; fix the figure or write it as a string"
+    )
+
+
+def _path_of(document: Any, marker: str) -> str | None:
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        item, path = stack.pop()
+        if item is marker:
+            return path or "(the document)"
+        if isinstance(item, dict | list):
+            children = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in children:
+                step = f"[{key}]" if isinstance(key, int) else (f".{key}" if path else str(key))
+                stack.append((child, _short(path + step)))
+    return None
 
 
 def _duplicate_key(raw: bytes) -> str | None:

@@ -12,9 +12,11 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.input_files import shown_path
-from benchledger.ledger.core.json_input import json_type, parse_json
+from benchledger.ledger.core.json_input import json_type, parse_json, too_deep
 from benchledger.ledger.core.ledger_target import LedgerTarget
 from benchledger.ledger.core.safety import finite_number, public_json
 from benchledger.ledger.rules.row.rows import LEDGER_SCHEMA, document_rows_as_stored
@@ -104,6 +106,44 @@ def _wrong(where: str, expected: str, value: Any, name: str) -> None:
     )
 
 
+# orjson writes at most this many nested containers; an event payload holds the rows at its
+# third level (payload, ``rows``, the row) and ``update_policy`` at its second.
+ORJSON_MAX_DEPTH = 254
+
+
+def check_storable_depth(
+    document: Mapping[str, Any], rows: list[Any], locations: list[list[str]], name: str
+) -> None:
+    """Refuse, naming the file and the field, a row nested deeper than an event can store.
+
+    The file itself may nest up to orjson's reading limit (1,024), far past what it writes
+    (254), so without this a valid file failed at append as "payload is not valid JSON"
+    without a word of where. One serialisation of the rows at the depth the payload gives
+    them is the whole check; the walk that names the field runs only when it fails."""
+    try:
+        orjson.dumps({"rows": rows, "update_policy": document.get("update_policy")})
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        if "ecursion" not in str(exc):
+            return  # not a depth: the append's own checks say what it is
+    else:
+        return
+    limit = ORJSON_MAX_DEPTH - 2
+    for row, (benchmark_key, case_key) in zip(rows, locations, strict=True):
+        path = too_deep(row, limit)
+        if path is not None:
+            where = f"benchmarks[{_key(benchmark_key)}].cases[{_key(case_key)}] run {path}"
+            raise InputError(
+                f"{name}: {where} is nested more than {limit} levels deep within its run, "
+                "deeper than benchledger can store; flatten it (nothing was imported)"
+            )
+    path = too_deep(document.get("update_policy"), ORJSON_MAX_DEPTH - 1)
+    if path is not None:
+        raise InputError(
+            f"{name}: update_policy.{path} is nested deeper than benchledger can store; "
+            "flatten it (nothing was imported)"
+        )
+
+
 def _key(key: str) -> str:
     return '"' + shown_path(key[:80]) + '"'
 
@@ -115,6 +155,7 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
     located = list(document_rows_as_stored(document))
     rows = [row for row, _, _ in located]
     locations = [[benchmark_key, case_key] for _, benchmark_key, case_key in located]
+    check_storable_depth(document, rows, locations, name)
     source_sha256 = hashlib.sha256(data).hexdigest()
     starts = range(0, len(rows), IMPORT_CHUNK_ROWS)
     chunks = [

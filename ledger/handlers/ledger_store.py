@@ -10,13 +10,14 @@ events to append plus the block the command prints. The store is never touched d
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from benchledger.ledger.core.errors import InputError
-from benchledger.ledger.core.ledger_target import LedgerTarget
+from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
 from benchledger.ledger.store.events import NewEvent
 
 EVENT_CHUNK_ROWS = 500
@@ -65,9 +66,14 @@ def require_store_ledger(reads: LedgerLookup, target: LedgerTarget) -> None:
     with only the rows the store holds, losing the rest of the file."""
     if reads.ledger(target.ledger_id) is None and target.json_path.exists():
         shown = display_path_text(target.display_path)
+        # the command runs as printed from here: the path relative to the working directory
+        # (an absolute one is not shown), quoted for the shell
+        here = shlex.quote(os.path.relpath(target.json_path))
+        if resolve_ledger_target(str(target.json_path)).ledger_id != target.ledger_id:
+            here += f" --ledger-id {shlex.quote(target.ledger_id)}"
         raise InputError(
             f"{shown} is not in the store; import it first with "
-            f"`benchledger import loopx-ledger {shown} --execute`"
+            f"`benchledger import loopx-ledger {here} --execute`"
         )
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchledger import migrations
-from benchledger.ledger.core.errors import SchemaOutOfDateError
+from benchledger.ledger.core.errors import InputError, SchemaOutOfDateError
 from benchledger.ledger.store.connection import PG_SCHEMA_KEY
 from benchledger.ledger.store.head_witness import forget_marker
 from benchledger.ledger.store.postgresql import SqlAlchemyDatabase
@@ -83,12 +85,40 @@ def resolve_location(db: str | None = None, cwd: Path | None = None) -> StoreLoc
 
 
 def normalize_url(url: str) -> str:
-    """Accept the spellings users type (``postgresql://``, a bare file path) and pick psycopg 3."""
-    if url.startswith(("postgres://", "postgresql://")):
+    """Accept the spellings users type (``postgresql://``, a bare file path) and pick psycopg 3.
+
+    Anything else is refused here with one line, before a driver is looked for: a URL naming a
+    driver that is not installed (psycopg2, asyncpg, mysql) would otherwise fail deep inside
+    SQLAlchemy, and a libpq keyword string (``host=... password=...``) has no ``://`` and would
+    become a SQLite file named after it, password included."""
+    if _LIBPQ_KEYWORDS.match(url):
+        raise InputError(
+            "--db looks like a libpq keyword string (key=value ...): give a URL instead, "
+            "postgresql://USER@HOST:PORT/DATABASE (the password in PGPASSWORD or ~/.pgpass)"
+        )
+    if url.startswith(("postgres://", "postgresql://", "postgresql+psycopg://")):
         return "postgresql+psycopg://" + url.split("://", 1)[1]
     if "://" not in url:
+        if not url.strip():
+            raise InputError("--db is empty: give a store URL or a file path")
         return f"sqlite:///{Path(url).expanduser().resolve()}"
-    return url
+    if url == "sqlite://" or url.startswith("sqlite:///"):
+        return url
+    scheme = url.split("://", 1)[0]
+    if scheme == "sqlite":
+        raise InputError(
+            "--db sqlite:// takes three slashes and a path: sqlite:///relative/ledger.db or "
+            "sqlite:////absolute/ledger.db (or give the file path itself)"
+        )
+    raise InputError(
+        f"--db URL scheme {scheme[:40]!r} is not supported: benchledger stores live in SQLite "
+        "(sqlite:///PATH or a file path) or PostgreSQL through psycopg 3 "
+        "(postgresql://USER@HOST:PORT/DATABASE)"
+    )
+
+
+# ``key=value`` first (libpq's connection-string keywords), e.g. ``host=db dbname=x``.
+_LIBPQ_KEYWORDS = re.compile(r"^\s*[A-Za-z_]+\s*=")
 
 
 def open_database(location: StoreLocation, *, read_only: bool = False) -> Database:
@@ -104,6 +134,7 @@ def current_revision(database: Database) -> str | None:
         if database.dialect == "sqlite":
             exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
         else:
+            _require_schema(conn)
             exists = (
                 "SELECT 1 FROM information_schema.tables"
                 " WHERE table_schema = current_schema() AND table_name = ?"
@@ -113,10 +144,26 @@ def current_revision(database: Database) -> str | None:
         return conn.execute("SELECT version_num FROM alembic_version").scalar()
 
 
+def _require_schema(conn: Any) -> None:
+    """A PostgreSQL search_path naming no existing schema leaves ``current_schema()`` NULL:
+    every later statement would fail (or the advisory locks take no key), so say so first."""
+    if conn.execute("SELECT current_schema()").scalar() is None:
+        path = conn.execute("SHOW search_path").scalar()
+        raise InputError(
+            f"the store URL's search_path ({str(path)[:80]}) names no schema that exists in "
+            "this database: create it first (CREATE SCHEMA name) or fix the URL's "
+            "options=-csearch_path=..."
+        )
+
+
 def upgrade_command_hint(location: StoreLocation) -> str:
+    """The upgrade command as it runs when pasted: the store's own URL, unless the URL holds
+    a password (never printed: the user puts it back in place of ``<URL>``)."""
     if location.project_dir is not None:
         return "benchledger db upgrade"
-    return "benchledger --db <URL> db upgrade"
+    if display_url(location.url) != location.url:
+        return "benchledger --db <URL> db upgrade"
+    return f"benchledger --db {shlex.quote(location.url)} db upgrade"
 
 
 def ensure_schema(

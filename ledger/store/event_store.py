@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchledger.ledger.core.command_context import current_command
 from benchledger.ledger.core.errors import ConcurrencyError, InputError
+from benchledger.ledger.core.json_input import too_deep
 from benchledger.ledger.store.chain import GENESIS_HASH, canonical_json, event_hash
 from benchledger.ledger.store.connection import PG_SCHEMA_KEY, placeholders
 from benchledger.ledger.store.event_rows import (
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 # the same database never queue behind it.
 PG_APPEND_LOCK_KEY = 0x62656E63  # "benc"
 READ_BATCH = 2000
+PAYLOAD_MAX_DEPTH = 254  # nested containers orjson writes (the payload itself counts as one)
 # Everything but the hash itself goes into the hash (see ``ledger.store.chain.event_hash``).
 HASHED_COLUMNS = tuple(c for c in EVENT_COLUMNS if c != "hash")
 
@@ -104,6 +106,10 @@ class UnitOfWork:
         stream). An idempotency key that is already stored returns the events recorded
         under it and writes nothing.
         """
+        if idempotency_key == "":
+            # the hash writes a NULL key as "" (``ledger.store.chain.event_hash``), so an empty
+            # key would be indistinguishable from none: never written, refused by ``verify``
+            raise ValueError("an idempotency key must not be empty")
         if idempotency_key is not None:
             existing = self.store._events_for_key(self.conn, idempotency_key)
             if existing:
@@ -177,6 +183,13 @@ def _payload_text(new: NewEvent) -> str:
     try:
         return canonical_json(new.payload)
     except TypeError as exc:  # NaN, Infinity or a non-JSON type slipped through a handler
+        if "ecursion" in str(exc):  # valid JSON nested deeper than orjson writes: say where
+            where = too_deep(new.payload, PAYLOAD_MAX_DEPTH)
+            raise InputError(
+                f"event {new.event_type} payload: field {where} is nested more than "
+                f"{PAYLOAD_MAX_DEPTH} levels deep, deeper than benchledger can store; "
+                "flatten it (nothing was recorded)"
+            ) from None
         raise InputError(f"event {new.event_type} payload is not valid JSON: {exc}") from None
 
 
@@ -512,6 +525,13 @@ def _check_row(
         return row["position"], (
             f"position {row['position']}: prev_hash does not match the "
             "previous event's hash (events reordered or removed)"
+        )
+    if row["idempotency_key"] == "":
+        # The hash covers a NULL key as "" (kept so: every existing chain stays valid), and
+        # append never writes "" (it refuses it), so an empty key is an edit of a NULL one.
+        return row["position"], (
+            f"position {row['position']}: idempotency_key is '' where benchledger writes "
+            "NULL or a non-empty key (edited)"
         )
     fields = {k: row[k] for k in HASHED_COLUMNS}
     if event_hash(**fields) != row["hash"]:

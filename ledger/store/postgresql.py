@@ -12,7 +12,15 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.store.connection import Params, to_pyformat
+from benchledger.ledger.store.sqlite import BUSY_TIMEOUT_ENV, busy_timeout_seconds
+from benchledger.ledger.store.url_display import display_url
+
+# SQLSTATEs a user can cause and act on, said in one line instead of an internal error.
+LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout: another session holds the lock too long
+INSUFFICIENT_RESOURCES = "53"  # class 53: disk full (53100), out of memory, too many connections
+INVALID_SCHEMA_NAME = "3F000"
 
 
 class SqlAlchemyConnection:
@@ -34,13 +42,21 @@ class SqlAlchemyConnection:
         return to_pyformat(sql, has_params=has_params) if self._pyformat else sql
 
     def execute(self, sql: str, params: Params = ()) -> Any:
-        if not params:
-            return self.sa.exec_driver_sql(self._sql(sql, False))
-        return self.sa.exec_driver_sql(self._sql(sql, True), _one(params))
+        try:
+            if not params:
+                return self.sa.exec_driver_sql(self._sql(sql, False))
+            return self.sa.exec_driver_sql(self._sql(sql, True), _one(params))
+        except self.errors as exc:
+            _raise_explained(exc, self.sa)
+            raise
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> None:
         if rows:
-            self.sa.exec_driver_sql(self._sql(sql, True), [_one(r) for r in rows])
+            try:
+                self.sa.exec_driver_sql(self._sql(sql, True), [_one(r) for r in rows])
+            except self.errors as exc:
+                _raise_explained(exc, self.sa)
+                raise
 
     def stream(
         self, sql: str, params: Params = (), *, batch: int = 1000
@@ -59,10 +75,57 @@ class SqlAlchemyConnection:
         return self.sa.connection.dbapi_connection
 
     def commit(self) -> None:
-        self.sa.commit()
+        try:
+            self.sa.commit()
+        except self.errors as exc:
+            _raise_explained(exc, self.sa)
+            raise
 
     def rollback(self) -> None:
         self.sa.rollback()
+
+
+def sqlstate(exc: BaseException) -> str:
+    """The server's SQLSTATE of a driver error (wrapped by SQLAlchemy or not), or ''."""
+    orig = getattr(exc, "orig", None) or exc
+    return getattr(orig, "sqlstate", None) or ""
+
+
+def explain(exc: Exception, conn: Any = None) -> Exception:
+    """The sentence a user can act on for the server errors a user causes (a stuck lock
+    holder, a full disk, a missing schema); any other error is returned as it is."""
+    state = sqlstate(exc)
+    reason = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or ["no answer"])[0]
+    where = "the store"
+    if conn is not None:
+        try:
+            where = f"the store {display_url(conn.engine.url.render_as_string())}"
+        except Exception:  # noqa: BLE001 - only decorates the message
+            pass
+    if state == LOCK_NOT_AVAILABLE:
+        return InputError(
+            f"{where} is locked: another session holds a lock this command needs and did not "
+            f"release it within {busy_timeout_seconds():g} s; nothing was recorded; retry when "
+            f"it finishes, or wait longer with {BUSY_TIMEOUT_ENV}=SECONDS"
+        )
+    if state.startswith(INSUFFICIENT_RESOURCES):
+        return InputError(
+            f"the database server of {where} is out of resources ({reason}): nothing was "
+            "recorded; free disk space or memory on the server, then run the command again"
+        )
+    if state == INVALID_SCHEMA_NAME:
+        return InputError(
+            f"{where}: {reason}; create the schema first (CREATE SCHEMA name) or fix the "
+            "URL's options=-csearch_path=..."
+        )
+    return exc
+
+
+def _raise_explained(exc: Exception, conn: Any) -> None:
+    """Raise ``explain``'s sentence when it has one; return (the caller re-raises) if not."""
+    mapped = explain(exc, conn)
+    if mapped is not exc:
+        raise mapped from None
 
 
 def _one(params: Params) -> Any:
@@ -78,15 +141,33 @@ class SqlAlchemyDatabase:
     def __init__(self, url: str, *, read_only: bool = False) -> None:
         from sqlalchemy import create_engine
         from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-        connect_args = {}
-        if read_only:
+        try:
             existing = make_url(url).query.get("options") or ""
-            if isinstance(existing, tuple):
-                existing = " ".join(existing)
-            connect_args["options"] = f"{existing} -c default_transaction_read_only=on".strip()
+        except (ArgumentError, ValueError):
+            raise InputError(
+                f"--db {display_url(url)} is not a valid store URL: write "
+                "postgresql://USER@HOST:PORT/DATABASE"
+            ) from None
+        if isinstance(existing, tuple):
+            existing = " ".join(existing)
+        # A writer waits for another's lock as long as on SQLite (BENCHLEDGER_BUSY_TIMEOUT),
+        # then fails with one line (``explain``) instead of waiting forever on a stuck holder.
+        lock_ms = max(1, round(busy_timeout_seconds() * 1000))
+        options = f"{existing} -c lock_timeout={lock_ms}"
+        if read_only:
+            options += " -c default_transaction_read_only=on"
         self.url = url
-        self.engine = create_engine(url, pool_pre_ping=False, connect_args=connect_args)
+        try:
+            self.engine = create_engine(
+                url, pool_pre_ping=False, connect_args={"options": options.strip()}
+            )
+        except (ArgumentError, NoSuchModuleError, ImportError, ValueError) as exc:
+            raise InputError(
+                f"--db {display_url(url)} cannot be opened ({type(exc).__name__}): write "
+                "postgresql://USER@HOST:PORT/DATABASE"
+            ) from None
         self.dialect = self.engine.dialect.name
 
     @contextmanager
@@ -102,13 +183,11 @@ class SqlAlchemyDatabase:
 
     def _connected(self) -> Any:
         """A pooled connection; a server that cannot be reached is one sentence, not a trace."""
-        from sqlalchemy.exc import OperationalError
+        from sqlalchemy.exc import DBAPIError
 
         try:
             return self.engine.connect()
-        except OperationalError as exc:
-            from benchledger.ledger.core.errors import InputError
-            from benchledger.ledger.store.url_display import display_url
+        except DBAPIError as exc:  # unreachable, refused, or a connection option libpq rejects
             reason = (str(exc.orig).strip().splitlines() or ["no answer"])[0]
             raise InputError(
                 f"cannot connect to the store {display_url(self.url)}: "

@@ -98,8 +98,12 @@ class SqliteConnection:
         return self.raw
 
     def commit(self) -> None:
+        # a full disk often shows only here, when the pages reach the write-ahead log
         if self.raw.in_transaction:
-            self.raw.execute("COMMIT")
+            try:
+                self.raw.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                raise explain(exc, self.path) from None
 
     def rollback(self) -> None:
         if self.raw.in_transaction:
@@ -404,6 +408,38 @@ def explain(exc: sqlite3.Error, path: str) -> Exception:
             "write-ahead log (-wal) holds pages the file lacks; ask its owner to run any "
             "benchledger command there (which folds the log in), or read a copy"
         )
-    if "disk I/O error" in message or "disk is full" in message or "database or disk" in message:
-        return InputError(f"cannot read or write the store {name}: {message}")
-    return exc
+    full = "disk is full" in message or "database or disk" in message
+    if not (full or "disk I/O error" in message):
+        return exc
+    disk, free = _disk_of(path)
+    # A full disk shows as SQLITE_FULL when a page cannot be added, and as a plain I/O error
+    # when the write-ahead log or its index cannot be created or grown: the free space tells.
+    if full or (free is not None and free < 2 * PAGE_SIZE):
+        return InputError(
+            f"the disk holding the store {name} is full ({disk}): nothing was "
+            "recorded; free space there (or in the temporary directory, TMPDIR) and run the "
+            "command again"
+        )
+    return InputError(
+        f"cannot read or write the store {name} ({disk}): {message}; nothing was recorded"
+    )
+
+
+def _disk_of(path: str) -> tuple[str, int | None]:
+    """The filesystem holding ``path`` (its mount point and free space) for a message, and
+    its free bytes (None when unknown)."""
+    if path == MEMORY:
+        return "memory", None
+    here = Path(path).absolute().parent
+    try:
+        while not here.exists():
+            here = here.parent
+        device = here.stat().st_dev
+        mount = here
+        while mount.parent != mount and mount.parent.stat().st_dev == device:
+            mount = mount.parent
+        stats = os.statvfs(here)
+        free = stats.f_bavail * stats.f_frsize
+        return f"filesystem mounted at {mount}, {free // 1024} KiB free", free
+    except OSError:
+        return f"filesystem of {here}", None

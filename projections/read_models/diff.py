@@ -45,8 +45,31 @@ def check_caches(
     for projection in projections:
         check = getattr(projection, "check_cache", None)
         if check is not None and len(found) < limit:
-            found += check(conn, limit - len(found))
+            try:
+                found += check(conn, limit - len(found))
+            except CELL_ERRORS as exc:
+                # A cell of the wrong type (SQLite keeps whatever a hand edit wrote): the
+                # cache cannot be read back, which is a difference, not a crash.
+                found.append(
+                    {
+                        "table": f"{projection.name} cache",
+                        "problem": "a cached cell cannot be read back "
+                        f"({type(exc).__name__}: {str(exc)[:120]}); `benchledger rebuild` "
+                        "rewrites it",
+                    }
+                )
     return found
+
+
+# What reading a cached cell of the wrong type raises (bytes of text, text of bytes, a number
+# where JSON is, JSON of the wrong shape).
+CELL_ERRORS: tuple[type[Exception], ...] = (
+    TypeError,
+    ValueError,  # also orjson.JSONDecodeError and UnicodeDecodeError
+    KeyError,
+    IndexError,
+    AttributeError,
+)
 
 
 def compare_tables(
@@ -94,16 +117,29 @@ def _diff_sorted(
     live_iter, scratch_iter = iter(live_rows), iter(scratch_rows)
     a, b = next(live_iter, None), next(scratch_iter, None)
     while a is not None or b is not None:
-        ka = tuple(a[i] for i in at) if a is not None else None
-        kb = tuple(b[i] for i in at) if b is not None else None
+        ka = _order_key(a, at) if a is not None else None
+        kb = _order_key(b, at) if b is not None else None
         if a is not None and b is not None and ka == kb:
             if tuple(a) != tuple(b):
                 changed = [c for c, x, y in zip(columns, a, b, strict=True) if x != y]
-                yield {"key": list(kb or ()), "problem": "row differs", "columns": changed}
+                yield {"key": _shown(kb), "problem": "row differs", "columns": changed}
             a, b = next(live_iter, None), next(scratch_iter, None)
         elif ka is not None and (kb is None or ka < kb):
-            yield {"key": list(ka), "problem": "only in the live read model"}
+            yield {"key": _shown(ka), "problem": "only in the live read model"}
             a = next(live_iter, None)
         else:
-            yield {"key": list(kb or ()), "problem": "missing from the live read model"}
+            yield {"key": _shown(kb), "problem": "missing from the live read model"}
             b = next(scratch_iter, None)
+
+
+# SQLite's order of storage classes: NULL, numbers, text, blobs. A hand-edited key of another
+# type than its column's must compare as ``ORDER BY`` sorted it, not raise (str < int).
+_RANK = {type(None): 0, bool: 1, int: 1, float: 1, str: 2, bytes: 3, memoryview: 3}
+
+
+def _order_key(row: Sequence[Any], at: Sequence[int]) -> tuple[tuple[int, Any], ...]:
+    return tuple((_RANK.get(type(row[i]), 4), row[i]) for i in at)
+
+
+def _shown(key: tuple[tuple[int, Any], ...] | None) -> list[Any]:
+    return [value for _rank, value in key or ()]

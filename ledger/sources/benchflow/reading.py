@@ -22,7 +22,7 @@ import orjson
 
 from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.core.input_files import RUNNER_JSON_LIMIT, read_regular_file, shown_path
-from benchledger.ledger.core.json_input import holds_nul
+from benchledger.ledger.core.json_input import holds_nul, inexact_integer
 from benchledger.ledger.core.safety import finite_number
 from benchledger.ledger.sources.base import sha256_bytes
 
@@ -438,6 +438,9 @@ def _parse_object(raw: bytes | None) -> dict[str, Any] | None:
             return None
     if holds_nul(raw, value):  # as unusable as a lone surrogate (``json_input.holds_nul``)
         return None
+    big = inexact_integer(raw)  # orjson read an integer past 64 bits as a rounded float
+    if big is not None:
+        raise InputError(f"a BenchFlow result file: {big}")
     return value if isinstance(value, dict) else None
 
 

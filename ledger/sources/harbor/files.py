@@ -13,7 +13,7 @@ import orjson
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.input_files import RUNNER_JSON_LIMIT, read_regular_file
-from benchledger.ledger.core.json_input import NUL_REASON, holds_nul
+from benchledger.ledger.core.json_input import NUL_REASON, holds_nul, inexact_integer
 
 
 @dataclass(slots=True)
@@ -86,6 +86,9 @@ class _Reader:
             return _Json("corrupt")
         if holds_nul(raw, data):
             raise InputError(f"Harbor job file {rel}: {NUL_REASON}")
+        big = inexact_integer(raw)  # a token count past 64 bits, which orjson read rounded
+        if big is not None:
+            raise InputError(f"Harbor job file {rel}: {big}")
         # Harbor writes only objects; anything else is as unusable as torn JSON.
         return _Json("ok", data) if isinstance(data, dict) else _Json("corrupt")
 

@@ -158,6 +158,9 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail / 2**n)
 
 
+BOOTSTRAP_BLOCK = 4096  # resamples drawn at once
+
+
 def bootstrap_interval(
     values: Sequence[float], resamples: int, seed: int, confidence: float
 ) -> tuple[float, float] | None:
@@ -175,8 +178,16 @@ def bootstrap_interval(
         return None
     distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n, counts / n, size=resamples)
-    means = draws @ distinct / n
+    # Drawn a block at a time (the same stream, so the same numbers as one draw of every
+    # resample): memory is one block of counts, not resamples x distinct values.
+    means = np.concatenate(
+        [
+            rng.multinomial(n, counts / n, size=min(BOOTSTRAP_BLOCK, resamples - start))
+            @ distinct
+            / n
+            for start in range(0, resamples, BOOTSTRAP_BLOCK)
+        ]
+    )
     alpha = 1 - confidence
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
