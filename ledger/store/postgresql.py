@@ -108,8 +108,10 @@ class SqlAlchemyDatabase:
             return self.engine.connect()
         except OperationalError as exc:
             from benchledger.ledger.core.errors import InputError
-            from benchledger.ledger.store.url_display import display_url
+            from benchledger.ledger.store.url_display import display_url, scrub_url_secrets
+
             reason = (str(exc.orig).strip().splitlines() or ["no answer"])[0]
+            reason = scrub_url_secrets(reason, self.url)
             raise InputError(
                 f"cannot connect to the store {display_url(self.url)}: "
                 f"{reason}; check the URL and that the server is running"
