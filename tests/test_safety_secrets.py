@@ -58,6 +58,34 @@ SHAPES: list[tuple[str, str]] = [
     ("123456789:AAQz7aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456", "Qz7aBcDeFgHiJk"),  # Telegram bot
 ]
 
+# Checked by the filter alone: the remaining shapes the README names.
+FILTER_SHAPES = [
+    "r8_Qz7aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456",  # Replicate
+    "fw_Qz7aBcDeFgHiJkLmNoPqRsTu",  # Fireworks
+    "csk-qz7abcdefghijklmnopqrstuvwxyz0123",  # Cerebras
+    "tvly-Qz7aBcDeFgHiJkLmNoPqRsTu",  # Tavily
+    "SG.Qz7aBcDeFgHiJkLmNoPqRs.Qz7aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789ab",  # SendGrid
+    "SK0123456789abcdef0123456789abcdef",  # Twilio
+    "https://hooks.slack.com/services/T0000/B0000/Qz7aBcDeFgHiJkLmNoPqRsTu",
+    "https://discord.com/api/webhooks/123456/Qz7aBcDeFgHiJkLmNoPqRsTu",
+    "hvs.Qz7aBcDeFgHiJkLmNoPqRsTuVwXyZ",  # Vault
+    "ATATT3xFfGF0Qz7aBcDeFgHiJkLmNoPqRsTuVwXyZ0123",  # Atlassian
+    "abc8Q~Qz7aBcDeFgHiJkLmNoPqRsTuVwXyZ0123",  # Azure AD client secret
+    "X-Amz-Signature=0123456789abcdef0123456789abcdef",
+    "sig=Qz7aBcDeFgHi%2BJk%3D",
+    "basic UXo3YWRtaW46aHVudGVyMg==",
+    "api_key\\u003dQz7aBc",  # \uXXXX escape
+    "token\\x3dQz7aBcDeFgHi1234",
+    "--auth Qz7aBcDeFg12",
+    "DB_PASSWORD hunter2x1",
+]
+
+
+@pytest.mark.parametrize("text", FILTER_SHAPES)
+def test_more_shapes_fail_the_filter(text: str) -> None:
+    assert not is_public_safe(text)
+
+
 # Near misses that must stay public (the filter drops a value, so a false alarm costs data).
 LOOKALIKES = [
     "max_tokens=409600000000",

@@ -70,6 +70,23 @@ _PATH_RULES: tuple[tuple[str, str], ...] = (
 _URL_CREDENTIAL_RULE = (":", r"//[^\s/?#@:]*+:[^\s/?#@]++@")
 
 
+# ``NG`` moved one character on: checks the character two before the current one.
+_NG_AFTER_ONE = r"(?<![A-Za-z0-9][\s\S][\s\S])"
+
+
+def _insensitive(rest: str) -> str:
+    """``rest`` case-insensitive, spelled so that it starts with a character class: the engine
+    skips an alternative whose first class does not match without entering it, where a
+    case-insensitive literal or a look-behind is entered at every position (a third of the
+    filter's time on ordinary text). ``NG`` first moves after that class."""
+    glued = rest.startswith(NG)
+    body = rest[len(NG):] if glued else rest
+    if not body[:1].isalpha():
+        return "(?i:" + rest + ")"
+    head = "[" + body[0].lower() + body[0].upper() + "]"
+    return head + (_NG_AFTER_ONE if glued else "") + "(?i:" + body[1:] + ")"
+
+
 def _combined_pattern() -> re.Pattern[str]:
     """One alternation per first character; keyword rules are listed under both cases of
     theirs. ``re.ASCII``: Unicode case tables cost tens of milliseconds to compile on every
@@ -79,7 +96,7 @@ def _combined_pattern() -> re.Pattern[str]:
         tails.setdefault(first, []).append(rest)
     for first, rest in (*KEYWORD_RULES, *NAMED_VALUE_RULES):
         for case in dict.fromkeys((first, first.upper())):
-            tails.setdefault(case, []).append("(?i:" + rest + ")")
+            tails.setdefault(case, []).append(_insensitive(rest))
     groups = (re.escape(first) + "(?:" + "|".join(rests) + ")" for first, rests in tails.items())
     return re.compile("|".join(groups), re.ASCII)
 
