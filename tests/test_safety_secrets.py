@@ -78,6 +78,8 @@ FILTER_SHAPES = [
     "token\\x3dQz7aBcDeFgHi1234",
     "--auth Qz7aBcDeFg12",
     "DB_PASSWORD hunter2x1",
+    "MYSQL_PWD=hunter2",
+    "sshpass -p hunter2 ssh host",
 ]
 
 

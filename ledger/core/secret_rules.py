@@ -50,6 +50,8 @@ KEYWORD_RULES: tuple[tuple[str, str], ...] = (
     ("a", r"uthorization" + _Q + r"\s*+:"),
     ("a", r"pi[\s_-]?key" + _KV + _VALUE),
     ("p", r"ass(?:w(?:or)?d|phrase)" + _KV_WORD + _VALUE),
+    ("p", NG + r"wd" + _KV_WORD + _VALUE),  # ``MYSQL_PWD=…``
+    ("s", r"shpass\s++-p\s*+[^\s\"'-]"),  # ``sshpass -p <password>``
     # Azure SAS and signed-URL signatures (``sig=``, ``X-Amz-Signature=``)
     ("s", NG + r"ig" + _KV_WORD + r"[a-z0-9%+/=_-]{10}"),
     ("s", r"ignature" + _KV_WORD + r"[a-z0-9%+/=_-]{16}"),
@@ -136,7 +138,7 @@ TOKEN_RULES: tuple[tuple[str, str], ...] = (
     ("x", r"ox[abposre]-[A-Za-z0-9-]{10}|app-[0-9]-[A-Za-z0-9-]{10}"),  # slack-*-token
     ("h", r"ooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20}"),  # slack-webhook
     ("d", r"iscord(?:app)?\.com/api/webhooks/[0-9]++/[A-Za-z0-9_-]{20}"),  # discord-webhook
-    ("A", r"Iza[0-9A-Za-z_-]{35}"),  # gcp-api-key
+    ("A", r"Iza[0-9A-Za-z_-]{20}"),  # gcp-api-key (35 characters; a cut one fails too)
     ("y", r"a29\.[A-Za-z0-9_-]{20}"),  # google oauth access token
     ("e", r"yJ[A-Za-z0-9_-]{10}"),  # jwt (base64url of ``{"``)
     (
