@@ -93,11 +93,11 @@ def _combined_pattern() -> re.Pattern[str]:
     start, and non-ASCII text is checked case-folded instead (``is_public_safe``)."""
     tails: dict[str, list[str]] = {}
     for first, rest in (*_PATH_RULES, _URL_CREDENTIAL_RULE, *TOKEN_RULES, *CASED_RULES):
-        tails.setdefault(first, []).append(rest)
+        tails.setdefault(re.escape(first), []).append(rest)
     for first, rest in (*KEYWORD_RULES, *NAMED_VALUE_RULES):
         for case in dict.fromkeys((first, first.upper())):
-            tails.setdefault(case, []).append(_insensitive(rest))
-    groups = (re.escape(first) + "(?:" + "|".join(rests) + ")" for first, rests in tails.items())
+            tails.setdefault(re.escape(case), []).append(_insensitive(rest))
+    groups = (first + "(?:" + "|".join(rests) + ")" for first, rests in tails.items())
     return re.compile("|".join(groups), re.ASCII)
 
 

@@ -75,7 +75,11 @@ _NAME_HEAD = r"(?:[A-Za-z0-9]++[_.-]){0,8}"
 _FLAG = r"(?<![^\s\"'(\[=][\s\S])-?" + _NAME_HEAD + _NAME_WORD + _NAME_END
 NAMED_VALUE_RULES: tuple[tuple[str, str], ...] = (
     # ``AZURE_OPENAI_KEY=…``, ``"db_password": "…"``, ``--api-key=…``
-    *((word[0], NG + word[1:] + _NAME_END + _KV_WORD + _SECRETISH) for word in _NAME_WORDS),
+    *(
+        (first, NG + "(?:" + "|".join(w[1:] for w in _NAME_WORDS if w[0] == first) + ")"
+         + _NAME_END + _KV_WORD + _SECRETISH)
+        for first in dict.fromkeys(word[0] for word in _NAME_WORDS)
+    ),
     ("-", _FLAG + r"\s++(?!-)" + _Q + NOT_ENV_REF + _SECRETISH),
     # a password flag's value need not look random: ``--password hunter2``
     (
