@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,9 +18,12 @@ from typing import Any
 import click
 
 from benchledger.ledger.core.jsonfmt import json_like_stdlib, orjson_like_stdlib
-from benchledger.ledger.core.markdown import one_line
+from benchledger.ledger.core.markdown import escape_controls, one_line
 
 FORMATS = ("markdown", "json")
+# Raw in JSON text only as DEL and C1 (``json`` escapes C0 itself); C1 holds the 8-bit CSI.
+_JSON_RAW_CONTROL_RE = re.compile("[\x7f-\x9f]")
+_UTF8_RAW_CONTROL_RE = re.compile(b"\x7f|\xc2[\x80-\x9f]")
 
 
 def format_option(func: Callable) -> Callable:
@@ -59,9 +63,9 @@ def emit(
 ) -> None:
     if fmt == "json":
         if not _echo_json_bytes(payload):
-            click.echo(printable(dumps(payload)))
+            click.echo(json_printable(dumps(payload)))
         return
-    click.echo(printable(markdown(payload) if markdown else bullets(title, payload)))
+    click.echo(human_printable(markdown(payload) if markdown else bullets(title, payload)))
 
 
 def _echo_json_bytes(payload: dict[str, Any]) -> bool:
@@ -80,6 +84,8 @@ def _echo_json_bytes(payload: dict[str, Any]) -> bool:
         return False
     if data is None:
         return False
+    if b"\x7f" in data or (b"\xc2" in data and _UTF8_RAW_CONTROL_RE.search(data)):
+        return False  # a DEL or C1 character: the text path escapes it
     click.echo(data, nl=False)  # ends in the one newline ``dumps`` strips and echo adds
     return True
 
@@ -93,6 +99,23 @@ def printable(text: str) -> str:
     if text.isascii():
         return text
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def human_printable(text: str) -> str:
+    """``printable`` text with every terminal control character but tab and line breaks
+    written as ``\\xNN`` (issue 36): a task name holding ESC or BEL must not drive the
+    terminal. The Markdown renderers escape their values already; this also covers text
+    they do not render (bullets of plain values, error lines)."""
+    return escape_controls(printable(text))
+
+
+def json_printable(text: str) -> str:
+    """``printable`` JSON text with DEL and C1 characters written as ``\\u00NN`` escapes: the
+    same JSON value, but no raw 8-bit CSI reaches the terminal."""
+    text = printable(text)
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _JSON_RAW_CONTROL_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def bullets(title: str, payload: dict[str, Any]) -> str:
@@ -115,14 +138,14 @@ def fail(
     payload: dict[str, Any] | None = None,
 ) -> None:
     """One line on stderr (and the JSON error object on stdout), then exit."""
-    first_line = printable(" ".join(str(message).split()) or "unknown error")
+    first_line = human_printable(" ".join(str(message).split()) or "unknown error")
     click.echo(f"error: {first_line}", err=True)
     if fmt == "json":
         body = dict(payload or {"ok": False})
         body.setdefault("ok", False)
         body["error"] = first_line
         body.setdefault("error_code", code)
-        click.echo(printable(dumps(body)))
+        click.echo(json_printable(dumps(body)))
     sys.exit(exit_code)
 
 

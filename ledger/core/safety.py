@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
+
+from benchledger.ledger.core.secret_rules import (
+    CASED_RULES,
+    KEYWORD_RULES,
+    NAMED_VALUE_RULES,
+    NG,
+    TOKEN_RULES,
+)
 
 ELLIPSIS = "\u2026"
 
@@ -37,9 +46,8 @@ ELLIPSIS = "\u2026"
 #
 # Every rule is written as (first character, rest): the combined pattern is one alternation per
 # first character, so the engine skips positions that cannot start a rule in C. A rule that must
-# not be glued to a preceding letter or digit checks that after its first character (``_NG``).
+# not be glued to a preceding letter or digit checks that after its first character (``NG``).
 _SEGMENT_END = r"(?=[/\s`'\"<>]|\Z)"
-_NG = r"(?<![A-Za-z0-9][\s\S])"  # "not glued": the character before the first is no alnum
 _PATH_RULES: tuple[tuple[str, str], ...] = (
     ("/", r"(?P<home>(?:Users|home|Volumes)/[^\s/`'\"<>]|(?:var/folders|private/(?:tmp|var))"
      + _SEGMENT_END + ")"),
@@ -52,64 +60,31 @@ _PATH_RULES: tuple[tuple[str, str], ...] = (
     (":", r"(?<=(?<![A-Za-z0-9])[A-Za-z]:)[\\/]"),
     ("\\", r"(?<=[A-Za-z]:\\)(?i:users)\\"),
     ("~", r"/"),
-    ("~", _NG + r"[a-z_][a-z0-9_.-]*/"),
+    ("~", NG + r"[a-z_][a-z0-9_.-]*/"),
     # the same roots escaped: percent-encoded (``%2Fhome%2F``) or JSON-escaped (``\/home\/``)
     ("%", r"(?i:2f)(?:Users|home|Volumes|tmp|root|private|var%2[fF]folders)%2[fF]"),
     ("\\", r"/(?:Users|home|Volumes|tmp|root|private)\\/"),
 )
 
-# --- secret rules: keywords (case-insensitive) -----------------------------------------------
-# A keyword counts wherever it starts, except that the short ``ak``/``sk`` and ``bearer`` must
-# not be glued to a preceding letter or digit (``task-123…``, ``risk: high`` are not keys).
-# Key/value forms tolerate a quote after the key and before the value so the JSON/YAML
-# spellings fail too. A value that is only an environment reference (``${NAME}``/``$NAME``) is
-# a name, not a secret, so it passes: launch previews legitimately carry
-# ``--agent-env OPENAI_API_KEY=${OPENAI_API_KEY}``.
-_Q = r"[\"']?"
-_NOT_ENV_REF = r"(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?=[\s\"'`]|\Z))"
-_KV = _Q + r"\s*[=:]\s*" + _Q + _NOT_ENV_REF
-# Common words (``token``, ``secret``, ``password``) also end task names, and ``:`` joins the
-# parts of our ids (``…:vulnerable-secret:codex:…``), so for them a ``:`` counts only when
-# quoted (``"token": "…"``) or followed by a space (``token: …``, the YAML spelling).
-_KV_WORD = _Q + r"(?:\s*=\s*|\s*:\s+|(?<=[\"'])\s*:\s*)" + _Q + _NOT_ENV_REF
-_VALUE = r"[^\s\"']"
-_AK_SK_TAIL = r"k(?:" + _KV + _VALUE + r"|[-_=:][a-z0-9_=-]{10,})"
-_KEYWORD_RULES: tuple[tuple[str, str], ...] = (
-    ("b", _NG + r"earer\s+[a-z0-9._~+/=-]{16,}"),
-    ("a", r"(?:ccess|ccount)[_-]?key" + _KV + _VALUE),
-    ("p", r"rivate[_-]?key" + _KV + _VALUE),
-    ("s", r"ecret[_-]?key" + _KV + _VALUE),
-    ("s", r"ecret" + _KV_WORD + _VALUE),
-    ("a", _NG + _AK_SK_TAIL),
-    ("s", _NG + _AK_SK_TAIL),
-    ("t", r"oken" + _KV_WORD + _VALUE + "{12,}"),
-    ("a", r"uthorization" + _Q + r"\s*:"),
-    ("a", r"pi[_-]?key" + _KV + _VALUE),
-    ("p", r"ass(?:w(?:or)?d|phrase)" + _KV_WORD + _VALUE),
-)
 # Credentials inside a URL of any scheme: ``scheme://user:password@host``.
-_URL_CREDENTIAL_RULE = (":", r"//[^\s/?#@:]*:[^\s/?#@]+@")
+_URL_CREDENTIAL_RULE = (":", r"//[^\s/?#@:]*+:[^\s/?#@]++@")
 
-# --- secret rules: well-known credential shapes (case-sensitive, found anywhere) ------------
-_TOKEN_RULES: tuple[tuple[str, str], ...] = (
-    ("s", r"k-(?:proj|ant|svcacct|admin|or|None)-[A-Za-z0-9_-]{8,}"),  # OpenAI, Anthropic, …
-    ("s", r"k-(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{20,}"),
-    ("s", r"k_(?:live|test)_[A-Za-z0-9]{10,}"),  # Stripe
-    ("r", r"k_(?:live|test)_[A-Za-z0-9]{10,}"),
-    ("g", r"h[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,}|lpat-[A-Za-z0-9_-]{20,}"),
-    ("h", r"f_[A-Za-z0-9]{20,}"),  # Hugging Face
-    ("n", r"pm_[A-Za-z0-9]{30,}"),
-    ("p", r"ypi-AgE[A-Za-z0-9_-]{20,}"),
-    ("x", r"ox[abposre]-[A-Za-z0-9-]{10,}|app-[0-9]-[A-Za-z0-9-]{10,}"),  # Slack
-    ("A", r"Iza[0-9A-Za-z_-]{35}"),  # Google API key
-    ("y", r"a29\.[A-Za-z0-9_-]{20,}"),  # Google OAuth access token
-    ("e", r"yJ[A-Za-z0-9_-]{10,}"),  # JWT (base64url of ``{"``)
-    (
-        "A",
-        r"(?<![A-Z0-9][\s\S])(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])",
-    ),  # AWS access key id
-    ("-", r"----\s?BEGIN[A-Z ]*PRIVATE KEY"),  # PEM private key block
-)
+
+# ``NG`` moved one character on: checks the character two before the current one.
+_NG_AFTER_ONE = r"(?<![A-Za-z0-9][\s\S][\s\S])"
+
+
+def _insensitive(rest: str) -> str:
+    """``rest`` case-insensitive, spelled so that it starts with a character class: the engine
+    skips an alternative whose first class does not match without entering it, where a
+    case-insensitive literal or a look-behind is entered at every position (a third of the
+    filter's time on ordinary text). ``NG`` first moves after that class."""
+    glued = rest.startswith(NG)
+    body = rest[len(NG):] if glued else rest
+    if not body[:1].isalpha():
+        return "(?i:" + rest + ")"
+    head = "[" + body[0].lower() + body[0].upper() + "]"
+    return head + (_NG_AFTER_ONE if glued else "") + "(?i:" + body[1:] + ")"
 
 
 def _combined_pattern() -> re.Pattern[str]:
@@ -117,12 +92,12 @@ def _combined_pattern() -> re.Pattern[str]:
     theirs. ``re.ASCII``: Unicode case tables cost tens of milliseconds to compile on every
     start, and non-ASCII text is checked case-folded instead (``is_public_safe``)."""
     tails: dict[str, list[str]] = {}
-    for first, rest in (*_PATH_RULES, _URL_CREDENTIAL_RULE, *_TOKEN_RULES):
-        tails.setdefault(first, []).append(rest)
-    for first, rest in _KEYWORD_RULES:
-        for case in (first, first.upper()):
-            tails.setdefault(case, []).append("(?i:" + rest + ")")
-    groups = (re.escape(first) + "(?:" + "|".join(rests) + ")" for first, rests in tails.items())
+    for first, rest in (*_PATH_RULES, _URL_CREDENTIAL_RULE, *TOKEN_RULES, *CASED_RULES):
+        tails.setdefault(re.escape(first), []).append(rest)
+    for first, rest in (*KEYWORD_RULES, *NAMED_VALUE_RULES):
+        for case in dict.fromkeys((first, first.upper())):
+            tails.setdefault(re.escape(case), []).append(_insensitive(rest))
+    groups = (first + "(?:" + "|".join(rests) + ")" for first, rests in tails.items())
     return re.compile("|".join(groups), re.ASCII)
 
 
@@ -144,27 +119,95 @@ def _is_aws_secret_shaped(run: str) -> bool:
     )
 
 
-# ``scheme://host[/segments]`` right before a home-root match: the match is a URL's path on a
-# remote host (credentials in it are caught by their own rule). A ``file:`` URL is local.
-_REMOTE_URL_PREFIX = (
-    r"(?<![A-Za-z0-9+.-])(?!file:)[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#\"'`<>]+(?:/[^\s\"'`<>]*)?\Z"
+# A remote URL: ``scheme://host`` and its path, up to whitespace, a quote, a backtick or
+# ``<``/``>``. A home-root match inside one (after its host) is the URL's path on a remote host,
+# not a local file (credentials in it are caught by their own rule). A ``file:`` URL is local.
+_REMOTE_URL = (
+    r"(?<![A-Za-z0-9+.-])(?!file:)[A-Za-z][A-Za-z0-9+.-]*://"
+    r"(?P<host>[^\s/?#\"'`<>]+)(?:/[^\s\"'`<>]*)?"
 )
 
 
 @lru_cache(maxsize=1)
-def _remote_url_prefix_re() -> re.Pattern[str]:
+def _remote_url_re() -> re.Pattern[str]:
     """Compiled on the first home-root match, not at import: most texts never hold one, and
     the Unicode ``IGNORECASE`` compile costs about half a millisecond on every start."""
-    return re.compile(_REMOTE_URL_PREFIX, re.IGNORECASE)
+    return re.compile(_REMOTE_URL, re.IGNORECASE)
+
+
+def _remote_url_extents(text: str) -> tuple[list[int], list[int]]:
+    """Where each remote URL's host starts and where the URL ends, in order.
+
+    One left-to-right scan of ``text`` (every match is consumed whole, and a scheme is only
+    tried where a run of scheme characters begins), so a text of many home roots inside URLs
+    costs a scan plus a binary search per match: searching backwards from every match for a
+    URL prefix (as this used to) took time quadratic in the text (issue 36)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for url in _remote_url_re().finditer(text):
+        starts.append(url.start("host"))
+        ends.append(url.end())
+    return starts, ends
 
 
 def _has_unsafe_match(text: str) -> bool:
+    urls: tuple[list[int], list[int]] | None = None
     match = _UNSAFE_RE.search(text)
     while match is not None:
-        if match.lastgroup != "home" or not _remote_url_prefix_re().search(text, 0, match.start()):
+        if match.lastgroup != "home":
+            return True
+        if urls is None:
+            urls = _remote_url_extents(text)
+        at = match.start()
+        index = bisect_right(urls[0], at) - 1
+        if index < 0 or at >= urls[1][index]:
             return True
         match = _UNSAFE_RE.search(text, match.end())
     return False
+
+
+# ``%3D``, ``%253D`` (encoded twice), ``\u003d`` and ``\x3d``: a secret or path spelled with
+# escapes is still one, so text holding them is checked decoded too (twice, for the double
+# encoding of URLs nested in URLs). Percent escapes are decoded by splitting at ``%`` and a
+# table lookup, several times faster than a substitution with a callback per escape.
+_HEX = "0123456789abcdefABCDEF"
+_PERCENT_TABLE = {a + b: chr(int(a + b, 16)) for a in _HEX for b in _HEX}
+_BACKSLASH_ESCAPE_RE = re.compile(r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}")
+_ESCAPE_ROUNDS = 2
+# ``mysql -p<password>`` (the password glued to ``-p``): ``-p`` means a password only to the
+# MySQL/MariaDB clients, so the rule needs one of them named in the same text.
+_SHORT_P_RE = re.compile(r"(?<![^\s\"'])-p[^\s\"'-]")
+_MYSQL_RE = re.compile(r"mysql|mariadb", re.ASCII | re.IGNORECASE)
+
+
+def _unescape_backslash(match: re.Match[str]) -> str:
+    return chr(int(match.group()[2:], 16))
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with its percent and ``\\u``/``\\x`` escapes decoded once."""
+    if "%" in text:
+        head, *parts = text.split("%")
+        table = _PERCENT_TABLE
+        text = head + "".join(
+            table[part[:2]] + part[2:] if part[:2] in table else "%" + part for part in parts
+        )
+    if "\\" in text:
+        text = _BACKSLASH_ESCAPE_RE.sub(_unescape_backslash, text)
+    return text
+
+
+def _is_unsafe(text: str) -> bool:
+    """The rules on ``text`` as it is (and case-folded when it is not ASCII)."""
+    if _has_unsafe_match(text):
+        return True
+    if len(text) >= _AWS_SECRET_LEN and any(
+        _is_aws_secret_shaped(m.group()) for m in _B64_RUN_40_RE.finditer(text)
+    ):
+        return True
+    if "-p" in text and _SHORT_P_RE.search(text) and _MYSQL_RE.search(text):
+        return True
+    return not text.isascii() and _has_unsafe_match(" ".join(text.casefold().split()))
 
 
 def is_public_safe(text: str) -> bool:
@@ -172,14 +215,19 @@ def is_public_safe(text: str) -> bool:
 
     Non-ASCII text is also checked case-folded with its whitespace normalised: keywords may be
     spelled with characters that fold to ASCII letters (the Kelvin sign, the long s) or spaced
-    with non-ASCII whitespace, which the ASCII-mode pattern does not know."""
-    if _has_unsafe_match(text):
+    with non-ASCII whitespace, which the ASCII-mode pattern does not know. Text with percent or
+    backslash escapes is also checked decoded. Every pass is one linear scan (issue 36)."""
+    if _is_unsafe(text):
         return False
-    if len(text) >= _AWS_SECRET_LEN and any(
-        _is_aws_secret_shaped(m.group()) for m in _B64_RUN_40_RE.finditer(text)
-    ):
-        return False
-    return text.isascii() or not _has_unsafe_match(" ".join(text.casefold().split()))
+    if "%" in text or "\\" in text:
+        for _ in range(_ESCAPE_ROUNDS):
+            decoded = _unescaped(text)
+            if decoded == text:
+                break
+            if _is_unsafe(decoded):
+                return False
+            text = decoded
+    return True
 
 
 UNSAFE_PART = "unsafe"

@@ -15,7 +15,7 @@ from typing import Any
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.store.connection import Params, to_pyformat
 from benchledger.ledger.store.sqlite import BUSY_TIMEOUT_ENV, busy_timeout_seconds
-from benchledger.ledger.store.url_display import display_url
+from benchledger.ledger.store.url_display import display_url, scrub_url_secrets
 
 # SQLSTATEs a user can cause and act on, said in one line instead of an internal error.
 LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout: another session holds the lock too long
@@ -189,6 +189,7 @@ class SqlAlchemyDatabase:
             return self.engine.connect()
         except DBAPIError as exc:  # unreachable, refused, or a connection option libpq rejects
             reason = (str(exc.orig).strip().splitlines() or ["no answer"])[0]
+            reason = scrub_url_secrets(reason, self.url)
             raise InputError(
                 f"cannot connect to the store {display_url(self.url)}: "
                 f"{reason}; check the URL and that the server is running"
