@@ -84,7 +84,9 @@ def _flag(name: str, help_text: str):  # noqa: ANN202
 def _run_options(func):  # noqa: ANN001, ANN202
     """Every flag of cli.md §5.1, in one place so help lists them together."""
     options = [
-        click.argument("benchmark_name", type=click.Choice(["terminal-bench", "skillsbench"])),
+        click.argument(
+            "benchmark_name", type=click.Choice(["terminal-bench", "skillsbench", "inspect"])
+        ),
         click.option("--goal-id", required=True, help="Goal whose run history records the runs."),
         click.option(
             "--mode",
@@ -135,6 +137,15 @@ def _run_options(func):  # noqa: ANN001, ANN202
             default=None,
             metavar="DIR",
             help="A Harbor 0.25 job directory to ingest.",
+        ),
+        click.option(
+            "--log-dir", default=None, metavar="DIR", help="[inspect] Inspect AI log directory."
+        ),
+        click.option(
+            "--log", multiple=True, metavar="FILE", help="[inspect] One Inspect log (repeatable)."
+        ),
+        click.option(
+            "--scorer", default=None, help="[inspect] Primary scorer (default: the first)."
         ),
         click.option(
             "--arm-map",

@@ -164,8 +164,12 @@ def _cancelled_eval(log_dir: Path) -> None:
 
             async def run() -> None:
                 await eval_async(
-                    _task(), model=_mock_model("model"), solver=hang(), log_dir=str(log_dir),
-                    log_level="error", fail_on_error=False,
+                    _task(),
+                    model=_mock_model("model"),
+                    solver=hang(),
+                    log_dir=str(log_dir),
+                    log_level="error",
+                    fail_on_error=False,
                 )
 
             group.start_soon(run)
@@ -224,13 +228,22 @@ def make_logs(out: Path) -> None:
     # retried: the first run fails (an error ends it), eval_retry completes it
     flaky, _ = _registered()
     first = inspect_eval(
-        flaky(), model=_mock_model("model"),
-        log_dir=str(out / "retry"), display="none", log_level="error", fail_on_error=True,
+        flaky(),
+        model=_mock_model("model"),
+        log_dir=str(out / "retry"),
+        display="none",
+        log_level="error",
+        fail_on_error=True,
     )
     os.environ[_FLAG] = "1"
     try:
-        eval_retry(first, log_dir=str(out / "retry"), display="none", log_level="error",
-                   fail_on_error=False)
+        eval_retry(
+            first,
+            log_dir=str(out / "retry"),
+            display="none",
+            log_level="error",
+            fail_on_error=False,
+        )
     finally:
         del os.environ[_FLAG]
 

@@ -24,6 +24,7 @@ from benchledger.ledger.rules.row.classification import (
 from benchledger.ledger.sources.base import RecordProvenance, SourceIngest
 from benchledger.ledger.sources.benchflow import tree as benchflow
 from benchledger.ledger.sources.harbor.job import read_harbor_job
+from benchledger.ledger.sources.inspect.records import read_inspect_logs
 from benchledger.ledger.sources.planned.benchmark_cli import build_benchmark_cli
 from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_records
 from benchledger.ledger.sources.planned.skillsbench_routes import (
@@ -244,6 +245,27 @@ def _benchflow_policy(value: str | None) -> str:
     return {None: "benchflow", "benchflow_canonical": "benchflow"}.get(value, value or "benchflow")
 
 
+def build_inspect(request: BenchmarkRunRequest) -> BuiltSource:
+    """Inspect AI logs (docs/formats/inspect.md): a directory or the files named."""
+    if bool(request.log_dir) == bool(request.log):
+        raise InputError("benchmark run inspect takes one of --log-dir DIR or --log FILE")
+    ingest = read_inspect_logs(
+        Path(request.log_dir) if request.log_dir else None,
+        tuple(request.log),
+        scorer=request.scorer,
+        benchmark_id=request.dataset,
+        arm_id=request.arm_id,
+        run_group_id=request.run_group_id,
+    )
+    semantic = {
+        "source": "inspect",
+        "scorer": request.scorer,
+        "dataset": request.dataset,
+        "include_task_name": list(request.include_task_name or ()),
+    }
+    return _built(_filter_tasks(ingest, request.include_task_name), request, semantic=semantic)
+
+
 def build_planned_terminal_bench(
     request: BenchmarkRunRequest, *, env: Mapping[str, str], which: Callable[[str], str | None]
 ) -> BuiltSource:
@@ -285,6 +307,8 @@ def build_source(
     progress: Progress | None = None,
 ) -> BuiltSource:
     """Pick the source the flags name: a result tree, a Harbor job, or a planned run."""
+    if request.benchmark_name == "inspect":
+        return build_inspect(request)
     if request.benchmark_name == "skillsbench":
         if request.ingests_skillsbench_result:
             return build_benchflow(request)
