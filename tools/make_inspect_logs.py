@@ -3,8 +3,9 @@
 Every log is made by Inspect itself: real ``inspect_ai.eval`` / ``eval_retry`` runs against the
 built-in ``mockllm/model`` provider (no network). The scores are fixed per (sample, epoch), so
 the logs cover C/I/P/N and numeric values, several epochs, two scorers, a sample that raises,
-two models and two solvers, a cancelled eval, one still running (``status: started``, copied
-while the eval runs) and a failed eval retried with ``eval_retry``.
+two models and two solvers (one pair written as ``.json`` logs), a cancelled eval, one still
+running (``status: started``, copied while the eval runs) and a failed eval retried with
+``eval_retry``. Sample inputs, metadata and one error message carry fake secrets.
 
     python tools/make_inspect_logs.py OUT_DIR
 """
@@ -103,7 +104,7 @@ def _task(name: str = "arith", **extra: Any) -> Any:
     samples = [
         Sample(
             id=sid,
-            input=f"What is case {sid}?",
+            input=f"What is case {sid}? (password=hunter2-fixture-secret)",
             target="42",
             metadata={"note": "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789"},
         )
@@ -198,6 +199,7 @@ def make_logs(out: Path) -> None:
             model=[_mock_model("model"), _mock_model("other")],
             solver=solvers[solver_name],
             log_dir=str(out / "main"),
+            log_format="eval" if solver_name == "plain" else "json",
             **common,
         )
 

@@ -195,10 +195,12 @@ def _trial(case_id: str, attempt: Attempt, primary: str | None, index: int) -> d
         trial["passed"] = value >= 1.0
         trial["runner_verdict"] = "passed" if value >= 1.0 else "failed"
     elif attempt.error_type is not None:
+        cancelled = trial["status"] == "cancelled"
+        cause = "sample_cancelled" if cancelled else "sample_error"
         trial["exception_type"] = attempt.error_type
-        trial["failure_cause"] = "sample_error"
-        trial["unscored_reason"] = "sample_error"
-        trial["runner_verdict"] = "errored"
+        trial["failure_cause"] = cause
+        trial["unscored_reason"] = cause
+        trial["runner_verdict"] = "cancelled" if cancelled else "errored"
     else:
         trial["unscored_reason"] = "score_missing"
         trial["runner_verdict"] = "unscored"
