@@ -31,7 +31,7 @@ def _by_key(payload: dict) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list, Path]:
     tmp = tmp_path_factory.mktemp("inspect")
-    root = copy_logs(tmp)
+    root = copy_logs(tmp, "main", "cancelled", "started", "retry")
     call = ingest(["--log-dir", str(root)], db=_sqlite(tmp), runtime_root=tmp / "rr")
     assert call.code == 0, call.result.output
     return call.payload, inspect_logs(root), tmp
@@ -174,3 +174,48 @@ def test_without_the_extra_one_line_says_what_to_install(tmp_path: Path, monkeyp
         "error: benchmark run inspect needs Inspect AI: pip install 'benchledger[inspect]'"
     ] or "pip install 'benchledger[inspect]'" in call.stderr.strip().splitlines()[-1]
     assert "Traceback" not in call.result.output
+
+
+def test_harbor_and_inspect_runs_of_one_terminal_bench_task_compare_in_one_call(
+    tmp_path: Path,
+) -> None:
+    """The Inspect eval of Terminal-Bench 2.0 (task ``terminal-bench`` version ``2.0``, the
+    Harbor task names as sample ids) lines up with the Harbor job of the same tasks: one
+    ``compare`` pairs the two arms case by case."""
+    from tests.conftest import FIXTURES_DIR
+    from tests.support_harbor_ingest_cli import cli
+
+    db, rr = _sqlite(tmp_path), tmp_path / "rr"
+    ledger = str(tmp_path / "benchmark-run-ledger.json")
+    job = FIXTURES_DIR / "harbor/tb2-pilot-20260502/jobs/2026-05-02__09-14-07"
+    harbor = cli(
+        ["benchmark", "run", "terminal-bench", "--goal-id", "g", "--harbor-job-dir", str(job),
+         "--update-run-ledger", "--run-ledger-path", ledger, "--no-global-sync", "--execute",
+         "--format", "json"],
+        db=db, runtime_root=rr,
+    )  # fmt: skip
+    assert harbor.code == 0, harbor.result.output
+    root = copy_logs(tmp_path, "terminal-bench")
+    inspect_call = ingest(["--log-dir", str(root)], db=db, runtime_root=rr)
+    assert inspect_call.code == 0, inspect_call.result.output
+    harbor_cases = {r["case_id"] for r in harbor.payload["benchmark_runs"]}
+    inspect_cases = {r["case_id"] for r in inspect_call.payload["benchmark_runs"]}
+    assert inspect_cases == harbor_cases
+    assert {r["benchmark_id"] for r in inspect_call.payload["benchmark_runs"]} == {
+        r["benchmark_id"] for r in harbor.payload["benchmark_runs"]
+    } == {"terminal-bench@2.0"}
+
+    compare = cli(
+        ["compare", "--benchmark-id", "terminal-bench@2.0", "--run-ledger-path", ledger,
+         "--bootstrap", "0", "--format", "json"],
+        db=db,
+    )  # fmt: skip
+    assert compare.code == 0, compare.result.output
+    doc = compare.payload["compare"]
+    arms = {arm["arm_id"]: arm for arm in doc["arms"]}
+    assert set(arms) == {"codex__openai-gpt-5", "codex__mockllm-model"}
+    assert doc["paired"][0]["n_pairs"] == len(harbor_cases)
+    assert doc["comparability"]["ok"] is True
+    (log,) = inspect_logs(root)
+    (metric,) = log.results.scores[0].metrics.values()  # Inspect's mean of the epoch means
+    assert arms["codex__mockllm-model"]["mean"] == pytest.approx(metric.value, abs=1e-12)

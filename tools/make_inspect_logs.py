@@ -181,6 +181,52 @@ def _cancelled_eval(log_dir: Path) -> None:
     anyio.run(main)
 
 
+#: Terminal-Bench 2.0 tasks the Harbor fixture job ``tb2-pilot-20260502/jobs/2026-05-02__09-14-07``
+#: ran, as ``inspect-harbor`` names them: the task is the benchmark, each Harbor task a sample.
+TERMINAL_BENCH_TASKS = {
+    "fix-git": [1.0, 1.0],
+    "log-summary-date-ranges": [0.0, 1.0],
+    "openssl-selfsigned-cert": [1.0, 0.0],
+    "regex-log": [0.0, 0.0],
+    "sqlite-with-gcov": [1.0, 1.0],
+}
+
+
+def _terminal_bench(log_dir: Path) -> None:
+    """A Terminal-Bench 2.0 eval the way ``inspect-harbor`` runs one: task ``terminal-bench``
+    version ``2.0``, sample ids the Harbor task names, the agent and its version in the eval's
+    metadata, the verifier's reward as the score."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.scorer import Score, Target, mean, scorer
+    from inspect_ai.solver import TaskState, generate
+
+    @scorer(metrics=[mean()], name="reward")
+    def reward() -> Any:
+        async def score(state: TaskState, target: Target) -> Score:
+            return Score(value=TERMINAL_BENCH_TASKS[str(state.sample_id)][state.epoch - 1])
+
+        return score
+
+    samples = [Sample(id=name, input=f"Solve {name}.") for name in TERMINAL_BENCH_TASKS]
+    inspect_eval(
+        Task(
+            name="terminal-bench",
+            version="2.0",
+            dataset=MemoryDataset(samples, name="terminal-bench"),
+            solver=generate(),
+            scorer=reward(),
+            epochs=2,
+        ),
+        model=_mock_model("model"),
+        metadata={"agent": "codex", "agent_version": "0.46.0"},
+        log_dir=str(log_dir),
+        display="none",
+        log_level="error",
+    )
+
+
 def make_logs(out: Path) -> None:
     """Every fixture log under ``out`` (main/, cancelled/, started/, retry/)."""
     from inspect_ai import eval as inspect_eval
@@ -226,6 +272,8 @@ def make_logs(out: Path) -> None:
         _task(), model=_mock_model("model"), solver=snapshot(), log_dir=str(running), **common
     )
     shutil.rmtree(running)
+
+    _terminal_bench(out / "terminal-bench")
 
     # retried: the first run fails (an error ends it), eval_retry completes it
     flaky, _ = _registered()

@@ -130,7 +130,8 @@ def _record(
     case_id = sample_id if is_public_safe(sample_id) else "unsafe"
     run_status = RUN_STATUS.get(log.status, "incomplete")
     trials = [
-        _trial(case_id, attempt, primary, index) for index, attempt in enumerate(attempts, start=1)
+        _trial(case_id, attempt, primary, index, log.dataset)
+        for index, attempt in enumerate(attempts, start=1)
     ]
     scored = [t["primary_reward"] for t in trials if "primary_reward" in t]
     value = sum(scored) / len(scored) if scored else None
@@ -179,14 +180,17 @@ def _agent(name: str | None, log: Log) -> dict[str, Any]:
     return agent
 
 
-def _trial(case_id: str, attempt: Attempt, primary: str | None, index: int) -> dict[str, Any]:
+def _trial(
+    case_id: str, attempt: Attempt, primary: str | None, index: int, dataset: str | None
+) -> dict[str, Any]:
     trial: dict[str, Any] = {
         "task_id": case_id,
         "trial_name": f"{case_id}:epoch{attempt.epoch}",
-        "source": "inspect_sample",
         "attempt_index": index,
         "status": "cancelled" if attempt.error_type == "CancelledError" else "completed",
     }
+    if dataset:
+        trial["source"] = dataset  # the dataset, as Harbor's trials name theirs
     if attempt.scores:
         trial["reward"] = dict(attempt.scores)
     value = attempt.scores.get(primary) if primary else None
