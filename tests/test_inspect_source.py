@@ -216,6 +216,19 @@ def test_harbor_and_inspect_runs_of_one_terminal_bench_task_compare_in_one_call(
     assert set(arms) == {"codex__openai-gpt-5", "codex__mockllm-model"}
     assert doc["paired"][0]["n_pairs"] == len(harbor_cases)
     assert doc["comparability"]["ok"] is True
+    assert doc["comparability"]["runners"] == {
+        "codex__mockllm-model": ["inspect"],
+        "codex__openai-gpt-5": ["harbor"],
+    }
+    markdown = cli(
+        ["compare", "--benchmark-id", "terminal-bench@2.0", "--run-ledger-path", ledger,
+         "--bootstrap", "0"],
+        db=db,
+    )  # fmt: skip
+    assert (
+        "- runner differs: codex__mockllm-model: inspect; codex__openai-gpt-5: harbor"
+        in markdown.result.stdout
+    )
     (log,) = inspect_logs(root)
     (metric,) = log.results.scores[0].metrics.values()  # Inspect's mean of the epoch means
     assert arms["codex__mockllm-model"]["mean"] == pytest.approx(metric.value, abs=1e-12)
