@@ -225,13 +225,15 @@ def _run_options(func):  # noqa: ANN001, ANN202
 @_run_options
 @click.pass_context
 def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
-    """Record a benchmark run: ingest a Harbor job / BenchFlow results, or plan one.
+    """Record a benchmark run: ingest a Harbor job / BenchFlow results / Inspect logs, or plan one.
 
     Dry run unless --execute. Examples:
 
       benchledger benchmark run terminal-bench --goal-id demo --harbor-job-dir jobs/J --execute
 
       benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
+
+      benchledger benchmark run inspect --goal-id demo --log-dir logs
     """
     # The collector stays paused from the imports to the printed payload: with it back on for
     # the print, one collection walked every object of the payload (~9 ms at 3,000 trials).

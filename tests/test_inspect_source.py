@@ -170,10 +170,29 @@ def test_without_the_extra_one_line_says_what_to_install(tmp_path: Path, monkeyp
     root = copy_logs(tmp_path, "main")
     call = ingest(["--log-dir", str(root)], db=_sqlite(tmp_path), runtime_root=tmp_path / "rr")
     assert call.code != 0
-    assert call.stderr.strip().splitlines() == [
+    assert call.stderr.splitlines() == [
         "error: benchmark run inspect needs Inspect AI: pip install 'benchledger[inspect]'"
-    ] or "pip install 'benchledger[inspect]'" in call.stderr.strip().splitlines()[-1]
+    ]
     assert "Traceback" not in call.result.output
+    assert domain_counts(_sqlite(tmp_path)) == {}
+
+
+@pytest.mark.parametrize(
+    "value", ["C", "I", "P", "N", 0, 1, 0.25, 2.5, "0.75", "yes", "No", "TRUE", True, False]
+)
+def test_scores_map_to_floats_as_inspect_maps_them(value: object) -> None:
+    from benchledger.ledger.sources.inspect.reading import score_to_float
+
+    assert score_to_float(value) == inspect_float(value)
+
+
+@pytest.mark.parametrize("value", ["maybe", "", [1, 0], {"a": 1}, None, float("nan")])
+def test_what_inspect_would_count_as_zero_is_missing_here(value: object) -> None:
+    """Inspect's ``value_to_float`` turns what it cannot read into 0 (with a warning); a
+    missing score must never become a zero in the ledger."""
+    from benchledger.ledger.sources.inspect.reading import score_to_float
+
+    assert score_to_float(value) is None
 
 
 def test_harbor_and_inspect_runs_of_one_terminal_bench_task_compare_in_one_call(
