@@ -131,3 +131,18 @@ def test_no_secret_or_local_path_reaches_a_public_file_or_event(base: Path) -> N
             assert secret.decode() not in events, secret
             for name, text in published.items():
                 assert secret not in text, (name, secret)
+
+
+def test_a_secret_in_a_log_file_name_stays_out_of_the_ledger(base: Path) -> None:
+    with workspace(base) as ws:
+        root = _logs(ws)
+        secret = "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+        _eval_file(root).rename(root / "main" / f"{secret}.eval")
+        (root / "logs.json").write_text("{}")  # Inspect's own index: not a log
+        result = _run(ws, root)
+        assert result.exit_code == 0, result.output
+        with sqlite3.connect(ws.store) as db:
+            events = "".join(str(row) for row in db.execute("SELECT * FROM events"))
+        assert "ghp_" not in events and "unsafe-name-" in events
+        for name, text in ws.published().items():
+            assert b"ghp_" not in text, name

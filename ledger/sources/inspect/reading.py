@@ -31,6 +31,8 @@ from benchledger.ledger.core.safety import is_public_safe
 ADAPTER_VERSION = "inspect-ai-0.3-adapter/1"
 SOURCE_RUNNER = "inspect"
 LOG_SUFFIXES = (".eval", ".json")
+#: Inspect's own index files beside the logs of a directory (not eval logs).
+NOT_LOGS = frozenset({"logs.json", "eval-set.json"})
 INSTALL_HINT = "benchmark run inspect needs Inspect AI: pip install 'benchledger[inspect]'"
 
 #: One sample entry of an ``.eval`` zip, uncompressed (a 1 GB sample is refused, not read).
@@ -127,7 +129,11 @@ def find_logs(log_dir: Path | None, log_files: tuple[str, ...]) -> tuple[Path, l
                         )
                     if name in dirs:
                         continue  # os.walk does not follow it; its logs are read where they are
-            found.extend(base / name for name in files if name.endswith(LOG_SUFFIXES))
+            found.extend(
+                base / name
+                for name in files
+                if name.endswith(LOG_SUFFIXES) and name not in NOT_LOGS
+            )
         found = sorted(set(found))
         if not found:
             raise InputError(f"no Inspect logs (.eval, .json) under {shown_path(root)}")

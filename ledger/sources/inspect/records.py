@@ -67,18 +67,28 @@ def read_inspect_logs(
         raise_no_samples(logs)
     if superseded:
         warnings.append("inspect_log_superseded_by_retry")
+    names = _public_names(logs)
     provenance = {
         "kind": "inspect_logs",
         "adapter_version": ADAPTER_VERSION,
         "logs": [
-            {"relative_path": log.relative_path, "status": log.status, "kept": log in kept}
+            {"relative_path": names[id(log)], "status": log.status, "kept": log in kept}
             for log in logs
         ],
         "superseded_log_count": len(superseded),
-        "scorer": scorer,
-        "files": {log.relative_path: log.sha256 for log in sorted(logs, key=_path)},
+        "scorer": scorer if scorer is None or is_public_safe(scorer) else "unsafe",
+        "files": {names[id(log)]: log.sha256 for log in sorted(logs, key=_path)},
     }
     return SourceIngest(records, provenance, warnings)
+
+
+def _public_names(logs: list[Log]) -> dict[int, str]:
+    """Each log's relative path for provenance; one that fails the public-safety filter (a
+    secret or a local path in a file name) is named by its place instead."""
+    return {
+        id(log): log.relative_path if is_public_safe(log.relative_path) else f"unsafe-name-{n}"
+        for n, log in enumerate(logs, start=1)
+    }
 
 
 def _path(log: Log) -> str:
