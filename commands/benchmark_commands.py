@@ -84,7 +84,9 @@ def _flag(name: str, help_text: str):  # noqa: ANN202
 def _run_options(func):  # noqa: ANN001, ANN202
     """Every flag of cli.md §5.1, in one place so help lists them together."""
     options = [
-        click.argument("benchmark_name", type=click.Choice(["terminal-bench", "skillsbench"])),
+        click.argument(
+            "benchmark_name", type=click.Choice(["terminal-bench", "skillsbench", "inspect"])
+        ),
         click.option("--goal-id", required=True, help="Goal whose run history records the runs."),
         click.option(
             "--mode",
@@ -135,6 +137,15 @@ def _run_options(func):  # noqa: ANN001, ANN202
             default=None,
             metavar="DIR",
             help="A Harbor 0.25 job directory to ingest.",
+        ),
+        click.option(
+            "--log-dir", default=None, metavar="DIR", help="[inspect] Inspect AI log directory."
+        ),
+        click.option(
+            "--log", multiple=True, metavar="FILE", help="[inspect] One Inspect log (repeatable)."
+        ),
+        click.option(
+            "--scorer", default=None, help="[inspect] Primary scorer (default: the first)."
         ),
         click.option(
             "--arm-map",
@@ -221,13 +232,15 @@ def _run_options(func):  # noqa: ANN001, ANN202
 @_run_options
 @click.pass_context
 def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
-    """Record a benchmark run: ingest a Harbor job / BenchFlow results, or plan one.
+    """Record a benchmark run: ingest a Harbor job / BenchFlow results / Inspect logs, or plan one.
 
     Dry run unless --execute. Examples:
 
       benchledger benchmark run terminal-bench --goal-id demo --harbor-job-dir jobs/J --execute
 
       benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
+
+      benchledger benchmark run inspect --goal-id demo --log-dir logs
     """
     # The collector stays paused from the imports to the printed payload: with it back on for
     # the print, one collection walked every object of the payload (~9 ms at 3,000 trials).

@@ -239,7 +239,7 @@ class PublicSafety(Open):
 
 
 class RunnerJob(Open):
-    runner: Literal["harbor", "benchflow"] = optional()
+    runner: Literal["harbor", "benchflow", "inspect"] = optional()
     runner_version: str = optional()
     job_id: str = optional()
     job_name: str = optional()

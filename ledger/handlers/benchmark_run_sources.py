@@ -22,11 +22,12 @@ from benchledger.ledger.rules.row.classification import (
     ClassificationInput,
     classification_label,
 )
-from benchledger.ledger.sources.base import RecordProvenance, SourceIngest
+from benchledger.ledger.sources.base import RecordProvenance, SourceIngest, keep_tasks
 from benchledger.ledger.sources.benchflow import tree as benchflow
 from benchledger.ledger.sources.benchflow.options import BenchflowReadOptions
 from benchledger.ledger.sources.harbor.job import read_harbor_job
 from benchledger.ledger.sources.harbor.options import HarborReadOptions
+from benchledger.ledger.sources.inspect.records import read_inspect_logs
 from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_records
 from benchledger.ledger.sources.planned.run_options import PLANNED_OPTION_NAMES, PlannedRunOptions
 from benchledger.ledger.sources.planned.skillsbench_routes import (
@@ -250,6 +251,29 @@ def planned_run_options(request: BenchmarkRunRequest) -> PlannedRunOptions:
     return PlannedRunOptions(**values)
 
 
+def build_inspect(request: BenchmarkRunRequest) -> BuiltSource:
+    """Inspect AI logs (docs/formats/inspect.md): a directory or the files named."""
+    if bool(request.log_dir) == bool(request.log):
+        raise InputError("benchmark run inspect takes one of --log-dir DIR or --log FILE")
+    ingest = read_inspect_logs(
+        Path(request.log_dir) if request.log_dir else None,
+        tuple(request.log),
+        scorer=request.scorer,
+        benchmark_id=request.dataset,
+        arm_id=request.arm_id,
+        run_group_id=request.run_group_id,
+    )
+    semantic = {
+        "source": "inspect",
+        "scorer": request.scorer,
+        "dataset": request.dataset,
+        "include_task_name": list(request.include_task_name or ()),
+    }
+    return _built(
+        keep_tasks(ingest, tuple(request.include_task_name or ())), request, semantic=semantic
+    )
+
+
 def build_planned_terminal_bench(
     request: BenchmarkRunRequest, *, env: Mapping[str, str], which: Callable[[str], str | None]
 ) -> BuiltSource:
@@ -291,6 +315,8 @@ def build_source(
     progress: Progress | None = None,
 ) -> BuiltSource:
     """Pick the source the flags name: a result tree, a Harbor job, or a planned run."""
+    if request.benchmark_name == "inspect":
+        return build_inspect(request)
     if request.benchmark_name == "skillsbench":
         if request.ingests_skillsbench_result:
             return build_benchflow(request)

@@ -35,6 +35,9 @@ class BenchmarkRunRequest:
     selection_policy: str | None = None
     keep_corrupt: bool = False
     harbor_job_dir: str | None = None
+    log_dir: str | None = None
+    log: tuple[str, ...] = ()
+    scorer: str | None = None
     arm_map: tuple[str, ...] = ()
     arm_role: str | None = None
     loopx_worker_artifacts: bool = False
@@ -121,7 +124,7 @@ class BenchmarkRunRequest:
 
 OPTION_NAMES: frozenset[str] = frozenset(f.name for f in fields(BenchmarkRunRequest))
 _REPEATABLE: frozenset[str] = frozenset(
-    {"include_task_name", "arm_map", "auth_env_name", "agent_kwarg"}
+    {"include_task_name", "arm_map", "auth_env_name", "agent_kwarg", "log"}
 )
 
 

@@ -10,6 +10,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchledger.ledger.core.errors import InputError
+
 
 @dataclass
 class SourceIngest:
@@ -67,3 +69,14 @@ class RecordProvenance:
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def keep_tasks(ingest: SourceIngest, tasks: tuple[str, ...]) -> SourceIngest:
+    """Only the records of the ``--include-task-name`` cases, when any are named."""
+    if not tasks:
+        return ingest
+    wanted = set(tasks)
+    kept = [r for r in ingest.records if r.get("case_id") in wanted]
+    if not kept:
+        raise InputError(f"no records for --include-task-name {', '.join(sorted(wanted))}")
+    return SourceIngest(kept, ingest.provenance, ingest.warnings, ingest.record_dirs)

@@ -291,7 +291,7 @@ READ_BOUNDARY_SPEC: dict[str, Kind] = {
 }
 
 RUNNER_JOB_SPEC: dict[str, Kind] = {
-    "runner": ENUM(frozenset({"harbor", "benchflow"})),
+    "runner": ENUM(frozenset({"harbor", "benchflow", "inspect"})),
     "runner_version": T40,
     "job_id": T80,
     "job_name": T120,

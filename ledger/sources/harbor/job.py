@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchledger.ledger.core.errors import InputError, SourceError
+from benchledger.ledger.core.errors import SourceError
 from benchledger.ledger.core.json_input import json_type
 from benchledger.ledger.rules.record.fields import PROGRESS_KEYS
-from benchledger.ledger.sources.base import SourceIngest
+from benchledger.ledger.sources.base import SourceIngest, keep_tasks
 from benchledger.ledger.sources.harbor.files import _Json, _Reader
 from benchledger.ledger.sources.harbor.options import HarborReadOptions
 from benchledger.ledger.sources.harbor.parallel import read_trials_on
@@ -129,7 +129,7 @@ def read_harbor_job(options: HarborReadOptions, progress: Progress | None = None
     job_dir = job_dir.resolve()
     with _Reader(str(job_dir)) as reader:
         ingest = _read_files(job_dir, reader, progress, options)
-    return _filter_tasks(ingest, options.include_tasks)
+    return keep_tasks(ingest, options.include_tasks)
 
 
 def _read_files(
@@ -284,14 +284,3 @@ def _group(
         agent = display.get((match_agent, model), match_agent)
         planned_by_group[(bench(source), task, agent, model)] += n
     return groups, dict(planned_by_group)
-
-
-def _filter_tasks(ingest: SourceIngest, tasks: tuple[str, ...]) -> SourceIngest:
-    """Only the records of the ``--include-task-name`` cases, when any are named."""
-    if not tasks:
-        return ingest
-    wanted = set(tasks)
-    kept = [r for r in ingest.records if r.get("case_id") in wanted]
-    if not kept:
-        raise InputError(f"no records for --include-task-name {', '.join(sorted(wanted))}")
-    return SourceIngest(kept, ingest.provenance, ingest.warnings, ingest.record_dirs)

@@ -12,7 +12,7 @@ from benchledger.ledger.sources.planned.timeout_policy import TIMEOUT_PRESETS
 
 # --- benchmarks and modes -------------------------------------------------------------------
 
-BENCHMARK_NAMES: tuple[str, ...] = ("terminal-bench", "skillsbench")
+BENCHMARK_NAMES: tuple[str, ...] = ("terminal-bench", "skillsbench", "inspect")
 
 MODE_LOOPX_MANAGED = "loopx-managed-codex"
 MODE_CODEX_LOOPX = "codex-loopx"

@@ -271,12 +271,30 @@ def _document(
             "resamples": request.bootstrap,
             "seed": request.seed,
         },
-        "comparability": {
-            "ok": not mismatches,
-            "allowed_incomparable": bool(mismatches) and request.allow_incomparable,
-            "mismatches": [m.as_dict() for m in mismatches],
-        },
+        "comparability": _comparability(results, mismatches, request),
     }
+
+
+def _comparability(
+    results: list[ArmResult], mismatches: list[Mismatch], request: CompareRequest
+) -> dict[str, Any]:
+    """The guard's verdict, and, only when the arms' runs came from different runners
+    (a Harbor arm paired with an Inspect arm), each arm's runners: a difference to name, not
+    to refuse, since both ran the same cases of the same benchmark version."""
+    block: dict[str, Any] = {
+        "ok": not mismatches,
+        "allowed_incomparable": bool(mismatches) and request.allow_incomparable,
+        "mismatches": [m.as_dict() for m in mismatches],
+    }
+    runners = {
+        result.arm_id: sorted(
+            {run.runner for entry in result.included().values() for run in entry.rows if run.runner}
+        )
+        for result in results
+    }
+    if len({name for names in runners.values() for name in names}) > 1:
+        block["runners"] = runners
+    return block
 
 
 def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:

@@ -39,6 +39,7 @@ ROW_KEYS = (
     "attempt_outcomes",
     "usage",
     "comparability",
+    "run_key",
 )
 
 
@@ -66,6 +67,7 @@ class RunFacts(NamedTuple):
     has_usage: bool
     tokens: float | None  # input + output tokens, when both are numbers
     dollars: float | None
+    runner: str | None  # the runner that produced the run (its run key's first part)
     guard: Facts
 
 
@@ -85,7 +87,7 @@ def run_facts(row: Mapping[str, Any]) -> RunFacts:
         verdict,
     )
     if verdict is not None:
-        return RunFacts(*place, True, [], [], [], False, None, None, ((), (), (), ()))
+        return RunFacts(*place, True, [], [], [], False, None, None, None, ((), (), (), ()))
     detailed, scores, passes, unscored = _attempts(row)
     usage = row.get("usage")
     tokens = dollars = None
@@ -104,8 +106,22 @@ def run_facts(row: Mapping[str, Any]) -> RunFacts:
         type(usage) is dict,
         tokens,
         dollars,
+        runner_of(row),
         row_facts(row),
     )
+
+
+#: Run keys name their runner first (``harbor:…``, ``benchflow:…``, ``inspect:…``).
+RUNNERS = frozenset({"harbor", "benchflow", "inspect"})
+
+
+def runner_of(row: Mapping[str, Any]) -> str | None:
+    """The runner a run key names, or None (rows imported from loopx, planned runs)."""
+    key = row.get("run_key")
+    if type(key) is not str:
+        return None
+    first = key.partition(":")[0]
+    return first if first in RUNNERS else None
 
 
 def _attempts(row: Mapping[str, Any]) -> tuple[bool, list[float], list[float], list[str]]:

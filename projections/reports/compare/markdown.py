@@ -140,9 +140,13 @@ def _comparability_section(doc: Mapping[str, Any]) -> list[str]:
             "- benchmark version, dataset, task digests and timeout policy agree "
             "wherever both arms recorded them"
         )
-        return lines
     for m in comp["mismatches"]:
         where = f"{m['arm_id']} vs {m['reference']}" if m["reference"] else f"within {m['arm_id']}"
         cases = ", ".join(_text(c["case_id"]) for c in m["cases"])
         lines.append(f"- {m['kind']} differs {_text(where)}: {cases}")
+    if "runners" in comp:
+        shown = "; ".join(
+            f"{_text(arm)}: {', '.join(names) or '-'}" for arm, names in comp["runners"].items()
+        )
+        lines.append(f"- runner differs: {shown}")
     return lines

@@ -1,0 +1,117 @@
+"""``benchmark run inspect`` over 100 Inspect logs of 100 samples x 3 epochs (issue 35).
+
+One log is made by Inspect itself (``inspect_ai.eval`` on ``mockllm/model``, 100 samples, 3
+epochs, the scorers of ``tools/make_inspect_logs.py``); the other 99 are clones of it with
+their own task, eval and run ids (each zip entry rewritten, nothing else changed), so the
+directory holds 100 distinct evals. Printed side by side, wall time of:
+
+* ``inspect log list --json --log-dir DIR`` (Inspect's own listing of the same directory),
+* ``benchledger benchmark run inspect --log-dir DIR`` dry run, and with ``--execute``.
+
+    python bench/inspect_ingest.py [--logs 100] [--samples 100] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def _one_log(out: Path, samples: int) -> Path:
+    import make_inspect_logs as fixtures
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.solver import generate
+
+    os.environ["INSPECT_DISPLAY"] = "none"
+    fixtures._offline_token_counts()
+    ids = [f"s{i % 4 + 1}" for i in range(samples)]
+    rows = [Sample(id=f"case-{i:03d}", input="Q?", target="42") for i in range(samples)]
+    fixtures.VERDICTS.update({r.id: fixtures.VERDICTS[k] for r, k in zip(rows, ids, strict=True)})
+    fixtures.POINTS.update({r.id: fixtures.POINTS[k] for r, k in zip(rows, ids, strict=True)})
+    (log,) = inspect_eval(
+        Task(name="bench", dataset=MemoryDataset(rows), solver=generate(),
+             scorer=fixtures._scorers(), epochs=3),
+        model="mockllm/model", log_dir=str(out), display="none", log_level="error",
+        max_samples=50,
+    )  # fmt: skip
+    return Path(log.location.removeprefix("file://"))
+
+
+def _clone(source: Path, dest: Path, index: int) -> None:
+    """The same log as another eval: every id it carries replaced by one of the same length."""
+    from inspect_ai.log import read_eval_log
+
+    spec = read_eval_log(str(source), header_only=True).eval
+    swaps = [
+        (old.encode(), (f"{index:04d}" + old[4:]).encode())
+        for old in (spec.task_id, spec.eval_id, spec.run_id)
+    ]
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as out:
+        for item in src.infolist():
+            data = src.read(item)
+            for old, new in swaps:
+                data = data.replace(old, new)
+            out.writestr(item.filename, data)
+
+
+def _timed(argv: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[0]} failed: {done.stderr.strip().splitlines()[-1:]}")
+    return wall
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--logs", type=int, default=100)
+    parser.add_argument("--samples", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    bindir = Path(sys.executable).parent
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        logs = work / "logs"
+        logs.mkdir()
+        made = _one_log(work / "made", args.samples)
+        for index in range(args.logs):
+            _clone(made, logs / f"{index:04d}_{made.name}", index)
+        shutil.rmtree(work / "made")
+        print(f"{args.logs} logs x {args.samples} samples x 3 epochs")
+        timings: dict[str, list[float]] = {"inspect log list": [], "dry run": [], "--execute": []}
+        for run in range(args.runs):
+            timings["inspect log list"].append(
+                _timed([str(bindir / "inspect"), "log", "list", "--json", "--log-dir", str(logs)],
+                       work)
+            )  # fmt: skip
+            base: list[Any] = [
+                str(bindir / "benchledger"), "--db", f"sqlite:///{work}/l{run}.db",
+                "--runtime-root", str(work / f"rt{run}"), "benchmark", "run", "inspect",
+                "--goal-id", "g", "--log-dir", str(logs), "--no-global-sync", "--format", "json",
+            ]  # fmt: skip
+            timings["dry run"].append(_timed(base, work))
+            timings["--execute"].append(
+                _timed([*base, "--update-run-ledger", "--run-ledger-path",
+                        str(work / f"ledger{run}.json"), "--execute"], work)
+            )  # fmt: skip
+        for name, walls in timings.items():
+            print(f"{name:>18}: median {statistics.median(walls):6.2f} s  (runs {walls})")
+
+
+if __name__ == "__main__":
+    main()
