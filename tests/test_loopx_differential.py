@@ -27,7 +27,6 @@ from tests.support_loopx_diff import (
     first_line_difference,
     loopx_python,
     maintenance_difference,
-    rerouted_actions,
 )
 from tests.support_loopx_ledgers import (
     case_rows,
@@ -60,10 +59,9 @@ def assert_same_reading(
     what: str,
     sources: tuple[dict, ...] = (),
 ) -> None:
-    """Markdown byte for byte, JSON key for key; a loopx crash must be a clear error here.
-
-    ``sources``: the input ledger documents (the ledger, a merge source): a row loopx's reading
-    gives a repair class it did not store may carry benchledger's next action sentence."""
+    """Markdown byte for byte, JSON key for key, no column ignored; a loopx crash must be a
+    clear error here. ``sources``: the input ledger documents (kept for the failure message)."""
+    del sources
     if loopx.error is not None:
         assert ours.error is not None, f"{what}: loopx crashed ({loopx.error}); benchledger did not"
         assert "\n" not in ours.error and "Traceback" not in ours.error, ours.error
@@ -71,20 +69,15 @@ def assert_same_reading(
     assert ours.error is None, f"{what}: benchledger failed: {ours.error}"
     assert ours.markdown is not None and loopx.markdown is not None
     assert ours.json_text is not None and loopx.json_text is not None
-    theirs = json.loads(loopx.json_text)
-    merged = json.loads(loopx.maintenance.get(".merged.json", "{}"))
-    rerouted = frozenset().union(
-        *(rerouted_actions(source, reading) for source in sources for reading in (theirs, merged))
-    )
-    difference = first_line_difference(ours.markdown, loopx.markdown, rerouted)
+    difference = first_line_difference(ours.markdown, loopx.markdown)
     assert difference is None, f"{what}: Markdown differs at {difference}"
-    difference = first_key_difference(json.loads(ours.json_text), theirs, rerouted=rerouted)
+    difference = first_key_difference(json.loads(ours.json_text), json.loads(loopx.json_text))
     assert difference is None, f"{what}: JSON differs at {difference}"
     assert len(ours.aggregates) == len(loopx.aggregates)
     for index, (mine, theirs) in enumerate(zip(ours.aggregates, loopx.aggregates, strict=True)):
         difference = aggregate_difference(mine, theirs)
         assert difference is None, f"{what}: aggregate {index} differs at {difference}"
-    difference = maintenance_difference(ours, loopx, rerouted)
+    difference = maintenance_difference(ours, loopx)
     assert difference is None, f"{what}: check/archive/merge differ at {difference}"
 
 

@@ -3,7 +3,8 @@
 An imported loopx ledger is kept verbatim in its ``ledger_imported`` event; what users read is
 the row as loopx itself would read it back: countability recomputed, the arm re-resolved for rows
 that carry no arm source, the repair route recomputed from the stored failure class and scope,
-archive fields tidied, and the benchmark and case ids filled in. The stored failure class and
+archive fields tidied, the artifact refs through loopx's public-ref rule, and the benchmark and
+case ids filled in. The stored failure class and
 scope are *not* recomputed: loopx trusts them on load, and so does this reading.
 
 Rules shared with rows benchledger writes (arm inference, the route table, countability) live
@@ -109,20 +110,12 @@ def _reparse_case(row: dict[str, Any]) -> None:
 
 
 def _reroute(row: dict[str, Any]) -> None:
-    """Recompute the repair route (class, priority, profile) from the stored class and scope.
-
-    When the recomputed class is the stored one, the stored next action stays: it is loopx's
-    own wording for that class. Otherwise benchledger's wording is used (loopx-compat.md).
-    """
-    stored = {key: row.pop(key) for key in REPAIR_FIELDS if key in row}
-    fields = loopx_repair_fields(row)
-    if (
-        fields
-        and fields["repair_class"] == stored.get("repair_class")
-        and stored.get("next_action")
-    ):
-        fields["next_action"] = stored["next_action"]
-    row.update(fields)
+    """Recompute the repair route (class, priority, next action, profile) from the stored class
+    and scope, as loopx does on load: the stored route fields never survive, whatever wording
+    an older loopx stored (the route table holds loopx 0.4.8's sentences)."""
+    for key in REPAIR_FIELDS:
+        row.pop(key, None)
+    row.update(loopx_repair_fields(row))
 
 
 def _tidy_archive(row: dict[str, Any]) -> None:
