@@ -28,11 +28,8 @@ LOOPX_VENV_ENV = "BENCHLEDGER_LOOPX_VENV"
 # Row fields benchledger adds to an imported row (docs/loopx-compat.md, "Additions"): present in
 # ours, absent from loopx's, never renamed or removed.
 ROW_ADDITIONS = frozenset({"arm_source"})
-# Values that are benchledger's own wording by design (ledger_v0.md §5.12, §7: "wording is not
-# part of the contract"; docs/loopx-compat.md #2, #3): the key must be there on both sides, its
-# text may differ. A row's ``next_action`` is compared exactly, except for a row loopx's
-# reading gives a repair class it did not store (``rerouted_actions``, docs/loopx-compat.md #1).
-WORDING_PATHS = (".case_routing.next_action", ".current_evidence_rule", ".duplicate_case_rule")
+# No value is compared loosely: every next action, case-routing action and aggregate rule text
+# is loopx 0.4.8's own sentence for the same inputs (issue 33).
 # Aggregate fields benchledger adds (docs/loopx-compat.md): the chosen run's arm role, job, mode
 # and rounds, the named selection policy, the rules version, and empty buckets listed as such.
 AGGREGATE_ADDITIONS = frozenset(
@@ -315,65 +312,13 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
-def rerouted_actions(source: Any, loopx_reading: Any) -> frozenset[str]:
-    """loopx's ``next_action`` sentences for rows its reading gives a repair class they did
-    not store: there benchledger writes its own sentence (docs/loopx-compat.md #1)."""
-    stored = {run.get("run_id"): run for run in _runs_of(source)}
-    out = set()
-    for run in _runs_of(loopx_reading):
-        before = stored.get(run.get("run_id")) or {}
-        action = run.get("next_action")
-        if isinstance(action, str) and (
-            before.get("repair_class") != run.get("repair_class") or not before.get("next_action")
-        ):
-            out.add(action)
-    return frozenset(out)
-
-
-def _runs_of(document: Any) -> list[dict[str, Any]]:
-    benchmarks = document.get("benchmarks") if isinstance(document, dict) else None
-    return [
-        run
-        for node in (benchmarks or {}).values()
-        for case in (node.get("cases") or {}).values()
-        for run in case.get("runs") or []
-        if isinstance(run, dict)
-    ]
-
-
-def _backlog_action(line: str) -> tuple[str, str | None]:
-    """A Repair Backlog line split into everything but its last cell, and that cell (the
-    next action); other lines come back whole."""
-    cells = line.split(" | ")
-    if line.startswith("| `P") and len(cells) == 8:
-        return " | ".join(cells[:-1]), cells[-1].removesuffix(" |").strip()
-    return line, None
-
-
-def _same_line(mine: str, loopx: str, rerouted: frozenset[str]) -> bool:
-    if mine == loopx:
-        return True
-    (my_rest, _), (their_rest, their_action) = _backlog_action(mine), _backlog_action(loopx)
-    return my_rest == their_rest and their_action is not None and _rerouted(their_action, rerouted)
-
-
-def _rerouted(text: str, rerouted: frozenset[str]) -> bool:
-    """``text`` is one of the rerouted sentences, or one cut short with ``...``."""
-    if text.endswith("..."):
-        return any(action.startswith(text[:-3]) for action in rerouted)
-    return text in rerouted
-
-
-def first_line_difference(
-    ours: str, theirs: str, rerouted: frozenset[str] = frozenset()
-) -> str | None:
-    """``None`` when byte-identical (next actions of rerouted rows aside), else the first
-    differing line of each side."""
+def first_line_difference(ours: str, theirs: str) -> str | None:
+    """``None`` when byte-identical, else the first differing line of each side."""
     if ours == theirs:
         return None
     our_lines, their_lines = ours.splitlines(), theirs.splitlines()
     for number, (mine, loopx) in enumerate(zip(our_lines, their_lines, strict=False), start=1):
-        if not _same_line(mine, loopx, rerouted):
+        if mine != loopx:
             return f"line {number}:\n  benchledger: {mine}\n  loopx:       {loopx}"
     if len(our_lines) == len(their_lines) and ours.endswith("\n") == theirs.endswith("\n"):
         return None
@@ -385,7 +330,6 @@ def first_key_difference(
     theirs: Any,
     path: str = "$",
     additions: frozenset[str] = ROW_ADDITIONS,
-    rerouted: frozenset[str] = frozenset(),
 ) -> str | None:
     """``None`` when equal key for key (keys in ``additions`` may exist only in ours)."""
     if isinstance(ours, dict) and isinstance(theirs, dict):
@@ -396,9 +340,7 @@ def first_key_difference(
                 return f"{path}.{key}: only in benchledger ({_short(ours[key])})"
             if key not in ours:
                 return f"{path}.{key}: missing in benchledger (loopx: {_short(theirs[key])})"
-            found = first_key_difference(
-                ours[key], theirs[key], f"{path}.{key}", additions, rerouted
-            )
+            found = first_key_difference(ours[key], theirs[key], f"{path}.{key}", additions)
             if found:
                 return found
         return None
@@ -406,15 +348,10 @@ def first_key_difference(
         if len(ours) != len(theirs):
             return f"{path}: {len(ours)} items in benchledger, {len(theirs)} in loopx"
         for index, (mine, loopx) in enumerate(zip(ours, theirs, strict=True)):
-            found = first_key_difference(mine, loopx, f"{path}[{index}]", additions, rerouted)
+            found = first_key_difference(mine, loopx, f"{path}[{index}]", additions)
             if found:
                 return found
         return None
-    if isinstance(ours, str) and isinstance(theirs, str):
-        if path.endswith(WORDING_PATHS):
-            return None
-        if path.endswith(".next_action") and _rerouted(theirs, rerouted):
-            return None
     if type(ours) is not type(theirs) or ours != theirs:
         return f"{path}: benchledger {_short(ours)} != loopx {_short(theirs)}"
     return None
@@ -464,11 +401,7 @@ def _without(value: Any, drop: tuple[str, ...], path: str = "$") -> Any:
     return value
 
 
-def maintenance_difference(
-    ours: Reading,
-    theirs: Reading,
-    rerouted: frozenset[str] = frozenset(),
-) -> str | None:
+def maintenance_difference(ours: Reading, theirs: Reading) -> str | None:
     """check, archive and merge outputs: JSON key for key, Markdown byte for byte; a loopx
     crash must be a one-line error in benchledger."""
     loopx_error = theirs.maintenance.get(".maintenance.error")
@@ -488,9 +421,9 @@ def maintenance_difference(
             continue
         mine, loopx = ours.maintenance[suffix], theirs.maintenance[suffix]
         if suffix.endswith(".md"):
-            found = first_line_difference(_clock_line_out(mine), _clock_line_out(loopx), rerouted)
+            found = first_line_difference(_clock_line_out(mine), _clock_line_out(loopx))
         else:
-            found = _json_suffix_difference(suffix, json.loads(mine), json.loads(loopx), rerouted)
+            found = _json_suffix_difference(suffix, json.loads(mine), json.loads(loopx))
         if found:
             return f"{suffix}: {found}"
     return None
@@ -505,9 +438,7 @@ def _clock_line_out(markdown: str) -> str:
     )
 
 
-def _json_suffix_difference(
-    suffix: str, mine: Any, loopx: Any, rerouted: frozenset[str]
-) -> str | None:
+def _json_suffix_difference(suffix: str, mine: Any, loopx: Any) -> str | None:
     if suffix == ".check.json":
         return first_key_difference(
             _without(mine, CHECK_DELIBERATE), _without(loopx, CHECK_DELIBERATE)
@@ -527,6 +458,5 @@ def _json_suffix_difference(
             _without(mine, CLOCK_KEYS),
             _without(loopx, CLOCK_KEYS),
             additions=MERGED_ROW_ADDITIONS,
-            rerouted=rerouted,
         )
     return first_key_difference(mine, loopx, additions=ARCHIVE_ADDITIONS)

@@ -3,7 +3,10 @@
 Every row is a real loopx row (from the shipped ledger) with the fields the reading rules look
 at moved: mode, route, job name, arm, scores and score status, failure class, scope and labels,
 attempt accounting, the product-mode lifecycle and loop contracts, archive state and
-``recorded_at``. ``sized_ledger`` makes deterministic ledgers of a given size; ``case_rows``
+``recorded_at``, the artifact refs (``ref_strings``: the shapes real ledgers hold, private job
+folders, docs paths, absolute, ``~`` and Windows paths, lineage result files, names without a
+dot) and the failure class and attribution (every route of loopx's repair table).
+``sized_ledger`` makes deterministic ledgers of a given size; ``case_rows``
 is the hypothesis strategy for one benchmark case (several rows, several arms).
 """
 
@@ -126,7 +129,137 @@ FAILURE_CLASSES = (
     "agent_exception_before_solution_completion",
     "run_cancelled",
     "uncountable_runner_glitch",
+    # the rest of loopx 0.4.8's repair-route table, one class per branch
+    "worker_install_failed_npm",
+    "agent_setup_failed_before_worker_start",
+    "agent_setup_exception_before_solution_attempt",
+    "codex_model_access_failure_before_solution_attempt",
+    "skillsbench_codex_acp_launch_failure",
+    "skillsbench_docker_apt_setup_risk_preflight_blocked",
+    "skillsbench_dockerfile_package_bootstrap_risk_preflight_blocked",
+    "skillsbench_task_source_preflight_blocked",
+    "detached_worker_ended_active_without_trial_result",
+    "detached_worker_ended_without_trial_result",
+    "post_launch_compact_result_missing",
+    "worker_self_validation_official_score_mismatch",
+    "worker_validation_scope_ambiguous_official_score_failure",
+    "skillsbench_compose_setup_blocked_before_agent_rounds",
+    "skillsbench_runner_setup_blocked_before_agent_rounds",
 )
+# Attributions that route a pre-agent setup block to a preflight-selection repair.
+PREFLIGHT_ATTRIBUTIONS = (
+    "skillsbench_docker_apt_setup_risk_preflight_blocked",
+    "skillsbench_dockerfile_package_bootstrap_risk_preflight_blocked",
+    "skillsbench_verifier_bootstrap_risk_preflight_blocked",
+    "skillsbench_task_source_preflight_blocked",
+)
+# Artifact refs as real ledgers hold them: where they start, the folders on the way, the file.
+REF_STARTS = (
+    "",
+    "",
+    "./",
+    "/",
+    "~/",
+    # Windows refs as real ones are: under a user folder (a drive-rooted compact artifact
+    # elsewhere is kept whole by loopx and dropped by our public-safety filter, a documented
+    # difference pinned in tests/test_loopx_public_refs.py)
+    "C:\\Users\\alice\\",
+    "D:/Users/bob/",
+    "/Users/alice/",
+    "/Volumes/work/",
+    "/var/folders/x1/",
+    "/tmp/",
+    "/home/ci/",
+)
+REF_FOLDERS = (
+    "jobs",
+    "cloud-ecs",
+    "docs",
+    "research",
+    "runs",
+    ".local",
+    "private-benchmark-jobs",
+    "private",
+    "Private",
+    "tmp",
+    "users",
+    "logs",
+    "sessions",
+    "raw",
+    "agent",
+    "screenshots",
+    "folders",
+    "..",
+    ".",
+    "",
+    "job-2026",
+    "case-a",
+    "with space",
+)
+REF_FILES = (
+    "benchmark_run.compact.json",
+    "paired_comparison.compact.json",
+    "baseline.benchmark-run.public.json",
+    "launch_status.public.json",
+    "loopx-active-user-observation.json",
+    "result.json",
+    "benchmark-run.json",
+    "benchmark_run.json",
+    "compact-run.json",
+    "loopx-worker-benchmark-run.json",
+    "skillsbench-compact-benchmark-run-v0.json",
+    "Result.JSON",
+    "notes.md",
+    "summary.txt",
+    "trajectory.json",
+    "task.md",
+    "instruction.md",
+    "launch.local.json",
+    "run.private.json",
+    "origin_log",
+    "screenshot-1.png",
+    "README",
+    "artifacts",
+    "",
+)
+# The shapes the issue names, whole.
+REAL_REFS = (
+    ".local/private-benchmark-jobs/job-7/case-a/benchmark_run.compact.json",
+    "docs/research/skillsbench-baseline-notes.md",
+    "docs/research/baselines",
+    "/Users/alice/src/loopx/.local/jobs/job-7/result.json",
+    "~/benchmarks/jobs/job-7/benchmark_run.compact.json",
+    "C:\\Users\\alice\\jobs\\job-7\\benchmark_run.compact.json",
+    "cloud-ecs/parallel-benchmark-1/job-7/jobs/job-7/case-a/result.json",
+    "runs/job-7/private/benchmark_run.compact.json",
+    "runs/job-7/tmp/result.json",
+)
+
+
+def random_ref(rng: random.Random) -> str:
+    """One artifact ref of a shape real ledgers hold (see ``REF_*``), Windows separators too."""
+    if rng.randrange(5) == 0:
+        return rng.choice(REAL_REFS)
+    start = rng.choice(REF_STARTS)
+    folders = [rng.choice(REF_FOLDERS) for _ in range(rng.randrange(5))]
+    separator = "\\" if start.endswith("\\") else rng.choice(["/"] * 5 + ["\\"])
+    return start + separator.join([*folders, rng.choice(REF_FILES)])
+
+
+def ref_strings() -> st.SearchStrategy[str]:
+    """``random_ref`` as a hypothesis strategy."""
+    return st.builds(random_ref, st.randoms(use_true_random=False))
+
+
+def artifact_refs_value() -> st.SearchStrategy:
+    """A row's ``artifact_refs``: loopx's three refs and ``history_ref``, each maybe absent."""
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            key: ref_strings()
+            for key in ("artifact_ref", "result_ref", "compact_artifact_ref", "history_ref")
+        },
+    )
 SCOPES = (
     "passed",
     "case_or_solution",
@@ -182,7 +315,10 @@ def _mutations() -> dict[str, st.SearchStrategy]:
         "status": st.sampled_from(["completed", "recorded", "blocked"]),
         "failure_class": st.sampled_from(FAILURE_CLASSES + tuple(_observed("failure_class"))),
         "failure_scope": st.sampled_from(SCOPES),
-        "score_failure_attribution": _maybe(st.sampled_from(FAILURE_CLASSES)),
+        "score_failure_attribution": _maybe(
+            st.sampled_from(FAILURE_CLASSES + PREFLIGHT_ATTRIBUTIONS * 3)
+        ),
+        "artifact_refs": _maybe(artifact_refs_value()),
         "failure_labels": _maybe(st.lists(st.sampled_from(LABELS), max_size=3)),
         "setup_blockers": _maybe(st.lists(st.sampled_from(LABELS), max_size=2)),
         "attempt_lifecycle_phase": _maybe(st.sampled_from(PHASES)),
@@ -250,6 +386,8 @@ def mutated_row(draw: st.DrawFn, run_id: str, benchmark_id: str, case_id: str) -
     row["failure_scope"] = draw(st.sampled_from(SCOPES + ("passed", "case_or_solution") * 3))
     row["official_score"] = draw(st.sampled_from([0.0, 0.0, 1.0, 1.0, 0.5, None]))
     row.update(archive_state=draw(st.sampled_from([None, None, None, "archived"])))
+    if draw(st.booleans()):
+        row["artifact_refs"] = draw(artifact_refs_value())
     keys = draw(st.lists(st.sampled_from(sorted(fields)), min_size=2, max_size=10, unique=True))
     for key in keys:
         value = draw(fields[key])
@@ -301,6 +439,11 @@ def sized_ledger(row_count: int, seed: int = 14) -> dict[str, Any]:
             row.update(run_id=f"s{n:06d}", benchmark_id=benchmark_id, case_id=case_id)
             row["case_ids"] = [case_id]
             row["recorded_at"] = STAMPS[n % len(STAMPS)]
+            if n % 3 == 0:  # refs of the shapes real ledgers hold, one in three rows
+                row["artifact_refs"] = {
+                    "compact_artifact_ref": REAL_REFS[n % len(REAL_REFS)],
+                    "result_ref": REAL_REFS[(n + 1) % len(REAL_REFS)],
+                }
             rows.append(row)
         cases.append((benchmark_id, case_id, rows))
     return ledger_document(cases)

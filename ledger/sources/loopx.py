@@ -3,7 +3,8 @@
 An imported loopx ledger is kept verbatim in its ``ledger_imported`` event; what users read is
 the row as loopx itself would read it back: countability recomputed, the arm re-resolved for rows
 that carry no arm source, the repair route recomputed from the stored failure class and scope,
-archive fields tidied, and the benchmark and case ids filled in. The stored failure class and
+archive fields tidied, the artifact refs through loopx's public-ref rule, and the benchmark and
+case ids filled in. The stored failure class and
 scope are *not* recomputed: loopx trusts them on load, and so does this reading.
 
 Rules shared with rows benchledger writes (arm inference, the route table, countability) live
@@ -23,11 +24,10 @@ from benchledger.ledger.core.safety import join_public, public_json
 from benchledger.ledger.rules.row.archive_state import ARCHIVE_FIELDS
 from benchledger.ledger.rules.row.countability import countability
 from benchledger.ledger.rules.row.identity import parse_terminal_bench_case, renormalise_arm
+from benchledger.ledger.rules.row.refs import loopx_public_refs
 from benchledger.ledger.rules.row.repair import REPAIR_FIELDS, loopx_repair_fields
 from benchledger.ledger.rules.row.values import compact_text
 
-# loopx keeps only these three refs on load; anything else (``history_ref``) is dropped.
-LOOPX_REF_KEYS = ("artifact_ref", "result_ref", "compact_artifact_ref")
 # Fields loopx 0.4.8 re-derives on load from inputs that never survive compaction; benchledger
 # does not carry them (ledger_v0.md §3).
 DROPPED_ON_READ = ("benchmark_live_worker_phase",)
@@ -56,9 +56,10 @@ def read_imported_rows(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
 def read_loopx_row(run: Mapping[str, Any], *, benchmark_key: str, case_key: str) -> dict[str, Any]:
     """One stored loopx row as loopx 0.4.8 reads it back (plus benchledger's additive fields).
 
-    The public-safety filter comes first: loopx never filtered its rows, and everything below
-    (ids, the content-derived run id) must be built from public values only."""
-    row, dropped = public_json(dict(run))
+    loopx's public-ref rule comes first (it only shortens or drops refs), then the
+    public-safety filter: loopx never filtered its rows, and everything below (ids, the
+    content-derived run id) must be built from public values only."""
+    row, dropped = public_json(_with_loopx_refs(run))
     if dropped:
         row["public_safety"] = {"dropped_field_count": dropped}
     benchmark_key, case_key = join_public("", benchmark_key), join_public("", case_key)
@@ -82,7 +83,6 @@ def read_loopx_row(run: Mapping[str, Any], *, benchmark_key: str, case_key: str)
     _tidy_archive(row)
     for key in DROPPED_ON_READ:
         row.pop(key, None)
-    _keep_loopx_refs(row)
     if not row.get("run_id"):
         row["run_id"] = content_run_id(row)
     return row
@@ -110,20 +110,12 @@ def _reparse_case(row: dict[str, Any]) -> None:
 
 
 def _reroute(row: dict[str, Any]) -> None:
-    """Recompute the repair route (class, priority, profile) from the stored class and scope.
-
-    When the recomputed class is the stored one, the stored next action stays: it is loopx's
-    own wording for that class. Otherwise benchledger's wording is used (loopx-compat.md).
-    """
-    stored = {key: row.pop(key) for key in REPAIR_FIELDS if key in row}
-    fields = loopx_repair_fields(row)
-    if (
-        fields
-        and fields["repair_class"] == stored.get("repair_class")
-        and stored.get("next_action")
-    ):
-        fields["next_action"] = stored["next_action"]
-    row.update(fields)
+    """Recompute the repair route (class, priority, next action, profile) from the stored class
+    and scope, as loopx does on load: the stored route fields never survive, whatever wording
+    an older loopx stored (the route table holds loopx 0.4.8's sentences)."""
+    for key in REPAIR_FIELDS:
+        row.pop(key, None)
+    row.update(loopx_repair_fields(row))
 
 
 def _tidy_archive(row: dict[str, Any]) -> None:
@@ -140,14 +132,15 @@ def _tidy_archive(row: dict[str, Any]) -> None:
             row.pop(key, None)
 
 
-def _keep_loopx_refs(row: dict[str, Any]) -> None:
-    refs = row.get("artifact_refs")
-    if not isinstance(refs, Mapping):
-        return
-    kept = {
-        key: refs[key] for key in LOOPX_REF_KEYS if isinstance(refs.get(key), str) and refs[key]
-    }
-    if kept:
-        row["artifact_refs"] = kept
+def _with_loopx_refs(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The row with ``artifact_refs`` as loopx keeps them on load (its three keys through its
+    public-ref rule, ledger/rules/row/refs.py); the field goes when none is left."""
+    row = dict(run)
+    if "artifact_refs" not in row or not isinstance(row["artifact_refs"], Mapping):
+        return row
+    refs = loopx_public_refs(row["artifact_refs"])
+    if refs:
+        row["artifact_refs"] = refs
     else:
-        row.pop("artifact_refs", None)
+        row.pop("artifact_refs")
+    return row

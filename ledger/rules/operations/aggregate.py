@@ -52,13 +52,14 @@ _LANE_SOURCES = (
     "backfill_noncountable",
     "missing",
 )
+# loopx 0.4.8's statement of the two target-lane rules, word for word (docs/loopx-compat.md).
 CURRENT_EVIDENCE_RULE = (
-    "a target-lane run is current evidence unless it matches a backfill pattern, or, when "
-    "current patterns are given, unless it matches none of them"
+    "target-lane runs that do not match backfill patterns are current evidence unless explicit "
+    "current patterns are provided"
 )
 DUPLICATE_CASE_RULE = (
-    "a countable current official score wins; a countable backfill score is used only when "
-    "no countable current evidence exists"
+    "current countable official score wins; backfill countable official score fills only when "
+    "current countable evidence is absent"
 )
 # One run as ``aggregate`` takes it: the ledger row, or its facts
 # (``ledger.rules.operations.aggregate_facts``)

@@ -55,8 +55,8 @@ _ROUTING_NEXT_ACTION = {
     "intervention hypothesis before rerunning this case",
     "timeout_tier_policy_candidate": "decide the timeout tier and continuation cadence before "
     "rerunning; separate setup timeout from solver timeout evidence",
-    "case_timeout_research": "inspect the compact timeout context and decide whether this case "
-    "needs a longer timeout tier before rerunning it",
+    "case_timeout_research": "inspect compact timeout context and decide whether this case "
+    "needs a private long-horizon timeout tier",
     "bridge_connected_no_uplift": "treat the bridge as connected and analyze case or solution "
     "quality; do not relaunch this case as a bridge repair",
 }

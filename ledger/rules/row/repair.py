@@ -55,65 +55,75 @@ _ALIGNMENT_CLASSES = frozenset(
         "worker_bridge_connected_official_score_failure",
     }
 )
+# loopx 0.4.8's sentence for each of its routes, word for word (a backlog reader compares them
+# across tools); the last two routes are benchledger's own (§5.12 "(new)").
 _NEXT_ACTIONS = {
     "runner_codex_cli_materialization": (
-        "make an existing Codex CLI available to the worker (no runtime install) and rerun with "
-        "a setup diagnostic that shows the Codex preflight passed"
+        "materialize an existing Codex CLI on the worker PATH or provide an equivalent launcher "
+        "before rerunning; require a compact setup diagnostic that proves the Codex preflight "
+        "reached ok instead of only a generic pre-worker agent failure"
     ),
     "benchmark_environment_setup_contract": (
-        "prove the benchmark environment comes up before the worker starts (readiness "
-        "preflight), then rerun this case"
+        "repair or preflight the benchmark environment setup layer before rerunning this case; "
+        "the failure occurred before Codex/worker startup, so require compact environment "
+        "setup readiness evidence instead of treating it as an adapter startup issue"
     ),
     "runner_setup_timeout": (
-        "fix the agent setup path (existing Codex, longer setup timeout) and rerun with a "
-        "setup-readiness preflight"
+        "repair the Codex worker setup path before rerunning this case; do not rely on runtime "
+        "Codex install inside Harbor setup; use a materialized launcher or "
+        "require_existing_codex fail-fast probe with compact setup-readiness proof"
     ),
     "runner_model_access": (
-        "rerun on a model route that a minimal model probe shows this account can use"
+        "rerun only after selecting a Codex model route proven usable for this account"
     ),
     "skillsbench_codex_acp_post_success_finalization": (
-        "repair ACP finalization after a successful round so the official result is written, "
-        "then rerun"
+        "separate post-success Codex ACP transport/finalization closeout from runtime startup "
+        "preflight: preserve the blinded round reward trace, keep official-score status "
+        "separate, and rerun only after the compact finalization classifier is corrected"
     ),
     "skillsbench_codex_acp_runtime_preflight": (
-        "prove the Codex ACP runtime starts inside the SkillsBench sandbox (dependency and "
-        "launch preflights) before rerunning"
+        "prove the Codex ACP runtime can start inside the SkillsBench sandbox before rerunning "
+        "or launching treatment; require compact dependency and launch preflight evidence "
+        "instead of a generic ACP launch failure"
     ),
     "skillsbench_setup_preflight_selection": (
-        "pick a task without Docker package-bootstrap risk, or repair the Docker setup route "
-        "before rerunning this task"
+        "select a SkillsBench task without Docker package-bootstrap setup risk for the next "
+        "full baseline/treatment pair, or repair the Docker setup route before rerunning this "
+        "task"
     ),
     "skillsbench_verifier_bootstrap_preflight_selection": (
-        "pick a task whose verifier bootstrap passes the preflight, or repair the verifier "
-        "bootstrap first"
+        "select a SkillsBench task whose verifier does not require network/package bootstrap, "
+        "or repair/cache the verifier bootstrap route before spending another full arm"
     ),
     "skillsbench_task_source_preflight_selection": (
-        "resolve the task source preflight (canonical task present) before rerunning"
+        "select a SkillsBench task from the canonical tasks source, or use an explicit "
+        "sanity-source runner before spending a full baseline/treatment arm"
     ),
     "skillsbench_task_source_excluded": (
-        "task source is excluded from formal scoring; do not count or rerun it as a canonical case"
+        "exclude this noncanonical SkillsBench source from formal 87-case scoring, or rerun it "
+        "only through an explicit sanity/source-extra runner"
     ),
     "runner_result_materialization": (
-        "find out why the runner wrote no official result and rerun once results are written"
+        "repair or ignore the incomplete runner materialization before treating this as case "
+        "evidence"
     ),
     "runner_result_finalization": (
-        "repair runner/worker finalization so the job closes with a trial result or a terminal "
-        "marker; an active job is not a result"
+        "repair Harbor/worker finalization or rerun after proving the worker can close with a "
+        "compact trial result; do not treat connectivity or active job state as case success"
     ),
     "verifier_attribution_required": (
-        "attribute the zero score (solution, verifier or infrastructure) before comparing arms"
+        "collect finer compact failure attribution before launching treatment"
     ),
     "worker_verifier_alignment": (
-        "align the worker's own validation with what the official verifier checks, then repeat"
+        "align worker self-validation with verifier-facing compact evidence before repeating"
     ),
-    "verifier_or_infra_repair": (
-        "repair the verifier or infrastructure failure before comparing arms"
-    ),
+    "verifier_or_infra_repair": "repair verifier or infra attribution before comparing arms",
     "case_timeout_research": (
-        "review the timeout context and decide whether this case needs a longer timeout tier"
+        "inspect compact timeout context and decide whether the run needs a private "
+        "long-horizon timeout tier"
     ),
     "case_exception_research": (
-        "review the compact exception attribution and form a case-level hypothesis"
+        "inspect compact exception attribution and form a case-level intervention hypothesis"
     ),
     "run_rerun_required": "the run was cancelled; rerun it before drawing conclusions",
     "runner_or_setup_triage": (
@@ -337,7 +347,11 @@ def _route_fields(
     fields: dict[str, Any] = {
         "repair_priority": priority,
         "repair_class": repair_class,
-        "next_action": _NEXT_ACTIONS[repair_class],
+        # loopx stores its sentence whole; rows of ours hold it to the §5.12 limit, the same cut
+        # every rendering of a next action makes.
+        "next_action": _NEXT_ACTIONS[repair_class]
+        if loopx_reading
+        else compact_text(_NEXT_ACTIONS[repair_class], 220),
     }
     profile = _repair_profile(repair_class, src, loopx_reading=loopx_reading)
     if profile is not None:
