@@ -31,15 +31,7 @@ BENCHFLOW_ROOTS = {root["key"]: root for root in MANIFEST.get("benchflow", [])}
 
 # (job key, check) -> issue item, for the checks today's Harbor reader fails. A check that reads
 # per-case numbers fails first on the case set when the reader makes a phantom case or arm.
-HARBOR_XFAIL: dict[tuple[str, str], str] = {
-    ("01_oracle_nop_finished", "usage"): "3",
-    **{("02_task_name_differs", check): "1" for check in
-       ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")},  # fmt: skip
-    **{(key, check): "2" for key in ("03_import_path_sigkill", "05_running_job") for check in
-       ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")},  # fmt: skip
-    ("04_one_cancelled_trial", "run_status"): "6",
-    ("06_ctrl_c", "run_status"): "6",
-}
+HARBOR_XFAIL: dict[tuple[str, str], str] = {}  # items 1, 2, 3 and 6: fixed
 
 CHECKS = ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")
 
