@@ -36,16 +36,7 @@ HARBOR_XFAIL: dict[tuple[str, str], str] = {}  # items 1, 2, 3 and 6: fixed
 CHECKS = ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")
 
 # (root key, check) -> issue item, for the checks today's BenchFlow reader fails.
-BENCHFLOW_XFAIL: dict[tuple[str, str], str] = {
-    **{("02_killed_writing_timing_json", check): "4" for check in
-       ("ingests", "cases", "scores", "run_status", "attempts", "warning")},  # fmt: skip
-    **{(key, "warning"): "4" for key in
-       ("03_killed_writing_prompts_json", "04_killed_writing_rewards_jsonl",
-        "05_killed_writing_trainer_verifiers_jsonl",
-        "06_killed_writing_results_jsonl")},  # fmt: skip
-    **{("07_killed_mid_agent", check): "5" for check in
-       ("cases", "scores", "run_status", "attempts")},  # fmt: skip
-}
+BENCHFLOW_XFAIL: dict[tuple[str, str], str] = {}  # items 4 and 5: fixed
 
 BENCHFLOW_CHECKS = ("ingests", "cases", "scores", "run_status", "attempts", "warning")
 
