@@ -265,8 +265,7 @@ def summary_params() -> list[Any]:
     for runner, fixtures in (("harbor", HARBOR_JOBS), ("benchflow", BENCHFLOW_ROOTS)):
         for key, job in fixtures.items():
             if not_counting(job, runner) and (runner == "harbor" or job["cases"]):
-                params.append(pytest.param(runner, key, id=f"{runner}-{key}", marks=[
-                    pytest.mark.xfail(strict=True, reason="issue 31 item 7")]))  # fmt: skip
+                params.append(pytest.param(runner, key, id=f"{runner}-{key}"))
     return params
 
 
