@@ -6,9 +6,9 @@ it, and the per-case expectations the issue-31 rules give from those numbers. Ev
 value here comes from that manifest, never from benchledger, so a wrong rule in a reader cannot
 make its own test pass.
 
-Checks that today's readers fail are marked ``xfail(strict=True)`` with the issue item they
-belong to; the engineer who fixes that item flips the mark (a strict xfail that starts passing
-fails the suite, so a fix cannot go unnoticed).
+Checks a reader fails are marked ``xfail(strict=True)`` with the issue item they belong to; the
+engineer who fixes that item removes the mark (a strict xfail that starts passing fails the
+suite, so a fix cannot go unnoticed). Every issue-31 item is fixed, so the tables are empty.
 """
 
 from __future__ import annotations
