@@ -182,6 +182,23 @@ def primary_reward(rewards: dict | None) -> float | None:
     return float(rewards["reward"]) if "reward" in rewards else None
 
 
+def expected_case_status(job: dict, task: str, agent: str) -> str:
+    """harbor.md §3 per case, from the manifest's trials of (task, agent): ``cancelled`` when one
+    ended in CancelledError; else, when one has no result, ``running`` in a running job and
+    ``incomplete`` otherwise; else ``completed``. A job that never started a trial leaves its
+    cases ``not_started``. (Every fixture job planned exactly the trials it has directories
+    for, except the config-only one.)"""
+    if job["job_state"] == "config_only":
+        return "not_started"
+    trials = [t for t in job["trials"] if t["task_name"] == task and t["agent"] == agent]
+    assert trials, (job["key"], task, agent)
+    if any(t["has_result"] and t["exception"] == "CancelledError" for t in trials):
+        return "cancelled"
+    if any(not t["has_result"] for t in trials):
+        return "running" if job["job_state"] == "running" else "incomplete"
+    return "completed"
+
+
 def expected_job_status(job: dict) -> str | None:
     """harbor.md §5.2 from the manifest's description of the job; None = the ingest fails."""
     state = job["job_state"]

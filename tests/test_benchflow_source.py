@@ -499,6 +499,26 @@ def test_result_missing_candidate(tmp_path):
     assert record["trials"][0]["unscored_reason"] == "result_missing"
 
 
+def test_unfinished_rollout_keeps_its_task_incomplete(tmp_path):
+    """Issue 31 items 5-6: a rollout killed mid-agent (config.json and empty directories only)
+    is an unfinished attempt of its task; while it has no result the task is not completed,
+    even though the single-result policy still shows the finished rollout's score."""
+    job = tmp_path / "root" / "job"
+    done = job / "citation-check__0123abcd"
+    done.mkdir(parents=True)
+    result = {"task_name": "citation-check", "agent": "oracle", "rewards": {"reward": 1.0}}
+    (done / "result.json").write_text(json.dumps(result), encoding="utf-8")
+    killed = job / "citation-check__89abcdef"
+    for sub in ("agent", "verifier", "artifacts", "trajectory"):
+        (killed / sub).mkdir(parents=True)
+    (killed / "config.json").write_text("{}", encoding="utf-8")
+    (record,) = read_benchflow_root(BenchflowReadOptions(tmp_path / "root")).records
+    assert record["selection"]["candidate_count"] == 2
+    assert record["official_score"] == 1.0
+    assert record["run_status"] == "incomplete"
+    assert record["official_score_status"] == "provisional"
+
+
 def test_empty_root_error(tree):
     case = next(c for c in CASES if c["case_id"] == "27_empty_root")
     with pytest.raises(SourceError) as err:

@@ -22,6 +22,7 @@ from tests.support_harbor_ingest_cli import (
     copy_job,
     domain_counts,
     event_counts,
+    expected_case_status,
     expected_cases,
     expected_job_status,
     files_under,
@@ -62,10 +63,15 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # --------------------------------------------------------------------------- checks
 
 
+def _case_status(job: dict, record: dict) -> str:
+    return expected_case_status(job, record["case_id"], record["agent"]["name"])
+
+
 def _check_records(job: dict, records: list[dict], status: str) -> None:
-    """Per-case score, pass flag, attempts and exception types agree with the manifest."""
+    """Per-case status, score, pass flag, attempts and exception types agree with the manifest;
+    the job's own status is in every record's ``runner_job`` (harbor.md §3)."""
     for record in records:
-        assert record["run_status"] == status, record["case_id"]
+        assert record["run_status"] == _case_status(job, record), record["case_id"]
         assert record["runner_job"]["job_status"] == status
     if job["key"] == "19_config_only":
         # harbor.md §6: config.json only, with a task list -> one not_started, pending case.
@@ -89,7 +95,7 @@ def _check_records(job: dict, records: list[dict], status: str) -> None:
         else:
             assert record["official_score"] == pytest.approx(case.score)
             assert record["official_task_score"]["passed"] is case.passed
-            want = "completed" if status == "completed" else "provisional"
+            want = "completed" if record["run_status"] == "completed" else "provisional"
             assert record["official_score_status"] == want
         trials = {t["trial_name"]: t for t in record["trials"]}
         assert set(trials) == set(case.trials)
@@ -118,20 +124,27 @@ def _check_run_store(runtime_root: Path, payload: dict) -> None:
         assert runtime_root / line["json_path"] == Path(json_path)
 
 
-def _check_ledger(project: Path, job: dict, payload: dict, status: str) -> None:
-    """The ledger JSON on disk holds one row per record, with the manifest's facts."""
+def _check_ledger(project: Path, job: dict, payload: dict) -> None:
+    """The ledger JSON on disk holds one row per record that is not still running, with the
+    manifest's facts."""
     records = payload["benchmark_runs"]
     entries = ledger_entries(payload)
     rows = ledger_rows(project / "benchmark-run-ledger.json")
-    if status == "running":
-        # A running job is recorded in the history but never written to the public ledger.
-        assert all(e["skipped"] for e in entries)
+    assert len(records) == len(entries)
+    running = [e for r, e in zip(records, entries, strict=True) if r["run_status"] == "running"]
+    # A running case is recorded in the history but never written to the public ledger.
+    assert all(e["skipped"] for e in running)
+    if len(running) == len(records):
         assert payload["benchmark_run_ledger"]["updated"] is False
         assert rows == {}
         return
-    assert len(rows) == len(records) == len(entries)
+    assert len(rows) == len(records) - len(running)
     expected = expected_cases(job)
     for record, entry in zip(records, entries, strict=True):
+        status = _case_status(job, record)
+        if status == "running":
+            assert entry["run_id"] not in rows
+            continue
         row = rows[entry["run_id"]]
         assert (row["case_id"], row["arm_id"], row["run_key"]) == (
             record["case_id"], record["arm_id"], record["run_key"],
@@ -157,11 +170,12 @@ def _check_ledger(project: Path, job: dict, payload: dict, status: str) -> None:
             assert row["official_score_countable"] is True
 
 
-def _check_events(db: str, payload: dict, status: str) -> None:
+def _check_events(db: str, payload: dict) -> None:
     n = len(payload["benchmark_runs"])
     expected = {"run_built": n, "run_appended": n, "global_synced": 1}
-    if status != "running":
-        expected["ledger_upserted"] = n
+    upserted = sum(r["run_status"] != "running" for r in payload["benchmark_runs"])
+    if upserted:
+        expected["ledger_upserted"] = upserted
     assert payload["events"] == {"appended": sum(expected.values()), "by_type": expected}
     assert domain_counts(db) == expected
     assert event_counts(db).get("export_written") == 1  # files rendered after the commit
@@ -222,8 +236,8 @@ def test_every_manifest_job_end_to_end(
 
     _check_records(job, payload["benchmark_runs"], status)
     _check_run_store(runtime_root, payload)
-    _check_ledger(project, job, payload, status)
-    _check_events(db_url, payload, status)
+    _check_ledger(project, job, payload)
+    _check_events(db_url, payload)
     _check_rollout(runtime_root, payload)
 
 
@@ -293,9 +307,18 @@ def test_job_that_finished_later_supersedes_the_earlier_ingest(
     job_dir = copy_job(fixtures_dir, manifest, jobs[key], tmp_path)
     runtime_root = tmp_path / "rt"
     first = ingest(job_dir, db=db_url, runtime_root=runtime_root)
-    assert {r["run_status"] for r in first.payload["benchmark_runs"]} == {first_status}
+    # The finished cases are completed at once; the unfinished ones carry the first status.
+    first_records = first.payload["benchmark_runs"]
+    assert {r["run_status"] for r in first_records} == {first_status, "completed"}
+    assert {r["runner_job"]["job_status"] for r in first_records} == {first_status}
     rows_before = ledger_rows(project / "benchmark-run-ledger.json")
-    assert all(r["status"] == first_status for r in rows_before.values())
+    unfinished = {
+        e["run_id"]
+        for r, e in zip(first_records, ledger_entries(first.payload), strict=True)
+        if r["run_status"] == first_status
+    }
+    for run_id, row in rows_before.items():
+        assert row["status"] == (first_status if run_id in unfinished else "completed")
 
     finished = finish_job(job_dir)
     assert finished, "the fixture job has unfinished trials"
@@ -313,7 +336,8 @@ def test_job_that_finished_later_supersedes_the_earlier_ingest(
         assert record["official_score"] == 1.0
         assert rows[run_ids(second.payload)[records.index(record)]]["official_score"] == 1.0
     if rows_before:
-        assert {e["merged_into"] for e in ledger_entries(second.payload)} == {"replaced"}
+        merged = {e["run_id"]: e["merged_into"] for e in ledger_entries(second.payload)}
+        assert {merged[run_id] for run_id in rows_before} == {"replaced"}
 
 
 # --------------------------------------------------------------------------- identity
@@ -396,8 +420,9 @@ def test_whole_fixture_set_in_one_store_rebuilds_and_verifies(
         call = ingest(root / job["job_dir"], db=db_url, runtime_root=runtime_root)
         status = expected_job_status(job)
         assert call.code == (1 if status is None else 0), (job["key"], call.result.output)
-        if status not in (None, "running"):
-            expected_rows += len(call.payload["benchmark_runs"])
+        if status is not None:
+            runs = call.payload["benchmark_runs"]
+            expected_rows += sum(r["run_status"] != "running" for r in runs)
     assert len(ledger_rows(project / "benchmark-run-ledger.json")) == expected_rows
 
     rebuilt = cli(["rebuild", "--verify", "--format", "json"], db=db_url)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import mean
@@ -27,6 +27,7 @@ from benchledger.ledger.sources.harbor.job import read_harbor_job
 from benchledger.ledger.sources.harbor.options import HarborReadOptions
 from benchledger.ledger.sources.harbor.values import _PHASES, _trial_times
 from tests.conftest import FIXTURES_DIR
+from tests.support_harbor_ingest_cli import expected_case_status
 
 MANIFEST_REL = Path("harbor/manifest.json")
 
@@ -206,19 +207,32 @@ def test_job_status_is_reported_honestly(key: str, ingests: dict, jobs: dict) ->
     ingest = ingests[key]
     assert ingest.provenance["job_status"] == status
     for record in ingest.records:
-        assert record["run_status"] == status
-        assert record["runner_return_status"] == status
+        # harbor.md §3: each case reports its own state; the job's stays in runner_job.
+        case_status = expected_case_status(job, record["case_id"], record["agent"]["name"])
+        assert record["run_status"] == case_status, record["case_id"]
+        assert record["runner_return_status"] == case_status
         assert record["runner_job"]["job_status"] == status
-        if status != "completed":
+        if case_status != "completed":
             assert record["official_score_status"] in ("provisional", "missing")
             assert record["attempt_accounting"]["official_score_attempt_countable"] is False
 
 
 def test_named_job_statuses(ingests: dict) -> None:
-    assert {r["run_status"] for r in ingests["08_running_job"].records} == {"running"}
-    assert {r["run_status"] for r in ingests["09_missing_job_result"].records} == {"incomplete"}
-    assert {r["run_status"] for r in ingests["10_corrupt_job_result"].records} == {"corrupt"}
-    assert {r["run_status"] for r in ingests["19_config_only"].records} == {"not_started"}
+    def statuses(key: str) -> dict[str, int]:
+        return dict(Counter(r["run_status"] for r in ingests[key].records))
+
+    def job_statuses(key: str) -> set[str]:
+        return {r["runner_job"]["job_status"] for r in ingests[key].records}
+
+    # harbor.md §3: the finished cases of an interrupted job stay completed; the job's own
+    # state is runner_job.job_status.
+    assert statuses("08_running_job") == {"completed": 3, "running": 3}
+    assert job_statuses("08_running_job") == {"running"}
+    assert statuses("09_missing_job_result") == {"completed": 2, "incomplete": 1}
+    assert job_statuses("09_missing_job_result") == {"incomplete"}
+    assert statuses("10_corrupt_job_result") == {"completed": 3}
+    assert job_statuses("10_corrupt_job_result") == {"corrupt"}
+    assert statuses("19_config_only") == {"not_started": 1}
     running = {
         t["trial_name"]: t["status"] for r in ingests["08_running_job"].records for t in r["trials"]
     }

@@ -99,6 +99,33 @@ def test_harbor_summary_counts_cases_attempts_and_scores_per_agent_model(
     assert head.index("- recorded:") < markdown.index("## Benchmark Run")
 
 
+@pytest.mark.parametrize(
+    ("key", "line"),
+    [
+        # harbor.md §3: one CancelledError trial cancels its own case, not the 39 others; the
+        # five cases Harbor gave no reward are named with the reason their attempts give.
+        ("07_many_tasks_full_sweep", "- will not count: 6 of 40 cases (1 cancelled; 5 unscored: "
+         "3 verifier_failed, 2 exception_before_verification)"),
+        ("08_running_job", "- will not count: 3 of 6 cases (3 unfinished: running)"),
+        ("01_all_pass", None),
+    ],
+)  # fmt: skip
+def test_summary_says_which_cases_will_not_count(
+    key: str, line: str | None, db_url: str, fixtures_dir: Path, project: Path
+) -> None:
+    """Issue 31 item 7: right under the table, how many runs the table's numbers cannot stand
+    for (unfinished, cancelled, unscored) and why; nothing when every run counts."""
+    job_path, _job = harbor_job(fixtures_dir, project, key)
+    lines = summary_of(run(db_url, *terminal_bench(job_path))).splitlines()
+    table_end = max(i for i, text in enumerate(lines) if text.startswith("|"))
+    under = [text for text in lines[table_end + 1 :] if text]
+    if line is None:
+        assert not any("will not count" in text for text in lines), lines
+        assert under[0].startswith("- dry run:")
+    else:
+        assert under[0] == line
+
+
 def per_agent_model(runs: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
     """The table rows the JSON payload implies, worked out here from the records."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)

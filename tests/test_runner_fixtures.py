@@ -6,9 +6,9 @@ it, and the per-case expectations the issue-31 rules give from those numbers. Ev
 value here comes from that manifest, never from benchledger, so a wrong rule in a reader cannot
 make its own test pass.
 
-Checks that today's readers fail are marked ``xfail(strict=True)`` with the issue item they
-belong to; the engineer who fixes that item flips the mark (a strict xfail that starts passing
-fails the suite, so a fix cannot go unnoticed).
+Checks a reader fails are marked ``xfail(strict=True)`` with the issue item they belong to; the
+engineer who fixes that item removes the mark (a strict xfail that starts passing fails the
+suite, so a fix cannot go unnoticed). Every issue-31 item is fixed, so the tables are empty.
 """
 
 from __future__ import annotations
@@ -31,29 +31,12 @@ BENCHFLOW_ROOTS = {root["key"]: root for root in MANIFEST.get("benchflow", [])}
 
 # (job key, check) -> issue item, for the checks today's Harbor reader fails. A check that reads
 # per-case numbers fails first on the case set when the reader makes a phantom case or arm.
-HARBOR_XFAIL: dict[tuple[str, str], str] = {
-    ("01_oracle_nop_finished", "usage"): "3",
-    **{("02_task_name_differs", check): "1" for check in
-       ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")},  # fmt: skip
-    **{(key, check): "2" for key in ("03_import_path_sigkill", "05_running_job") for check in
-       ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")},  # fmt: skip
-    ("04_one_cancelled_trial", "run_status"): "6",
-    ("06_ctrl_c", "run_status"): "6",
-}
+HARBOR_XFAIL: dict[tuple[str, str], str] = {}  # items 1, 2, 3 and 6: fixed
 
 CHECKS = ("cases", "run_status", "attempts", "scores", "usage", "tokens", "job")
 
 # (root key, check) -> issue item, for the checks today's BenchFlow reader fails.
-BENCHFLOW_XFAIL: dict[tuple[str, str], str] = {
-    **{("02_killed_writing_timing_json", check): "4" for check in
-       ("ingests", "cases", "scores", "run_status", "attempts", "warning")},  # fmt: skip
-    **{(key, "warning"): "4" for key in
-       ("03_killed_writing_prompts_json", "04_killed_writing_rewards_jsonl",
-        "05_killed_writing_trainer_verifiers_jsonl",
-        "06_killed_writing_results_jsonl")},  # fmt: skip
-    **{("07_killed_mid_agent", check): "5" for check in
-       ("cases", "scores", "run_status", "attempts")},  # fmt: skip
-}
+BENCHFLOW_XFAIL: dict[tuple[str, str], str] = {}  # items 4 and 5: fixed
 
 BENCHFLOW_CHECKS = ("ingests", "cases", "scores", "run_status", "attempts", "warning")
 
@@ -282,8 +265,7 @@ def summary_params() -> list[Any]:
     for runner, fixtures in (("harbor", HARBOR_JOBS), ("benchflow", BENCHFLOW_ROOTS)):
         for key, job in fixtures.items():
             if not_counting(job, runner) and (runner == "harbor" or job["cases"]):
-                params.append(pytest.param(runner, key, id=f"{runner}-{key}", marks=[
-                    pytest.mark.xfail(strict=True, reason="issue 31 item 7")]))  # fmt: skip
+                params.append(pytest.param(runner, key, id=f"{runner}-{key}"))
     return params
 
 

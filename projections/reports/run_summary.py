@@ -9,6 +9,7 @@ went. Only the terminal output carries it: ``--format json`` is the machine cont
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ def with_summary(details: str, payload: Mapping[str, Any], *, cwd: Path) -> str:
 
 def summary_lines(payload: Mapping[str, Any], *, cwd: Path) -> list[str]:
     runs = payload_runs(payload)
-    lines = [intake_line(runs), "", *score_table(runs), ""]
+    lines = [intake_line(runs), "", *score_table(runs), *not_counted_lines(runs), ""]
     lines.append(recorded_line(payload, len(runs)))
     if not payload.get("already_recorded"):  # that payload names no files: none were written
         lines += file_lines(payload, cwd)
@@ -93,6 +94,64 @@ def score_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         cells = [cell(agent_name), cell(model), str(cases), str(passed), mean, str(unscored)]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+MAX_REASONS = 3
+
+
+def not_counted_lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The runs the table's numbers cannot stand for, and why, right under it (issue 31 item 7).
+
+    ``- will not count: 3 of 40 cases (1 unfinished: running; 1 cancelled; 1 unscored:
+    verifier_failed)``. A run counts only when it is ``completed`` and has an official score;
+    nothing is said when every run counts, or when all of them are plans not run yet.
+    """
+    if not runs or all(run.get("run_status") == "planned" for run in runs):
+        return []
+    unfinished: Counter[str] = Counter()
+    unscored: Counter[str] = Counter()
+    cancelled = 0
+    for run in runs:
+        status = text(run.get("run_status"))
+        if status == "cancelled":
+            cancelled += 1
+        elif status != "completed":
+            unfinished[status] += 1
+        elif official_score(run) is None:
+            unscored[unscored_reason(run)] += 1
+    missing = sum(unfinished.values()) + cancelled + sum(unscored.values())
+    if not missing:
+        return []
+    cases = {(run.get("benchmark_id"), run.get("case_id")) for run in runs}
+    noun = "case" if len(cases) == len(runs) else "run"
+    parts = []
+    if unfinished:
+        parts.append(f"{sum(unfinished.values())} unfinished: {reasons(unfinished)}")
+    if cancelled:
+        parts.append(f"{cancelled} cancelled")
+    if unscored:
+        parts.append(f"{sum(unscored.values())} unscored: {reasons(unscored)}")
+    return ["", f"- will not count: {missing} of {plural(len(runs), noun)} ({'; '.join(parts)})"]
+
+
+def unscored_reason(run: Mapping[str, Any]) -> str:
+    """The most frequent reason the run's attempts went unscored."""
+    found = mapping(mapping(run.get("score_aggregation")).get("unscored_reasons"))
+    counts = {k: v for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
+    if not counts:
+        return "no score"
+    return min(counts, key=lambda k: (-counts[k], k))
+
+
+def reasons(counts: Counter[str]) -> str:
+    """``running`` alone, or ``2 running, 1 incomplete`` (most frequent first, at most three,
+    then how many more)."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(ranked) == 1:
+        return cell(ranked[0][0])
+    shown = ", ".join(f"{n} {cell(name)}" for name, n in ranked[:MAX_REASONS])
+    rest = sum(n for _, n in ranked[MAX_REASONS:])
+    return shown + (f", {rest} other" if rest else "")
 
 
 def official_score(run: Mapping[str, Any]) -> float | None:

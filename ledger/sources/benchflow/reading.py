@@ -170,13 +170,19 @@ def _walk(root: Path) -> tuple[list[Path], set[Path], list[Path]]:
             results.append(here / "result.json")
         if "solver.json" in names:
             solver_dirs.add(here)
-        if "result.json" not in names and names & {"timing.json", "prompts.json"}:
+        partial = "result.json" not in names and names & _PARTIAL_MARKERS
+        if partial and _ROLLOUT_DIR.match(here.name):
+            _require_utf8_path(_rel(here, root))
             partial_dirs.append(here)
     results.sort(key=lambda p: _rel(p, root))
     return results, solver_dirs, partial_dirs
 
 
 _READ_NAMES = frozenset({"result.json", "solver.json", "timing.json", "prompts.json"})
+# What a rollout writes before its final result.json: its config.json first (a rollout killed
+# mid-agent has only that, beside empty agent/, verifier/, artifacts/ and trajectory/), then
+# timing.json and prompts.json (benchflow.md §1).
+_PARTIAL_MARKERS = frozenset({"config.json", "timing.json", "prompts.json"})
 
 
 def _require_utf8_path(rel: str) -> None:
@@ -251,10 +257,11 @@ def _readable_candidate(
 
 
 def _missing_candidate(rollout: Path, root: Path, task: str) -> Candidate:
-    """A rollout that died before BenchFlow's final atomic write of `result.json` (new)."""
+    """A rollout that died (or still runs) before BenchFlow's final atomic write of
+    `result.json` (new): an attempt of its task whose result is missing, never a score."""
     stamps = [
         stamp
-        for name in ("timing.json", "prompts.json")
+        for name in ("config.json", "timing.json", "prompts.json")
         if (rollout / name).is_file() and (stamp := _stat_mtime(rollout / name)) is not None
     ]
     return Candidate(

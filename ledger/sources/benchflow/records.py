@@ -131,7 +131,7 @@ def _build_record(key: GroupKey, members: list[Candidate], ctx: _Context) -> dic
     lead = kept[0]
     summary = _job_summary(lead, ctx)
     job_name = _job_name(lead, summary)
-    run_status = _run_status(kept, ctx.policy)
+    run_status = _run_status(kept, members, ctx.policy)
     score = _score(attempts, ctx.policy)
     record: dict[str, Any] = {
         "schema_version": "benchmark_run_v0",
@@ -203,9 +203,12 @@ def _run_key(job_name: str, lead: Candidate, key: GroupKey, policy: str) -> str:
     return join_public(":", "benchflow", *parts)
 
 
-def _run_status(kept: list[Candidate], policy: str) -> str:
+def _run_status(kept: list[Candidate], members: list[Candidate], policy: str) -> str:
+    """The task's own status (issue 31 item 6, as harbor.md §3): ``incomplete`` while any of its
+    rollouts has no result yet, even when a single-result policy keeps another one; ``corrupt``
+    when the kept result is unreadable; else ``completed``."""
     statuses = {c.status for c in kept}
-    if "result_missing" in statuses:
+    if "result_missing" in statuses or any(c.status == "result_missing" for c in members):
         return "incomplete"
     if "result_corrupt" in statuses:
         return (

@@ -180,6 +180,8 @@ def _attempt_warnings(data: dict[str, Any], reward: float | None, trial: dict) -
         warnings.append("export_error_present")
     if reward is None and trial.get("verifier_reward_file_present"):
         warnings.append("reward_file_present_without_verifier_result")
+    if trial.get("status") == "result_missing":
+        warnings.append("rollout_result_missing")  # stopped before its result; never a score
     if trial.get("unscored_reason") == "non_numeric_reward":
         warnings.append("reward_not_a_number")  # "1.0" or true: not scored, but said so
     if reward is not None and not 0.0 <= reward <= 1.0:
@@ -203,7 +205,9 @@ def _read_timing_json(candidate: Candidate, ctx: _Context, warnings: list[str]) 
     ctx.files[rel] = sha256_bytes(raw)
     parsed = _parse_object(raw)
     if parsed is None:
-        if ctx.strict:
+        # A rollout without result.json was stopped while writing its files: BenchFlow skips
+        # it and so does the strict mode; the attempt says so (issue 31 item 4).
+        if ctx.strict and candidate.status != "result_missing":
             raise SourceError(f"BenchFlow timing.json is not a readable JSON object: {rel}")
         warnings.append("timing_json_unreadable")
         return {}

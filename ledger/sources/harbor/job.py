@@ -171,6 +171,10 @@ def _read_files(
     groups, planned_by_group = _group(observed, owed, planned, config.obj, opts, job)
     if not groups:
         raise SourceError(_ERR_NOTHING)
+    for attempt in observed:
+        info = _dict(attempt.res.get("agent_info"))
+        if info.get("name"):
+            job.agent_infos.setdefault((attempt.agent, attempt.model), info)
     arms = _arms(groups, opts)
     job.arm_count, job.case_count = len(arms), len({(k[0], k[1]) for k in groups})
     job.runner_base, job.warnings = _runner_job_base(job), _job_warnings(job)
@@ -259,17 +263,37 @@ def _group(
     opts: HarborReadOptions,
     job: _Job,
 ) -> tuple[dict[tuple, list[_Attempt]], dict[tuple, int]]:
-    """Group attempts by (benchmark id, task, agent, model); planned counts per group."""
+    """Group attempts by (benchmark id, task, agent, model); planned counts per group.
+
+    Harbor's own names win over the plan's: an attempt without a result (running, killed, or
+    never started) takes the agent name (``agent_info.name``) and task name (result
+    ``task_name``) that the finished trials of the same planned agent and task carry, so an
+    agent given by import path or a task whose task.toml renames it makes no phantom arm or
+    case (issue 31 items 1-2; harbor.md §5.3).
+    """
     ids = _BenchmarkIds(config)
     display: dict[tuple[str | None, str | None], str | None] = {}
     for attempt in observed:
+        if attempt.info_agent:
+            display.setdefault((attempt.match_agent, attempt.model), attempt.agent)
+    for attempt in observed:
         display.setdefault((attempt.match_agent, attempt.model), attempt.agent)
+    tasks: dict[str | None, str | None] = {}
+    for attempt in observed:
+        if attempt.result.ok and attempt.plan_task is not None:
+            tasks.setdefault(attempt.plan_task, attempt.task)
 
     def bench(source: str | None) -> str:
         return opts.benchmark_id or ids(source)
 
+    for attempt in observed:
+        if not attempt.info_agent:
+            attempt.agent = display.get((attempt.match_agent, attempt.model), attempt.agent)
+        if not attempt.result.ok and attempt.plan_task is not None:
+            attempt.task = tasks.get(attempt.plan_task, attempt.task)
     for attempt in owed:
         attempt.agent = display.get((attempt.match_agent, attempt.model), attempt.match_agent)
+        attempt.task = tasks.get(attempt.task, attempt.task)
     groups: dict[tuple, list[_Attempt]] = {}
     for attempt in observed + owed:
         if attempt.task is None:
@@ -282,5 +306,5 @@ def _group(
     planned_by_group: Counter = Counter()
     for (task, source, match_agent, model), n in _planned_counts(planned).items():
         agent = display.get((match_agent, model), match_agent)
-        planned_by_group[(bench(source), task, agent, model)] += n
+        planned_by_group[(bench(source), tasks.get(task, task), agent, model)] += n
     return groups, dict(planned_by_group)

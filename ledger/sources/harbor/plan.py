@@ -29,6 +29,7 @@ class _Slot(NamedTuple):
         return _Attempt(
             task=self.task,
             source=self.source,
+            plan_task=self.task,
             agent=self.match_agent,
             match_agent=self.match_agent,
             model=self.model,
@@ -136,25 +137,34 @@ def _planned_from_config(config: dict[str, Any]) -> list[_Slot]:
 def _match_plan(observed: list[_Attempt], planned: list[_Slot]) -> list[_Attempt]:
     """Observed attempts consume planned slots in trial-name order; the rest are still owed.
 
-    A second, looser pass ignores the source so a trial whose config lost its source does not
-    leave a phantom pending attempt behind.
+    A trial matches under the name its lock plans it (``plan_task``), never under the result's
+    ``task_name``: a task whose task.toml names it ``org/alpha`` in a directory ``alpha-dir`` is
+    planned as ``alpha-dir`` and reported as ``org/alpha``. A second, looser pass ignores the
+    source so a trial whose config lost its source does not leave a phantom pending attempt
+    behind.
     """
     free = list(planned)
-    keys: list[Callable[[Any], tuple]] = [
-        attrgetter("task", "source", "match_agent", "model"),
-        attrgetter("task", "match_agent", "model"),
+    keys: list[tuple[Callable[[Any], tuple], Callable[[Any], tuple]]] = [
+        (
+            attrgetter("task", "source", "match_agent", "model"),
+            lambda a: (a.plan_task or a.task, a.source, a.match_agent, a.model),
+        ),
+        (
+            attrgetter("task", "match_agent", "model"),
+            lambda a: (a.plan_task or a.task, a.match_agent, a.model),
+        ),
     ]
     unmatched = sorted((a for a in observed if a.task), key=lambda a: a.trial_name or "")
-    for key in keys:
+    for slot_key, attempt_key in keys:
         if not unmatched:
             break
         slots: dict[tuple, list[int]] = {}
         for i, slot in enumerate(free):
-            slots.setdefault(key(slot), []).append(i)
+            slots.setdefault(slot_key(slot), []).append(i)
         taken: set[int] = set()
         still: list[_Attempt] = []
         for attempt in unmatched:
-            queue = slots.get(key(attempt))
+            queue = slots.get(attempt_key(attempt))
             if queue:
                 i = queue.pop(0)
                 taken.add(i)

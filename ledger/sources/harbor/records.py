@@ -22,7 +22,7 @@ from benchledger.ledger.sources.attempt_accounting import (
 from benchledger.ledger.sources.common import pass_at_k, slug
 from benchledger.ledger.sources.harbor.files import _Json
 from benchledger.ledger.sources.harbor.options import HarborReadOptions
-from benchledger.ledger.sources.harbor.scoring import _LABEL_RANK, _score, _Scored
+from benchledger.ledger.sources.harbor.scoring import _LABEL_RANK, _case_status, _score, _Scored
 from benchledger.ledger.sources.harbor.trials import _Attempt
 from benchledger.ledger.sources.harbor.values import (
     _AGENT_TIMEOUT_OVERRIDES,
@@ -62,6 +62,9 @@ class _Job:
     unattributed: int = 0
     runner_base: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # (agent, model) -> the agent_info of a finished trial of that arm: names the evals key of
+    # a case none of whose attempts finished yet
+    agent_infos: dict[tuple, dict[str, Any]] = field(default_factory=dict)
 
 
 def _trial_block(attempt: _Attempt, scored: _Scored) -> dict[str, Any]:
@@ -215,10 +218,13 @@ def _progress(attempts: list[_Attempt]) -> dict[str, int]:
 
 
 def _usage(attempts: list[_Attempt]) -> tuple[dict[str, float | int], dict[str, int]]:
+    """Token and cost sums, and how many attempts reported any: an ``agent_result`` whose
+    every figure is null (oracle, nop) reports no usage, as the BenchFlow reader counts it
+    (issue 31 item 3)."""
     sums: dict[str, float | int] = {}
     with_usage = 0
     for attempt in attempts:
-        if attempt.usage is None:
+        if not attempt.usage:
             continue
         with_usage += 1
         for out, value in attempt.usage.items():
@@ -275,14 +281,16 @@ def _accounting(
     )
 
 
-def _evals_key(attempts: list[_Attempt]) -> str:
-    """``agent__model__source`` as Harbor keys ``stats.evals`` (names from ``agent_info``).
+def _evals_key(attempts: list[_Attempt], job: _Job) -> str:
+    """``agent__model__source`` as Harbor keys ``stats.evals`` (names from ``agent_info``,
+    else from a finished trial of the same arm elsewhere in the job).
 
     The raw key: it looks up Harbor's own metrics; ``_runner_job`` publishes it with every part
     that fails the safety filter replaced."""
     first = attempts[0]
-    for attempt in attempts:
-        info = _dict(attempt.res.get("agent_info"))
+    found = [(a, _dict(a.res.get("agent_info"))) for a in attempts]
+    found.append((first, job.agent_infos.get((first.agent, first.model), {})))
+    for attempt, info in found:
         if info.get("name"):
             first, agent = attempt, info["name"]
             model = _text(_dict(info.get("model_info")).get("name"))
@@ -447,7 +455,8 @@ def _build_record(
     benchmark_id, task, agent, model = key
     _number_attempts(attempts)
     scores = [_score(a) for a in attempts]
-    run_status = job.status
+    job_running = job.result.ok and job.result.obj.get("finished_at") is None
+    run_status = _case_status(attempts, job.status, job_running)
     scored = [s.primary for s in scores if s.primary is not None]
     agent_cfg = _agent_config(attempts, job)
     kwargs = _dict(agent_cfg.get("kwargs"))
@@ -491,7 +500,7 @@ def _build_record(
         "timeout_policy": policy,
         "trial_count": len(attempts),
         "trials": [_trial_block(a, s) for a, s in zip(attempts, scores, strict=True)],
-        "runner_job": _runner_job(job, _evals_key(attempts)),
+        "runner_job": _runner_job(job, _evals_key(attempts, job)),
         "real_run": True,
         "submit_eligible": False,
         "leaderboard_evidence": False,

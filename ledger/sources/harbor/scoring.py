@@ -106,6 +106,28 @@ def _job_status(
     return "completed"
 
 
+_UNFINISHED = frozenset({"pending", "running", "result_missing"})
+
+
+def _case_status(attempts: list[_Attempt], job_status: str, job_running: bool) -> str:
+    """A record's own ``run_status``, from its attempts (harbor.md §3, §5.7).
+
+    ``cancelled`` when an attempt was; else, when an attempt has no result, ``running`` while
+    the job's ``finished_at`` is still null and ``incomplete`` otherwise; else ``completed`` (a
+    corrupt trial result counts as present). A job that never started a trial leaves its
+    cases ``not_started``. The job's own status stays in ``runner_job.job_status``, so a job
+    that was interrupted never voids the cases that did finish (issue 31 item 6).
+    """
+    if job_status == "not_started":
+        return "not_started"
+    statuses = {a.status for a in attempts}
+    if "cancelled" in statuses:
+        return "cancelled"
+    if statuses & _UNFINISHED:
+        return "running" if job_running else "incomplete"
+    return "completed"
+
+
 def _attempt_status(attempt: _Attempt, job_status: str) -> str:
     if attempt.dir_name is None:
         return (

@@ -61,6 +61,11 @@ class _Attempt:
     exception_type: str | None = None
     rewards: dict[str, Any] | None = None  # verifier_result.rewards when it is an object
     usage: dict[str, Any] | None = None  # numeric agent_result metrics; None without agent_result
+    # What lock.json plans the trial under: the task config's name, else the last segment of its
+    # path. A task whose task.toml names it otherwise (``harbor init`` writes ``org/<name>``)
+    # has a result ``task_name`` that differs from it (harbor.md §5.3).
+    plan_task: str | None = None
+    info_agent: bool = False  # ``agent`` is Harbor's own ``agent_info.name``
 
 
 def _trial_candidates(job_dir: str) -> tuple[list[str], list[str]]:
@@ -160,11 +165,8 @@ def _trial_attempt(reader: _Reader, name: str, result: _Json, entries: set[str] 
         cfg_file = reader.json(f"{name}/config.json")
         config, config_source = cfg_file.obj, ("trial_config" if cfg_file.ok else None)
     cfg_task, cfg_agent = _dict(config.get("task")), _dict(config.get("agent"))
-    task = (
-        _text(raw.get("task_name"))
-        or _text(cfg_task.get("name"))
-        or _last_segment(cfg_task.get("path"))
-    )
+    plan_task = _text(cfg_task.get("name")) or _last_segment(cfg_task.get("path"))
+    task = _text(raw.get("task_name")) or plan_task
     if task is None and (entries is None or "lock.json" in entries):
         task = _text(_dict(reader.json(f"{name}/lock.json").obj.get("task")).get("name"))
     agent_info = _dict(raw.get("agent_info"))
@@ -196,6 +198,8 @@ def _trial_attempt(reader: _Reader, name: str, result: _Json, entries: set[str] 
         _text(_dict(raw.get("exception_info")).get("exception_type")),  # exception_type
         _rewards(raw),
         _usage_of(raw.get("agent_result")),  # usage
+        plan_task or task,  # plan_task
+        info_name is not None,  # info_agent
     )
 
 
