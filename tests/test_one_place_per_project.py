@@ -1,0 +1,125 @@
+"""One place per project (issue 34): two projects on one machine with the same goal id keep
+their own store, goal run files and ledger; global options work after the subcommand; errors
+name what exists."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.support_harbor_ingest_cli import copy_job, load_manifest
+
+
+def _run(*args: str) -> tuple[int, Any, str]:
+    from benchledger.commands.cli import cli as root
+
+    result = CliRunner().invoke(root, ["--format", "json", *args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    try:
+        payload = json.loads(result.stdout)
+    except ValueError:
+        payload = None
+    return result.exit_code, payload, result.stderr
+
+
+@pytest.fixture
+def job(fixtures_dir: Path, tmp_path: Path) -> Path:
+    manifest = load_manifest(fixtures_dir)
+    return copy_job(fixtures_dir, manifest, manifest["jobs"][0], tmp_path / "src")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("BENCHLEDGER_DATABASE_URL", raising=False)
+    monkeypatch.delenv("BENCHLEDGER_REGISTRY", raising=False)
+    return home
+
+
+def _ingest(job: Path, *extra: str) -> dict[str, Any]:
+    code, payload, err = _run(
+        "benchmark", "run", "terminal-bench", "--goal-id", "tb2", "--harbor-job-dir", str(job),
+        "--update-run-ledger", "--execute", *extra,
+    )  # fmt: skip
+    assert code == 0, err
+    return payload
+
+
+def _verify_files(project: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    monkeypatch.chdir(project)
+    code, payload, err = _run("verify", "--files")
+    assert payload is not None, err
+    return payload
+
+
+def test_two_projects_with_one_goal_id_stay_independent(
+    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for project in (a, b):
+        (project / ".benchledger").mkdir(parents=True)
+    # interleaved: A, B, A again (with a job B never saw)
+    monkeypatch.chdir(a)
+    _ingest(job)
+    monkeypatch.chdir(b)
+    _ingest(job)
+    b_index = b / ".benchledger" / "goals" / "tb2" / "runs" / "index.jsonl"
+    b_before = b_index.read_bytes()
+    monkeypatch.chdir(a)
+    _ingest(job, "--run-ledger-path", "second.json")
+
+    for project in (a, b):
+        runs = project / ".benchledger" / "goals" / "tb2"
+        assert (runs / "runs" / "index.jsonl").is_file()
+        payload = _verify_files(project, monkeypatch)
+        files = payload["verify"]["files"]
+        assert files and all(f["status"] == "match" for f in files), files
+        assert payload["ok"] is True
+    assert b_index.read_bytes() == b_before  # A's later ingest never touched B's run index
+    assert list(home.iterdir()) == []  # nothing under the home directory by default
+
+
+def test_global_options_after_the_subcommand(
+    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    db = f"sqlite:///{tmp_path / 'elsewhere' / 'ledger.db'}"
+    code, payload, err = _run(
+        "benchmark", "run", "terminal-bench", "--goal-id", "tb2", "--harbor-job-dir", str(job),
+        "--update-run-ledger", "--execute", "--db", db, "--runtime-root", "rt",
+    )  # fmt: skip
+    assert code == 0, err
+    assert (tmp_path / "elsewhere" / "ledger.db").is_file()
+    assert not (tmp_path / ".benchledger" / "ledger.db").exists()
+    assert (tmp_path / "rt" / "goals" / "tb2" / "runs" / "index.jsonl").is_file()
+
+    code, payload, err = _run("events", "list", "--db", db)
+    assert code == 0, err
+    assert payload["count"] > 0
+    code, payload, err = _run("compare", "--benchmark-id", "terminal-bench", "--db", db)
+    assert code == 0, err
+    assert payload["compare"]["arms"]
+
+
+def test_compare_names_the_ledger_and_what_it_holds(
+    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".benchledger").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _ingest(job)
+    code, _payload, err = _run("compare", "--benchmark-id", "nope")
+    assert code == 1
+    assert "in ledger benchmark-run-ledger.json (benchmarks in it: terminal-bench@" in err
+
+    code, _payload, err = _run("compare", "--benchmark-id", "terminal-bench",
+                               "--run-ledger-path", "other.json")  # fmt: skip
+    assert code == 1
+    assert "ledgers in this store: benchmark-run-ledger.json" in err
+    assert "--run-ledger-path or --ledger-id" in err
