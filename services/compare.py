@@ -8,6 +8,7 @@ from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
 from benchledger.ledger.handlers.ledger_store import display_path_text
+from benchledger.ledger.handlers.store_ledger import ledger_the_store_knows
 from benchledger.projections.history.snapshots import default_snapshot_dir
 from benchledger.projections.read_models.queries import StoreReads
 from benchledger.projections.reports.diff import build_diff
@@ -45,7 +46,13 @@ def _compare(
     from benchledger.projections.read_models.compare_facts import keep_facts, read_facts
     from benchledger.projections.reports.compare.document import build_compare_from_facts
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
-    with ledger_reads_at(db, target, as_of, progress) as (conn, reads, moment):
+    named = run_ledger_path is not None or ledger_id is not None
+    with ledger_reads_at(db, target, as_of, progress, named=named) as (
+        conn,
+        reads,
+        moment,
+        target,
+    ):
         facts, entries = read_facts(conn, target.ledger_id, request.benchmark_id)
         if not facts:
             raise InputError(no_rows_message(reads, target, request.benchmark_id))
@@ -102,6 +109,9 @@ def run_diff(
     """Per case, what changed between two moments (replayed in a scratch store)."""
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     with open_store(db) as opened:
+        with opened.store.database.connect() as conn:
+            named = run_ledger_path is not None or ledger_id is not None
+            target = ledger_the_store_knows(StoreReads(conn), target, named=named)
         later = to_value if to_value is not None else str(opened.store.head_position())
         document = build_diff(
             opened.store,

@@ -123,3 +123,33 @@ def test_compare_names_the_ledger_and_what_it_holds(
     assert code == 1
     assert "ledgers in this store: benchmark-run-ledger.json" in err
     assert "--run-ledger-path or --ledger-id" in err
+
+
+def test_later_commands_find_the_ledger_the_store_knows(
+    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo records into example-out/…; the quickstart's next commands name no ledger and
+    still read and write that one (before: a second, empty ledger in the project)."""
+    (tmp_path / ".benchledger").mkdir()
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _ingest(job, "--run-ledger-path", "example-out/benchmark-run-ledger.json")
+    monkeypatch.chdir(tmp_path / "sub")  # from a subdirectory, too
+    payload = _ingest(job)  # no --run-ledger-path
+    assert not (tmp_path / "benchmark-run-ledger.json").exists()
+    assert not (tmp_path / "sub" / "benchmark-run-ledger.json").exists()
+    assert payload.get("already_recorded") is True  # the same ledger: the same idempotency key
+    code, payload, err = _run("compare", "--benchmark-id", "terminal-bench@2.0")
+    assert code == 0, err
+    code, payload, err = _run("benchmark", "run-ledger-aggregate", "--benchmark-id",
+                              "terminal-bench@2.0")  # fmt: skip
+    assert code == 0, err
+    assert payload["aggregate"]["canonical_covered"] == 5  # before: an empty aggregate
+
+    # a second ledger: a command naming none lists both and says which flag picks one
+    monkeypatch.chdir(tmp_path)
+    _ingest(job, "--run-ledger-path", "other.json")
+    code, _payload, err = _run("compare", "--benchmark-id", "terminal-bench@2.0")
+    assert code == 1
+    assert "holds 2 ledgers (example-out/benchmark-run-ledger.json, other.json)" in err
+    assert "--run-ledger-path PATH or --ledger-id ID" in err
