@@ -33,13 +33,13 @@ def bash_block(readme: str, heading: str) -> list[str]:
     for line in block.replace("\\\n", " ").splitlines():
         line = line.split("  #", 1)[0].strip()
         if line and not line.startswith("#"):
-            commands.extend(part.strip() for part in line.split("&&"))
+            commands.extend(" ".join(part.split()) for part in line.split("&&"))
     return commands
 
 
 def test_bash_block_parsing() -> None:
     text = "## Q\n\n```bash\n# c\na --x \\\n    y && b z  # note\n```\n"
-    assert bash_block(text, "## Q") == ["a --x     y", "b z"]
+    assert bash_block(text, "## Q") == ["a --x y", "b z"]
 
 
 @pytest.fixture
