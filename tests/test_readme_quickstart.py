@@ -89,7 +89,7 @@ def test_readme_set_up_demo_and_quickstart_work_as_printed(clone: Path, tmp_path
     outputs = {command: _sh(command, clone, env).stdout for command in nexts}
     compare_out = outputs["benchledger compare --benchmark-id terminal-bench@2.0"]
     assert "terminal-bench@2.0" in compare_out
-    assert "match" in outputs["benchledger verify --files"]
+    assert "- ok: True" in outputs["benchledger verify --files"]  # chain and files
 
     # the quickstart, the demo's job standing in for "your job"
     quickstart = bash_block(readme, "## Quickstart")
@@ -108,5 +108,5 @@ def test_readme_set_up_demo_and_quickstart_work_as_printed(clone: Path, tmp_path
     # one project, one ledger: the quickstart's ingest went to the ledger the demo made
     assert not (clone / "benchmark-run-ledger.json").exists()
     assert (clone / ".benchledger" / "goals" / "tb2" / "runs" / "index.jsonl").is_file()
-    assert "match" in _sh("benchledger verify --files", clone, env).stdout
+    assert "- ok: True" in _sh("benchledger verify --files", clone, env).stdout
     assert list((tmp_path / "home").iterdir()) == []  # nothing under $HOME
