@@ -5,6 +5,7 @@ name what exists."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,41 @@ def test_later_commands_find_the_ledger_the_store_knows(
     assert code == 1
     assert "holds 2 ledgers (example-out/benchmark-run-ledger.json, other.json)" in err
     assert "--run-ledger-path PATH or --ledger-id ID" in err
+
+
+def test_the_same_attempts_enter_a_goal_history_once(
+    db_url: str, tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-ingesting a job with another ledger path, or adding --update-run-ledger later, used
+    to append every run to the goal's history again (``goal_runs_v`` showed each case twice)."""
+    (tmp_path / ".benchledger").mkdir()
+    monkeypatch.chdir(tmp_path)
+    prefix = ["--db", db_url]
+
+    def ingest(*extra: str) -> dict[str, Any]:
+        code, payload, err = _run(
+            *prefix, "benchmark", "run", "terminal-bench", "--goal-id", "tb2",
+            "--harbor-job-dir", str(job), "--execute", *extra,
+        )  # fmt: skip
+        assert code == 0, err
+        return payload
+
+    first = ingest()  # history only
+    cases = len(first["benchmark_runs"])
+    assert first["appended_count"] == cases
+    later = ingest("--update-run-ledger")  # the ledger added later
+    assert later["appended_count"] == 0 and later["already_in_history"] == cases
+    assert later["benchmark_run_ledger"]["upserted_count"] == cases
+    other = ingest("--update-run-ledger", "--run-ledger-path", "other.json")
+    assert other["appended_count"] == 0
+    code, payload, err = _run(*prefix, "sql", "SELECT count(*) AS n FROM goal_runs_v")
+    assert code == 0, err
+    assert payload["rows"] == [[cases]]
+    runs = tmp_path / ".benchledger" / "goals" / "tb2" / "runs"
+    assert len((runs / "index.jsonl").read_text(encoding="utf-8").splitlines()) == cases
+    # the ledger rows point at the history records that exist (the first ingest's stems)
+    text = (tmp_path / "benchmark-run-ledger.json").read_text(encoding="utf-8")
+    refs = set(re.findall(r'"history_ref": "goals/tb2/runs/([^"]+)"', text))
+    assert len(refs) == cases and all((runs / ref).is_file() for ref in refs), refs
+    code, payload, err = _run(*prefix, "verify", "--files")
+    assert code == 0 and payload["ok"] is True, err
