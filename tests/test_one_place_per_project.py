@@ -192,3 +192,28 @@ def test_the_same_attempts_enter_a_goal_history_once(
     assert len(refs) == cases and all((runs / ref).is_file() for ref in refs), refs
     code, payload, err = _run(*prefix, "verify", "--files")
     assert code == 0 and payload["ok"] is True, err
+
+
+def test_events_list_names_event_types_and_says_when_it_is_cut(
+    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".benchledger").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _ingest(job)
+    code, _payload, err = _run("events", "list", "--type", "ledger_upsert")
+    assert code == 1
+    assert "unknown event type ledger_upsert (event types: " in err
+    assert "ledger_upserted" in err
+
+    code, everything, err = _run("events", "list")
+    total = everything["count"]
+    assert code == 0 and total > 3 and "truncated" not in everything
+    code, cut, err = _run("events", "list", "--limit", "3")
+    assert code == 0 and cut["count"] == 3 and cut["truncated"] is True
+    assert "next page: --from 4" in cut["note"]
+    from benchledger.commands.cli import cli as root
+
+    shown = CliRunner().invoke(root, ["events", "list", "--limit", "3"]).stdout
+    assert "- note: the first 3 matching events are shown and more follow" in shown
+    code, exact, err = _run("events", "list", "--limit", str(total))
+    assert code == 0 and "truncated" not in exact
