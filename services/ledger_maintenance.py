@@ -142,6 +142,7 @@ def _archive_selection(request: LedgerArchiveCommand) -> ArchiveRequest:
         keep_run_group_contains=request.keep_run_group_contains,
         archive_all_matching_benchmark=request.archive_all_matching_benchmark,
         archive_batch_id=request.archive_batch_id,
+        run_ids=request.run_id,
     )
 
 

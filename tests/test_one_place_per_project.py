@@ -217,3 +217,19 @@ def test_events_list_names_event_types_and_says_when_it_is_cut(
     assert "- note: the first 3 matching events are shown and more follow" in shown
     code, exact, err = _run("events", "list", "--limit", str(total))
     assert code == 0 and "truncated" not in exact
+
+
+def test_run_ledger_archive_by_run_id(
+    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".benchledger").mkdir()
+    monkeypatch.chdir(tmp_path)
+    payload = _ingest(job)
+    run_id = payload["benchmark_run_ledger"]["entries"][0]["run_id"]
+    code, archived, err = _run(
+        "benchmark", "run-ledger-archive", "--benchmark-id", "terminal-bench@2.0",
+        "--reason", "bad image", "--run-id", run_id, "--execute",
+    )  # fmt: skip
+    assert code == 0, err
+    assert archived["archive"]["newly_archived_run_count"] == 1
+    assert archived["archive"]["archived_samples"][0]["run_id"] == run_id
