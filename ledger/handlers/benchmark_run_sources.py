@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.handlers.harbor_job_hint import job_dir_hint
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.rules.record.compaction import compact_run
 from benchledger.ledger.rules.row.classification import (
@@ -117,15 +118,21 @@ def _built(
 
 def build_harbor(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
     job_dir = _given_path(request.harbor_job_dir, "--harbor-job-dir")
-    ingest = read_harbor_job(
-        job_dir,
-        progress=progress,
-        benchmark_id=request.dataset,
-        arm_id=request.arm_id,
-        arm_map=request.arm_map or (),
-        arm_role=request.arm_role,
-        run_group_id=request.run_group_id,
-    )
+    try:
+        ingest = read_harbor_job(
+            job_dir,
+            progress=progress,
+            benchmark_id=request.dataset,
+            arm_id=request.arm_id,
+            arm_map=request.arm_map or (),
+            arm_role=request.arm_role,
+            run_group_id=request.run_group_id,
+        )
+    except InputError as err:
+        hint = job_dir_hint(str(request.harbor_job_dir), Path(job_dir))
+        if hint is None:
+            raise
+        raise InputError(f"{err.message}: {hint}") from None
     semantic = {
         "source": "harbor",
         "dataset": request.dataset,
