@@ -32,10 +32,11 @@ class StoreLedgers(Protocol):
 def ledger_the_store_knows(
     reads: StoreLedgers, target: LedgerTarget, *, named: bool, cwd: Path | None = None
 ) -> LedgerTarget:
-    """``target`` when a flag named it or the store holds it (or holds no ledger at all);
-    else the store's only ledger; else an error that lists the store's ledgers."""
-    if named or reads.ledger(target.ledger_id) is not None:
-        return target
+    """``target`` when a flag named it, the store holds it, its file exists or the store holds
+    no ledger at all; else the store's only ledger; else an error that lists the store's
+    ledgers."""
+    if named or reads.ledger(target.ledger_id) is not None or target.json_path.exists():
+        return target  # a default file the store never recorded: "import it first" still says so
     ids = reads.ledger_ids()
     if not ids:
         return target
