@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from benchledger.commands.global_options import attach_global_options
+
 
 class LazyGroup(click.Group):
     """Subcommands imported on first use; listed in ``--help`` from their registered help."""
@@ -26,15 +28,17 @@ class LazyGroup(click.Group):
         return sorted([*super().list_commands(ctx), *self.lazy_subcommands])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The subcommand, with the root's options accepted after its name too."""
         if cmd_name not in self.lazy_subcommands:
-            return super().get_command(ctx, cmd_name)
+            found = super().get_command(ctx, cmd_name)
+            return attach_global_options(found) if found is not None else None
         target, short_help = self.lazy_subcommands[cmd_name]
         module_name, attribute = target.split(":")
         command = getattr(importlib.import_module(module_name), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         command.short_help = short_help
-        return command
+        return attach_global_options(command)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list of ``--help``, without importing the lazy subcommands."""

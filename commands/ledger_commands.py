@@ -232,6 +232,7 @@ def _archive_filter_options(func):  # noqa: ANN001, ANN202
             multiple=True,
             help="Never touch runs whose run_group_id contains this text (repeatable).",
         ),
+        click.option("--run-id", multiple=True, help="Match this run id (repeatable)."),
         click.option("--case-id", multiple=True, help="Match this case (repeatable)."),
         click.option("--arm-id", multiple=True, help="Match this arm (repeatable)."),
         click.option(

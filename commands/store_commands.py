@@ -65,7 +65,8 @@ def events_list(
 
 
 def _events_markdown(result: dict[str, Any]) -> str:
-    lines = ["# Events", "", *_as_of_line(result), f"- count: {result['count']}", ""]
+    lines = ["# Events", "", *_as_of_line(result), f"- count: {result['count']}"]
+    lines += [f"- note: {result['note']}", ""] if result.get("truncated") else [""]
     if result["events"]:
         lines += [
             "| position | recorded_at | stream | version | type |",

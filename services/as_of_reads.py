@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.handlers.ledger_store import require_store_ledger
+from benchledger.ledger.handlers.store_ledger import ledger_the_store_knows
 from benchledger.projections.history.as_of import LEDGER_READ_MODELS, read_models_as_of
 from benchledger.projections.history.snapshots import default_snapshot_dir
 from benchledger.projections.read_models.queries import StoreReads
@@ -55,15 +56,22 @@ def read_database(
 
 @contextmanager
 def ledger_reads_at(
-    db: str | None, target: LedgerTarget, as_of: str | None, progress: Progress | None = None
-) -> Iterator[tuple[Connection, StoreReads, dict[str, Any] | None]]:
-    """A connection and the store's reads of ``target``'s ledger as it stands (or stood at
-    ``as_of``), with the ``as_of`` block; a ledger the store did not hold then is refused."""
+    db: str | None,
+    target: LedgerTarget,
+    as_of: str | None,
+    progress: Progress | None = None,
+    *,
+    named: bool = True,
+) -> Iterator[tuple[Connection, StoreReads, dict[str, Any] | None, LedgerTarget]]:
+    """A connection and the store's reads of a ledger as it stands (or stood at ``as_of``),
+    with the ``as_of`` block and the ledger read; a ledger the store did not hold then is
+    refused. ``named=False`` (no ledger flag given): the ledger the store knows."""
     with open_store(db) as opened:
         with read_database(opened, as_of, progress, LEDGER_READ_MODELS) as (database, moment):
             with database.connect() as conn:
                 reads = StoreReads(conn)
+                target = ledger_the_store_knows(reads, target, named=named)
                 if moment is not None and reads.ledger(target.ledger_id) is None:
                     raise InputError(f"no ledger {target.ledger_id} in the store at that moment")
                 require_store_ledger(reads, target)
-                yield conn, reads, moment
+                yield conn, reads, moment, target

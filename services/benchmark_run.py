@@ -30,6 +30,7 @@ from benchledger.ledger.handlers.benchmark_run import (
 )
 from benchledger.ledger.handlers.benchmark_run_payload import error_payload
 from benchledger.ledger.handlers.benchmark_run_sources import BuiltSource, Progress, build_source
+from benchledger.ledger.handlers.store_ledger import ledger_the_store_knows
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.sources.planned.preflight import make_which
 from benchledger.ledger.store.faults import reach
@@ -112,7 +113,7 @@ def _run(
     built: BuiltSource,
     metadata: dict[str, Any],
 ) -> dict[str, Any]:
-    target = _ledger_target(request) if request.update_run_ledger else None
+    target = _ledger_target(opened, request) if request.update_run_ledger else None
     inputs = RunInputs(
         context=context,
         goal_id=goal_id,
@@ -151,8 +152,15 @@ def _run(
     return payload
 
 
-def _ledger_target(request: BenchmarkRunRequest) -> LedgerTarget:
-    return resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
+def _ledger_target(opened: Any, request: BenchmarkRunRequest) -> LedgerTarget:
+    """The named ledger, else the one the store knows (so a second ingest lands beside the
+    first without repeating ``--run-ledger-path``), else the default file."""
+    target = resolve_ledger_target(request.run_ledger_path, ledger_id=request.ledger_id)
+    named = request.run_ledger_path is not None or request.ledger_id is not None
+    if named:
+        return target
+    with opened.store.database.connect() as conn:
+        return ledger_the_store_knows(StoreReads(conn), target, named=False)
 
 
 def _render(

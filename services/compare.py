@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.gc_pause import collector_paused
-from benchledger.ledger.core.ledger_target import resolve_ledger_target
+from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
+from benchledger.ledger.handlers.ledger_store import display_path_text
+from benchledger.ledger.handlers.store_ledger import ledger_the_store_knows
 from benchledger.projections.history.snapshots import default_snapshot_dir
+from benchledger.projections.read_models.queries import StoreReads
 from benchledger.projections.reports.diff import build_diff
 from benchledger.services.as_of_reads import Progress, ledger_reads_at
 from benchledger.services.store_session import open_store
@@ -42,13 +46,50 @@ def _compare(
     from benchledger.projections.read_models.compare_facts import keep_facts, read_facts
     from benchledger.projections.reports.compare.document import build_compare_from_facts
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
-    with ledger_reads_at(db, target, as_of, progress) as (conn, _reads, moment):
+    named = run_ledger_path is not None or ledger_id is not None
+    with ledger_reads_at(db, target, as_of, progress, named=named) as (
+        conn,
+        reads,
+        moment,
+        target,
+    ):
         facts, entries = read_facts(conn, target.ledger_id, request.benchmark_id)
+        if not facts:
+            raise InputError(no_rows_message(reads, target, request.benchmark_id))
         if moment is None:  # a past moment's scratch store is thrown away
             keep_facts(conn, entries)
     as_of_block = {"as_of": moment} if moment is not None else {}
     document = build_compare_from_facts(facts, request)
     return {"ok": True, **as_of_block, "compare": document}
+
+
+LISTED = 10  # names an error lists before "and N more"
+
+
+def no_rows_message(reads: StoreReads, target: LedgerTarget, benchmark_id: str) -> str:
+    """Say which ledger was read and what exists: its benchmarks, else the store's ledgers and
+    the flags that pick one (a bare "no rows" left users guessing which ledger was read)."""
+    shown = display_path_text(target.display_path)
+    head = f"no ledger rows for benchmark {benchmark_id} in ledger {shown}"
+    benchmarks = reads.benchmark_ids(target.ledger_id)
+    if benchmarks:
+        return f"{head} (benchmarks in it: {_listed(benchmarks)})"
+    others = [i for i in reads.ledger_ids() if i != target.ledger_id]
+    if others:
+        names = _listed([display_path_text(i) for i in others])
+        return (
+            f"{head}, which holds no rows; ledgers in this store: {names} "
+            "(pick one with --run-ledger-path or --ledger-id)"
+        )
+    return (
+        f"{head}: the store holds no ledger rows yet (record runs with "
+        "`benchledger benchmark run ... --update-run-ledger --execute`)"
+    )
+
+
+def _listed(names: list[str]) -> str:
+    more = len(names) - LISTED
+    return ", ".join(names[:LISTED]) + (f" and {more} more" if more > 0 else "")
 
 
 def default_metric(per_case: str, metric: str | None) -> str:
@@ -68,6 +109,9 @@ def run_diff(
     """Per case, what changed between two moments (replayed in a scratch store)."""
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     with open_store(db) as opened:
+        with opened.store.database.connect() as conn:
+            named = run_ledger_path is not None or ledger_id is not None
+            target = ledger_the_store_knows(StoreReads(conn), target, named=named)
         later = to_value if to_value is not None else str(opened.store.head_position())
         document = build_diff(
             opened.store,

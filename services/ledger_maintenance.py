@@ -142,6 +142,7 @@ def _archive_selection(request: LedgerArchiveCommand) -> ArchiveRequest:
         keep_run_group_contains=request.keep_run_group_contains,
         archive_all_matching_benchmark=request.archive_all_matching_benchmark,
         archive_batch_id=request.archive_batch_id,
+        run_ids=request.run_id,
     )
 
 
@@ -240,8 +241,9 @@ def run_aggregate(
             request.source_run_ledger_glob,
             target_json_path=target.json_path,
         )
+        named = request.run_ledger_path is not None or request.ledger_id is not None
         aggregate, preview, moment = _aggregate_view(
-            db, request.as_of, target, sources, selection, progress
+            db, request.as_of, target, sources, selection, progress, named
         )
         if request.execute and output:
             _write_aggregate(output, aggregate)
@@ -266,9 +268,16 @@ def _aggregate_view(
     sources: Any,
     selection: Any,
     progress: Progress | None,
+    named: bool,
 ) -> tuple[dict[str, Any], Any, Any]:
-    """The aggregate over the store ledger as it stands (or stood at ``as_of``)."""
-    with ledger_reads_at(db, target, as_of, progress) as (conn, reads, moment):
+    """The aggregate over the store ledger as it stands (or stood at ``as_of``); with no
+    ledger flag, over the ledger the store knows."""
+    with ledger_reads_at(db, target, as_of, progress, named=named) as (
+        conn,
+        reads,
+        moment,
+        target,
+    ):
         # a past moment's scratch store is thrown away: nothing is kept there
         kept = AggregateCasesReader(conn, keep=moment is None)
         aggregate, preview = aggregate_view(reads, target, sources, selection, kept)

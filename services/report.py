@@ -7,6 +7,7 @@ from typing import Any
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.ledger_target import resolve_ledger_target
+from benchledger.ledger.handlers.store_ledger import ledger_the_store_knows
 from benchledger.projections.history.past_report import write_past_report
 from benchledger.projections.read_models.queries import StoreReads
 from benchledger.projections.reports.html.site import (
@@ -35,6 +36,9 @@ def run_report(
     out = Path(out_dir).expanduser()
     moment = None
     with open_store(db) as opened:
+        with opened.store.database.connect() as conn:
+            named = run_ledger_path is not None or ledger_id is not None
+            target = ledger_the_store_knows(StoreReads(conn), target, named=named)
         wanted = tuple(dict.fromkeys(benchmark_ids))
         request = ReportRequest(target.ledger_id, out.absolute(), wanted)
         if as_of is None:

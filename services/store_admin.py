@@ -11,6 +11,7 @@ from typing import Any
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.store.database import SCHEMA_HEAD, current_revision, run_upgrade
+from benchledger.ledger.store.events import EVENT_TYPES
 from benchledger.ledger.store.head_witness import parse_expected_head, read_marker
 from benchledger.ledger.store.sql_query import run_read_only_query
 from benchledger.projections.history.as_of_sql import query_as_of
@@ -29,7 +30,16 @@ def list_events(
     payload: bool,
     as_of: str | None,
 ) -> dict[str, Any]:
-    """Events in position order; with ``as_of`` only those up to that moment."""
+    """Events in position order; with ``as_of`` only those up to that moment.
+
+    An event type no benchmark command appends is refused with the list of names (a
+    misspelling used to print ``count: 0``); a listing cut at ``limit`` says so and where the
+    next page starts."""
+    unknown = [t for t in event_types if t not in EVENT_TYPES]
+    if unknown:
+        raise InputError(
+            f"unknown event type {unknown[0]} (event types: {', '.join(sorted(EVENT_TYPES))})"
+        )
     moment = None
     with open_store(db) as opened:
         if as_of is not None:
@@ -43,9 +53,11 @@ def list_events(
                 to_position=to_position,
                 stream=stream,
                 event_types=event_types or None,
-                limit=limit,
+                limit=limit + 1 if limit > 0 else limit,
             )
         )
+    more = limit > 0 and len(events) > limit
+    events = events[:limit] if more else events
     items = []
     for e in events:
         item = e.as_dict()
@@ -53,10 +65,17 @@ def list_events(
             item.pop("payload")
             item.pop("metadata")
         items.append(item)
+    result: dict[str, Any] = {"ok": True}
     if moment is not None and as_of is not None:
-        as_of_block = {"requested": as_of.strip(), **moment.as_dict()}
-        return {"ok": True, "as_of": as_of_block, "count": len(items), "events": items}
-    return {"ok": True, "count": len(items), "events": items}
+        result["as_of"] = {"requested": as_of.strip(), **moment.as_dict()}
+    result.update(count=len(items), events=items)
+    if more:
+        result["truncated"] = True
+        result["note"] = (
+            f"the first {limit} matching events are shown and more follow; "
+            f"next page: --from {events[-1].position + 1} (or a larger --limit)"
+        )
+    return result
 
 
 def show_event(db: str | None, key: str) -> dict[str, Any]:

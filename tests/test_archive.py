@@ -142,3 +142,20 @@ def test_restore_leaves_other_batches_archived() -> None:
     everything = restore_rows(archived.rows, benchmark_id="b@1", reason="undo", case_ids=["c1"])
     assert everything.payload["restored_run_count"] == 1
     assert "archive_state" not in everything.rows[0]
+
+
+def test_archive_and_restore_by_run_id() -> None:
+    """``--run-id`` (issue 34): one run archived by its id, the others of its case untouched;
+    a batch id of its own; an id that is no run of the benchmark is named, not "0 matched"."""
+    rows = _archive_rows()
+    target = rows[0]["run_id"]
+    result = archive_rows(rows, benchmark_id="b@1", reason="r", run_ids=[target], now=NOW)
+    archived = [r["run_id"] for r in result.rows if r.get("archive_state") == "archived"]
+    assert archived == [target] and result.changed_run_ids == [target]
+    by_case = archive_rows(rows, benchmark_id="b@1", reason="r", case_ids=["c1"], now=NOW)
+    assert result.payload["archive_batch_id"] != by_case.payload["archive_batch_id"]
+    assert default_archive_batch_id("b@1", "r", ["c1"]) == by_case.payload["archive_batch_id"]
+    back = restore_rows(result.rows, benchmark_id="b@1", reason="back", run_ids=[target])
+    assert back.rows == rows
+    with pytest.raises(InputError, match=r"^run id nope is not a run of benchmark b@1"):
+        archive_rows(rows, benchmark_id="b@1", reason="r", run_ids=["nope"], now=NOW)

@@ -103,6 +103,16 @@ def test_as_of_an_iso_time_is_the_last_event_at_or_before_it(store_url):
     assert ok_json(["events", "list", "--as-of", second], store_url)["count"] == 2
 
 
+def test_a_time_before_the_store_says_times_are_recording_times(store_url):
+    """``diff --from 2026-05-01`` (the day the runs ran) was refused as "before the first
+    event" with no word on what the time means (issue 34)."""
+    result = run(["events", "list", "--as-of", "2001-01-01T00:00:00Z"], store_url)
+    assert result.exit_code == 1
+    assert "times are when events were recorded in this store, not when the runs ran" in (
+        result.stderr
+    )
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [

@@ -166,9 +166,12 @@ def test_route_collision_refused_without_replace_state(incoming: dict, fields: s
         _sync(_existing_with_route(), {"goals": [incoming]})
     assert str(info.value) == (
         f"global route collision for goal_id g: {fields} would change. Use the existing "
-        "source_registry to register agents, choose a new --fork-goal id, or rerun with "
-        "--replace-state to write a global registry backup and replace the route."
+        "source_registry to register agents, record under another --goal-id, or replace the "
+        "route with `benchledger sync-global --goal-id g --replace-state --execute` (it writes "
+        "a global registry backup first). A project of its own needs no shared runtime root: "
+        "without --runtime-root or common_runtime_root it uses its own .benchledger/."
     )
+    assert "--fork-goal" not in str(info.value)  # benchledger has no such flag
 
 
 def test_same_route_or_unset_fields_do_not_collide() -> None:

@@ -284,16 +284,21 @@ def test_changed_trial_reward_supersedes_the_ledger_row(
     second = ingest(job_dir, db=db_url, runtime_root=runtime_root)
     assert second.code == 0 and "already_recorded" not in second.payload
     assert run_ids(second.payload) == ids
-    assert {e["merged_into"] for e in ledger_entries(second.payload)} == {"replaced"}
+    merged = {e["run_id"]: e["merged_into"] for e in ledger_entries(second.payload)}
     rows = ledger_rows(project / "benchmark-run-ledger.json")
+    fix_git_id = next(i for i, r in rows.items() if r["case_id"] == "fix-git")
+    assert merged.pop(fix_git_id) == "replaced"
+    assert set(merged.values()) == {"unchanged"}  # the same attempts, the same history record
     assert set(rows) == set(ids)  # replaced, not appended beside the old rows
     row = next(r for r in rows.values() if r["case_id"] == "fix-git")
     assert row["official_score"] == 0.0 and row["official_passed"] is False
     assert all(r["official_score"] == 1.0 for r in rows.values() if r["case_id"] != "fix-git")
-    # The run history is append-only: both observations are kept.
-    assert len(second.payload["json_paths"]) == 5
+    # The run history is append-only: both observations of fix-git are kept; the four runner
+    # attempts that did not change are already in it and are not appended again (issue 34).
+    assert len(second.payload["json_paths"]) == 1
+    assert second.payload["already_in_history"] == 4
     index = runtime_root / "goals" / "g" / "runs" / "index.jsonl"
-    assert len(index.read_text(encoding="utf-8").splitlines()) == 10
+    assert len(index.read_text(encoding="utf-8").splitlines()) == 6
 
 
 @pytest.mark.parametrize(

@@ -123,7 +123,8 @@ def test_no_registry_reads_as_empty_and_cwd_is_project_root(tmp_path: Path) -> N
     )
     assert context.registry == {} and context.registry_path is None
     assert context.project_root == tmp_path
-    assert context.runtime_root == Path("/home/u/.benchledger")
+    # (new) the runtime root is the project's own .benchledger/, never the home directory
+    assert context.runtime_root == tmp_path / ".benchledger"
     require_registry_file(context)  # nothing was named explicitly: no error
 
 
@@ -191,13 +192,30 @@ def test_goal_membership_ignores_malformed_entries() -> None:
         (None, {"common_runtime_root": "runtime"}, "/proj/runtime"),
         (None, {"common_runtime_root": "~/x"}, "/home/u/x"),
         (None, {"common_runtime_root": "/srv/rt/../rt2"}, "/srv/rt2"),
-        (None, {"common_runtime_root": ""}, "/home/u/.benchledger"),
-        (None, {}, "/home/u/.benchledger"),
+        (None, {"common_runtime_root": ""}, "/proj/.benchledger"),
+        (None, {}, "/proj/.benchledger"),
     ],
 )
 def test_runtime_root_precedence(flag: str | None, registry: dict, expected: str) -> None:
     root = resolve_runtime_root(flag, registry, project_root=Path("/proj"), env={"HOME": "/home/u"})
     assert root == Path(expected)
+
+
+def test_default_runtime_root_is_beside_the_store_found_upward(tmp_path: Path) -> None:
+    """No flag, no registry: the goal files go beside the store the command finds, from any
+    subdirectory, so two projects with the same goal id never share a run index."""
+    (tmp_path / ".benchledger").mkdir()
+    nested = tmp_path / "a" / "b"
+    nested.mkdir(parents=True)
+    env = {"HOME": str(tmp_path / "home")}
+    context = build_command_context(
+        registry_flag=None, runtime_root_flag=None, cwd=nested, env=env
+    )
+    assert context.runtime_root == tmp_path / ".benchledger"
+    shared = build_command_context(
+        registry_flag=None, runtime_root_flag="~/.benchledger", cwd=nested, env=env
+    )
+    assert shared.runtime_root == tmp_path / "home" / ".benchledger"
 
 
 def test_runtime_root_errors() -> None:

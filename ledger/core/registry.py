@@ -20,11 +20,13 @@ from typing import Any
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.input_files import REGISTRY_LIMIT, read_regular_file
 from benchledger.ledger.core.safety import is_public_safe
+from benchledger.ledger.store.database import find_project_dir
 
 REGISTRY_ENV = "BENCHLEDGER_REGISTRY"
 REGISTRY_DIR_NAME = ".benchledger"
 REGISTRY_FILE_NAME = "registry.json"
-DEFAULT_RUNTIME_ROOT = "~/.benchledger"
+# loopx-compatible shared runtime root: used only when a flag or the registry names it.
+SHARED_RUNTIME_ROOT = "~/.benchledger"
 GLOBAL_REGISTRY_NAME = "registry.global.json"
 
 
@@ -188,9 +190,18 @@ def resolve_runtime_root(
     *,
     project_root: Path,
     env: Mapping[str, str],
+    default_root: Path | None = None,
 ) -> Path:
-    """Flag, registry ``common_runtime_root``, ``~/.benchledger``; relative → project root."""
-    value = flag or _registry_runtime_root(registry) or DEFAULT_RUNTIME_ROOT
+    """Flag, registry ``common_runtime_root``, else the project's own ``.benchledger/``.
+
+    The default is per project (beside the store, ``default_root`` when given) so two projects
+    that use the same goal id never write each other's run files; the loopx-style shared root
+    (``~/.benchledger``) is used only when a flag or the registry asks for it. Relative values
+    join the project root.
+    """
+    value = flag or _registry_runtime_root(registry)
+    if not value:
+        return Path(os.path.normpath(default_root or project_root / REGISTRY_DIR_NAME))
     return _absolute(value, project_root, env)
 
 
@@ -215,8 +226,13 @@ def build_command_context(
     exists = registry_path is not None and registry_path.is_file()
     registry = load_registry(registry_path)
     project_root = project_root_for(registry_path, cwd)
+    store_project = find_project_dir(cwd) if registry_path is None else None
     runtime_root = resolve_runtime_root(
-        runtime_root_flag, registry, project_root=project_root, env=env
+        runtime_root_flag,
+        registry,
+        project_root=project_root,
+        env=env,
+        default_root=(store_project or project_root) / REGISTRY_DIR_NAME,
     )
     return CommandContext(
         registry_path=registry_path,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -117,12 +117,18 @@ def decide(
 ) -> BenchmarkRunPlan:
     """The invocation's events in append order, and the payload that reports them."""
     goal_id, built, now = inputs.goal_id, inputs.built, inputs.now
-    records = link_planned(built.records, reads.goal_records(goal_id))
+    history = reads.goal_records(goal_id)
+    records = link_planned(built.records, history)
     action = recommended_action(
         request.recommended_action, records[0], adapter_default=built.adapter_recommended_action
     )
+    # A runner attempt the goal's history already holds (the same record) keeps its stem and is
+    # not appended again, whatever ledger path or flags this invocation has (issue 34).
+    recorded = recorded_stems(history)
+    known = [recorded.get(canonical_json(record)) for record in records]
     taken = reads.goal_stems(goal_id) | inputs.stems_taken_on_disk
-    stems = allocate_stems(now, len(records), taken)
+    fresh_stems = iter(allocate_stems(now, known.count(None), taken))
+    all_stems = [stem if stem is not None else next(fresh_stems) for stem in known]
     row_options = [
         RowOptions(
             run_group_id=request.run_group_id,
@@ -130,16 +136,23 @@ def decide(
             notes=request.run_ledger_note,
             history_ref=record_paths_rel(goal_id, stem)[0],
         )
-        for stem in stems
+        for stem in all_stems
     ]
     ledger_plan = _ledger_plan(reads, records, row_options, inputs)
     run_ids = _run_ids(records, row_options, ledger_plan, now)
+    new = [i for i, stem in enumerate(known) if stem is None]
+    records_new = [records[i] for i in new]
+    stems = [all_stems[i] for i in new]
     # Each record is serialised once, here, for both events and the read model that carry it.
-    frozen = [_frozen(RUN_BUILT, record) for record in records]
-    events = [_run_built(goal_id, r, text, built) for r, text in zip(records, frozen, strict=True)]
+    frozen = [_frozen(RUN_BUILT, record) for record in records_new]
+    events = [
+        _run_built(goal_id, r, text, built) for r, text in zip(records_new, frozen, strict=True)
+    ]
     rollouts = []
-    for record, text, stem, run_id in zip(records, frozen, stems, run_ids, strict=True):
-        appended, rollout = _run_appended(request, inputs, record, text, stem, run_id, action)
+    for i, text in zip(new, frozen, strict=True):
+        appended, rollout = _run_appended(
+            request, inputs, records[i], text, all_stems[i], run_ids[i], action
+        )
         events.append(appended)
         rollouts.append(rollout)
     if ledger_plan is not None:
@@ -155,13 +168,27 @@ def decide(
             else None
         )
         rollout = None if dry_run else rollout_payload_fields(rollouts)
-        payload = _payload(request, inputs, records, stems, action, sync, dry_run, ledger, rollout)
+        payload = _payload(
+            request, inputs, records_new, stems, action, sync, dry_run, ledger, rollout
+        )
+        if len(records_new) < len(records):
+            payload["already_in_history"] = len(records) - len(records_new)
         if built.warnings:
             payload["warnings"] = built.warnings
         payload["events"] = _event_summary(events, dry_run)
         return payload
 
     return BenchmarkRunPlan(events, build_payload, stems, sync.backup, sync.event is not None)
+
+
+def recorded_stems(history: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The stem of each run record already in a goal's history, by its canonical text."""
+    found: dict[str, str] = {}
+    for entry in history:
+        record = entry.get("benchmark_run")
+        if isinstance(record, dict) and entry.get("stem"):
+            found.setdefault(canonical_json(record), str(entry["stem"]))
+    return found
 
 
 def _ledger_plan(

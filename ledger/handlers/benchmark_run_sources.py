@@ -16,6 +16,7 @@ from typing import Any
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.handlers.benchmark_cli import build_benchmark_cli
+from benchledger.ledger.handlers.harbor_job_hint import job_dir_hint
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest, require_option_names
 from benchledger.ledger.rules.record.compaction import compact_run
 from benchledger.ledger.rules.row.classification import (
@@ -135,7 +136,13 @@ def harbor_read_options(request: BenchmarkRunRequest) -> HarborReadOptions:
 
 def build_harbor(request: BenchmarkRunRequest, progress: Progress | None = None) -> BuiltSource:
     options = harbor_read_options(request)
-    ingest = read_harbor_job(options, progress)
+    try:
+        ingest = read_harbor_job(options, progress)
+    except InputError as err:
+        hint = job_dir_hint(str(request.harbor_job_dir), options.job_dir)
+        if hint is None:
+            raise
+        raise InputError(f"{err.message}: {hint}") from None
     semantic = {
         "source": "harbor",
         "dataset": request.dataset,

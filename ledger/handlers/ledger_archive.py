@@ -32,6 +32,7 @@ class ArchiveRequest:
     keep_run_group_contains: tuple[str, ...] = ()
     archive_all_matching_benchmark: bool = False
     archive_batch_id: str | None = None
+    run_ids: tuple[str, ...] = ()
 
     def filters(self) -> dict[str, Any]:
         return {
@@ -43,6 +44,7 @@ class ArchiveRequest:
             "keep_run_group_contains": self.keep_run_group_contains,
             "archive_all_matching_benchmark": self.archive_all_matching_benchmark,
             "archive_batch_id": self.archive_batch_id,
+            "run_ids": self.run_ids,
         }
 
 

@@ -37,6 +37,7 @@ class LedgerArchiveCommand(WriteControls):
     arm_id: tuple[str, ...] = ()
     archive_all_matching_benchmark: bool = False
     restore: bool = False
+    run_id: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,11 @@ LEDGER_IMPORTED = "ledger_imported"
 GLOBAL_SYNCED = "global_synced"
 EXPORT_WRITTEN = "export_written"
 CASE_ANALYSIS_ACCEPTED = "case_analysis_accepted"
+# Every name above: what ``events list --type`` accepts and names when given another.
+EVENT_TYPES = (
+    RUN_BUILT, RUN_APPENDED, LEDGER_UPSERTED, LEDGER_RUNS_ARCHIVED, LEDGER_RUNS_RESTORED,
+    LEDGER_MERGED, LEDGER_IMPORTED, GLOBAL_SYNCED, EXPORT_WRITTEN, CASE_ANALYSIS_ACCEPTED,
+)  # fmt: skip
 
 
 @dataclass  # not frozen: cheaper to build and create; nothing hashes or mutates it

@@ -88,7 +88,12 @@ def resolve_moment(conn: Connection, value: str, option: str = "--as-of") -> Mom
     found = conn.execute(query, params).first()
     if found is None:
         first = conn.execute("SELECT recorded_at FROM events WHERE position = 1").scalar()
-        raise InputError(f"{option} {value.strip()}: before the first event (recorded {first})")
+        # Users reach for the day their runs ran; a moment is when this store recorded them.
+        raise InputError(
+            f"{option} {value.strip()}: before the first event (recorded {first}); times are "
+            f"when events were recorded in this store, not when the runs ran (or pass a "
+            f"position: 1 is the first event)"
+        )
     return Moment(int(found[0]), str(found[1]), str(found[2]))
 
 

@@ -63,6 +63,11 @@ class LedgerQueries:
         query = "SELECT count(*) FROM rm_ledger_rows WHERE ledger_id = ?"
         return self.conn.execute(query, (ledger_id,)).scalar() or 0
 
+    def benchmark_ids(self, ledger_id: str) -> list[str]:
+        """The benchmarks a ledger holds rows of: what an error names when one is not there."""
+        query = "SELECT DISTINCT benchmark_id FROM rm_ledger_rows WHERE ledger_id = ? ORDER BY 1"
+        return [str(b) for b in scalars(self.conn.execute(query, (ledger_id,))) if b is not None]
+
     def ledger_ids(self) -> list[str]:
         return scalars(self.conn.execute("SELECT ledger_id FROM rm_ledgers ORDER BY ledger_id"))
 

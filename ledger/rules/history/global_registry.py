@@ -397,10 +397,16 @@ def route_collision(
 
 def collision_message(collision: Mapping[str, Any]) -> str:
     fields = ", ".join(collision["changed_fields"])
+    goal = collision["goal_id"]
+    # (new) loopx named --fork-goal and a bare --replace-state, which `benchmark run` does not
+    # have; this names the commands that exist here.
     return (
-        f"global route collision for goal_id {collision['goal_id']}: {fields} would change. "
-        "Use the existing source_registry to register agents, choose a new --fork-goal id, "
-        "or rerun with --replace-state to write a global registry backup and replace the route."
+        f"global route collision for goal_id {goal}: {fields} would change. "
+        "Use the existing source_registry to register agents, record under another --goal-id, "
+        f"or replace the route with `benchledger sync-global --goal-id {goal} --replace-state "
+        "--execute` (it writes a global registry backup first). A project of its own needs no "
+        "shared runtime root: without --runtime-root or common_runtime_root it uses its own "
+        ".benchledger/."
     )
 
 

@@ -40,6 +40,7 @@ class _Selector:
     arm_ids: frozenset[str]
     run_group_contains: tuple[str, ...]
     keep_run_group_contains: tuple[str, ...]
+    run_ids: frozenset[str] = frozenset()
 
     def classify(self, row: Mapping[str, Any]) -> str | None:
         """'kept', 'match' or None — keep patterns are checked first, across all scopes."""
@@ -48,6 +49,8 @@ class _Selector:
         group = str(row.get("run_group_id") or "")
         if any(pattern in group for pattern in self.keep_run_group_contains):
             return "kept"
+        if self.run_ids and row.get("run_id") not in self.run_ids:
+            return None
         if self.case_ids and row.get("case_id") not in self.case_ids:
             return None
         if self.arm_ids and row.get("arm_id") not in self.arm_ids:
@@ -66,6 +69,7 @@ def _validated_selector(
     keep_run_group_contains: Iterable[str] | None,
     all_matching: bool,
     extra_filter: bool = False,
+    run_ids: Iterable[str] | None = None,
 ) -> tuple[_Selector, str]:
     if not str(benchmark_id or "").strip():
         raise InputError("benchmark_id is required")
@@ -76,10 +80,16 @@ def _validated_selector(
         raise InputError("--reason is not public-safe")
     cases, arms = clean_values(case_ids), clean_values(arm_ids)
     groups, keeps = clean_values(run_group_contains), clean_values(keep_run_group_contains)
-    if not (cases or arms or groups or all_matching or extra_filter):
+    runs = clean_values(run_ids)
+    if not (runs or cases or arms or groups or all_matching or extra_filter):
         raise InputError("provide a run/case/arm filter, or pass --archive-all-matching-benchmark")
     selector = _Selector(
-        str(benchmark_id).strip(), frozenset(cases), frozenset(arms), tuple(groups), tuple(keeps)
+        str(benchmark_id).strip(),
+        frozenset(cases),
+        frozenset(arms),
+        tuple(groups),
+        tuple(keeps),
+        frozenset(runs),
     )
     return selector, ledger_text(reason_text, 220) or reason_text[:220]
 
@@ -91,8 +101,10 @@ def default_archive_batch_id(
     arm_ids: Iterable[str] = (),
     run_group_contains: Iterable[str] = (),
     keep_run_group_contains: Iterable[str] = (),
+    run_ids: Iterable[str] = (),
 ) -> str:
-    """Deterministic batch id (gotcha #6): the same request always names the same batch."""
+    """Deterministic batch id (gotcha #6): the same request always names the same batch.
+    Run ids join the parts only when given, so every earlier request keeps its batch id."""
     parts = [
         benchmark_id,
         reason,
@@ -101,6 +113,8 @@ def default_archive_batch_id(
         ",".join(sorted(run_group_contains)),
         ",".join(sorted(keep_run_group_contains)),
     ]
+    if run_ids:
+        parts.append("run_ids=" + ",".join(sorted(run_ids)))
     return hashlib.sha1("|".join(parts).encode("utf-8")).hexdigest()[:12]
 
 
@@ -134,6 +148,7 @@ def archive_rows(
     keep_run_group_contains: Iterable[str] | None = None,
     archive_all_matching_benchmark: bool = False,
     archive_batch_id: str | None = None,
+    run_ids: Iterable[str] | None = None,
     now: str,
 ) -> ArchiveResult:
     """Mark matching runs archived; rows are never deleted (§9)."""
@@ -145,7 +160,9 @@ def archive_rows(
         run_group_contains,
         keep_run_group_contains,
         archive_all_matching_benchmark,
+        run_ids=run_ids,
     )
+    _require_known_runs(rows, selector)
     batch_id = ledger_text(archive_batch_id, 120) or _default_batch_id(selector, reason_text)
     stamp = {
         "archive_state": "archived",
@@ -177,7 +194,23 @@ def _default_batch_id(selector: _Selector, reason_text: str) -> str:
         selector.arm_ids,
         selector.run_group_contains,
         selector.keep_run_group_contains,
+        selector.run_ids,
     )
+
+
+def _require_known_runs(rows: Sequence[Mapping[str, Any]], selector: _Selector) -> None:
+    """A ``--run-id`` that is no run of the benchmark is a mistake, not "0 matched"."""
+    if not selector.run_ids:
+        return
+    benchmark = selector.benchmark_id
+    known = {str(row.get("run_id")) for row in rows if row.get("benchmark_id") == benchmark}
+    missing = sorted(selector.run_ids - known)
+    if missing:
+        raise InputError(
+            f"run id {missing[0]} is not a run of benchmark {selector.benchmark_id} in this "
+            f"ledger ({len(known)} runs; `benchledger sql \"SELECT run_id, case_id FROM "
+            f"ledger_runs_v\"` lists them)"
+        )
 
 
 def _stamp_matches(
@@ -224,6 +257,7 @@ def restore_rows(
     keep_run_group_contains: Iterable[str] | None = None,
     archive_all_matching_benchmark: bool = False,
     archive_batch_id: str | None = None,
+    run_ids: Iterable[str] | None = None,
 ) -> ArchiveResult:
     """Undo an archive (new, ``--restore``): matching archived rows lose the archive fields.
 
@@ -240,7 +274,9 @@ def restore_rows(
         keep_run_group_contains,
         archive_all_matching_benchmark,
         extra_filter=bool(archive_batch_id),
+        run_ids=run_ids,
     )
+    _require_known_runs(rows, selector)
     out, changed, matched, counts = _unstamp_matches(rows, selector, archive_batch_id)
     payload = {
         "schema_version": ARCHIVE_SCHEMA,
