@@ -15,11 +15,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.requests.compare import CompareRequest
 from benchledger.ledger.rules.row.build import RULES_VERSION
+from benchledger.projections.reports.compare import intervals
 from benchledger.projections.reports.compare.document import build_compare, render_compare_markdown
 
 T975 = {2: 4.302652729911275, 3: 3.182446305284263}
@@ -88,8 +90,11 @@ def test_arm_summary_over_cases() -> None:
     assert (a["n_cases"], a["n_attempts"]) == (4, 7)
     assert a["mean"] == pytest.approx(0.625)
     assert a["se"] == pytest.approx(se)
-    assert a["ci_low"] == pytest.approx(0.625 - T975[3] * se)
-    assert a["ci_high"] == pytest.approx(0.625 + T975[3] * se)
+    # case means over attempts, bounded in [0, 1]: the betting interval (any n), in case order
+    assert a["interval_method"] == "betting_waudby_smith_ramdas"
+    low, high = intervals.betting_intervals(np.array([[0.5, 1.0, 0.0, 1.0]]), 0.95)
+    assert (a["ci_low"], a["ci_high"]) == (low[0], high[0])
+    assert 0 <= a["ci_low"] < 0.625 < a["ci_high"] <= 1
     # within: variances 0.5, 0, 0 over the three repeated cases -> 1/6; mean 1/k = (3/2+1)/4
     assert a["var_within_cases"] == pytest.approx(1 / 6)
     assert a["var_between_cases"] == pytest.approx(0.6875 / 3 - (1 / 6) * (2.5 / 4))
@@ -110,7 +115,12 @@ def test_paired_difference_closed_forms() -> None:
     assert (pair["arm_id"], pair["reference"], pair["n_pairs"]) == ("B", "A", 3)
     assert pair["mean_diff"] == pytest.approx(1 / 3)
     assert pair["se"] == pytest.approx(1 / 6)
-    assert pair["ci_low"] == pytest.approx(1 / 3 - T975[2] / 6)
+    # differences mapped to (d + 1)/2 in [0, 1], the betting interval, mapped back
+    assert pair["interval_method"] == "betting_waudby_smith_ramdas"
+    low, high = intervals.betting_intervals(np.array([[0.75, 0.5, 0.75]]), 0.95)
+    assert pair["ci_low"] == pytest.approx(2 * low[0] - 1)
+    assert pair["ci_high"] == pytest.approx(2 * high[0] - 1)
+    assert -1 <= pair["ci_low"] < 1 / 3 < pair["ci_high"] <= 1
     assert pair["p_value"] == pytest.approx(1 - 2 / math.sqrt(6))  # t-distribution, 2 df
     assert pair["p_holm"] == pytest.approx(pair["p_value"])  # one comparison
     assert pair["mcnemar"] is None  # metric score
@@ -339,12 +349,12 @@ def test_markdown_keeps_odd_ids_inside_their_cells() -> None:
     rows = [{**row, "arm_id": odd} if row["arm_id"] == "B" else row for row in ledger()]
     text = render_compare_markdown(compare(rows))
     arm_rows = [line for line in text.splitlines() if line.startswith("| B")]
-    # one line per table (arms, paired); the pipe is escaped, so every row keeps its 11 or 12
-    # cells: 12 or 13 unescaped pipes
+    # one line per table (arms, paired); the pipe is escaped, so every row keeps its 12 or 14
+    # cells: 13 or 15 unescaped pipes
     assert len(arm_rows) == 2
     for line in arm_rows:
         assert line.startswith("| B\\|x\\`y z |")
-        assert line.replace("\\|", "").count("|") in (12, 13)
+        assert line.replace("\\|", "").count("|") in (13, 15)
     assert "- ``B|x`y z``: 3 of 5 cases" in text  # a code span fenced past the backtick
 
 
@@ -374,3 +384,47 @@ def test_the_compare_doc_documents_every_key_of_the_document() -> None:
     assert not missing, missing
     for method in (doc["interval_method"], doc["power"]["method"], doc["bootstrap"]["method"]):
         assert f"`{method}`" in section
+
+
+def pass_fail_pair(outcomes: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """One attempt per case: (reference, arm) verdicts as rewards 1/0."""
+    rows = []
+    for i, (ref, arm) in enumerate(outcomes):
+        rows += [run("old", f"c{i}", [ref]), run("new", f"c{i}", [arm])]
+    return rows
+
+
+def test_a_five_case_pass_fail_pair_gets_a_verdict_a_bounded_interval_and_a_note() -> None:
+    """Issue 32: 2/5 once gave [-0.28, 1.08] and the t-interval of the difference left [-1, 1]."""
+    rows = pass_fail_pair([(1, 0), (1, 0), (1, 1), (0, 0), (1, 1)])
+    doc = compare(rows, metric="pass", reference="old")
+    assert list(doc)[0] == "verdict"
+    assert doc["verdict"].startswith("new − old: −0.40 (95 % CI −1.00 to 0.58, betting")
+    assert "5 paired cases — no difference shown; too few to detect a 0.05 difference" in (
+        doc["verdict"]
+    )
+    assert doc["small_sample_note"].startswith("Small sample: 5 case(s), fewer than 30.")
+    old, new = doc["arms"]
+    assert old["interval_method"] == new["interval_method"] == "clopper_pearson_exact"
+    # 2 of 5: Clopper–Pearson [0.0527, 0.8534] (scipy's binomtest agrees, test_compare_stats)
+    assert (new["ci_low"], new["ci_high"]) == pytest.approx((0.052745, 0.853367), abs=1e-6)
+    pair = doc["paired"][0]
+    assert -1 <= pair["ci_low"] < pair["mean_diff"] < pair["ci_high"] <= 1
+    text = render_compare_markdown(doc)
+    assert text.startswith(f"**Verdict:** {doc['verdict']}\n\n> Small sample: 5 case(s)")
+    assert "`betting_waudby_smith_ramdas`" in text and "`clopper_pearson_exact`" in text
+
+
+def test_an_all_pass_arm_never_gets_a_zero_width_interval() -> None:
+    """5/5 once gave [1.000, 1.000]; three −1 differences gave "MDE 0.0000" and "cases: 2"."""
+    doc = compare(pass_fail_pair([(1, 0)] * 3 + [(1, 1)] * 2), metric="pass", reference="old")
+    old = doc["arms"][0]
+    assert old["mean"] == 1.0 and 0 < old["ci_low"] < old["ci_high"] == 1.0
+    flat = compare(pass_fail_pair([(1, 0)] * 3), metric="pass", reference="old")
+    pair = flat["paired"][0]
+    assert pair["mean_diff"] == -1.0 and -1 <= pair["ci_low"] < -1 + 1e-9 < pair["ci_high"] <= 1
+    assert pair["ci_high"] > -1 + 0.1  # three cases cannot pin the difference at −1
+    power = pair["power"]
+    assert power["basis"] == "binomial_worst_case"
+    assert power["note"] == "no spread in 3 paired cases"
+    assert power["mde_80"] > 1 and power["cases_needed_for_effect"] == 1570

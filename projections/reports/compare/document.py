@@ -10,14 +10,18 @@ cases both can count, after the comparability guard has had its say.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.requests.compare import CompareRequest
 from benchledger.ledger.rules.row.timestamps import UNREADABLE
+from benchledger.projections.reports.compare import intervals as ci
 from benchledger.projections.reports.compare import stats as cs
 from benchledger.projections.reports.compare.facts import (
     ROW_KEYS,
@@ -28,6 +32,7 @@ from benchledger.projections.reports.compare.facts import (
 )
 from benchledger.projections.reports.compare.guard import Mismatch, find_mismatches
 from benchledger.projections.reports.compare.markdown import render_compare_markdown
+from benchledger.projections.reports.compare.verdict import small_sample_note, verdict_line
 
 # The facts of one row live in ``facts``; they are named here too, where the readers of the
 # document (and of its cache, ``projections.read_models.compare_facts``) have always found them.
@@ -45,7 +50,7 @@ __all__ = [
 
 SCHEMA = "benchmark_run_compare_v0"
 METRICS = ("score", "pass")
-INTERVAL_METHOD = "student_t_over_cases"
+INTERVAL_METHOD = "by_rule_per_arm_and_pair"  # each block names its own (intervals.py)
 BOOTSTRAP_METHOD = "percentile_over_cases_multinomial_numpy_default_rng"
 POWER_METHOD = "normal_approximation_two_sided"
 
@@ -250,6 +255,8 @@ def _document(
     for block, p_holm in zip(paired, cs.holm([p["p_value"] for p in paired]), strict=True):
         block["p_holm"] = p_holm
     return {
+        "verdict": verdict_line(arms, paired, request.confidence, request.effect),
+        "small_sample_note": small_sample_note(arms, paired),
         "schema_version": SCHEMA,
         "benchmark_id": request.benchmark_id,
         "metric": metric,
@@ -284,6 +291,7 @@ def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
     # every included case has a value: the filter only tells the type checker so
     values = [c.value for c in included.values() if c.value is not None]
     summary = cs.t_interval(values, request.confidence)
+    low, high, method = _arm_interval(values, request.confidence)
     split = cs.variance_split([c.attempts for c in included.values()])
     excluded: dict[str, list[str]] = defaultdict(list)
     for case, entry in result.cases.items():
@@ -295,8 +303,9 @@ def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
         "n_attempts": sum(len(c.attempts) for c in included.values()),
         "mean": summary.mean,
         "se": summary.se,
-        "ci_low": summary.ci_low,
-        "ci_high": summary.ci_high,
+        "ci_low": low,
+        "ci_high": high,
+        "interval_method": method,
         "var_between_cases": split.between,
         "var_within_cases": split.within,
         "coverage": {
@@ -362,6 +371,11 @@ def _paired_block(
     diffs = [mine[c].value - theirs[c].value for c in common]  # type: ignore[operator]
     summary = cs.t_interval(diffs, request.confidence)
     boot = cs.bootstrap_interval(diffs, request.bootstrap, request.seed, request.confidence)
+    low, high, method = _paired_interval(
+        [mine[c].value for c in common],  # type: ignore[misc]
+        [theirs[c].value for c in common],  # type: ignore[misc]
+        request.confidence,
+    )
     plan = _power(arm, reference, common, summary, request)
     return {
         "arm_id": arm.arm_id,
@@ -369,8 +383,9 @@ def _paired_block(
         "n_pairs": len(common),
         "mean_diff": summary.mean,
         "se": summary.se,
-        "ci_low": summary.ci_low,
-        "ci_high": summary.ci_high,
+        "ci_low": low,
+        "ci_high": high,
+        "interval_method": method,
         "p_value": cs.paired_p_value(summary),
         "p_holm": None,
         "bootstrap": {
@@ -385,6 +400,8 @@ def _paired_block(
             "cases_needed_for_effect": plan.cases_needed,
             "attempts_per_case_for_effect": plan.attempts_per_case,
             "attempts_limited_by_cases": plan.attempts_limited_by_cases,
+            "basis": plan.basis,
+            "note": plan.reason,
         },
     }
 
@@ -410,9 +427,45 @@ def _power(
                 else 0.0
                 for c in common
             ) / len(common)
-    return cs.power_plan(
-        summary, request.effect, within_sum=within_sum, mean_inverse_attempts=inverse
+    bounded = all(
+        0 <= v <= 1
+        for side in (mine, theirs)
+        for c in common
+        if (v := side[c].value) is not None
     )
+    return cs.power_plan(
+        summary,
+        request.effect,
+        within_sum=within_sum,
+        mean_inverse_attempts=inverse,
+        bounded=bounded,
+    )
+
+
+def _arm_interval(
+    values: Sequence[float], confidence: float
+) -> tuple[float | None, float | None, str | None]:
+    """The arm's interval by the rule of ``intervals`` (None without a case, or a t-interval
+    from one case)."""
+    if not values:
+        return None, None, None
+    low, high, methods = ci.arm_intervals(np.asarray([values], dtype=float), confidence)
+    return _finite(low[0]), _finite(high[0]), methods[0]
+
+
+def _paired_interval(
+    mine: Sequence[float], theirs: Sequence[float], confidence: float
+) -> tuple[float | None, float | None, str | None]:
+    if not mine:
+        return None, None, None
+    low, high, methods = ci.paired_intervals(
+        np.asarray([mine], dtype=float), np.asarray([theirs], dtype=float), confidence
+    )
+    return _finite(low[0]), _finite(high[0]), methods[0]
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
 
 
 def _mcnemar(
