@@ -287,6 +287,7 @@ def test_facts_recorded_on_one_side_only_are_not_mismatches() -> None:
         "ok": True,
         "allowed_incomparable": False,
         "mismatches": [],
+        "settings": {"A": ["not recorded"], "B": ["not recorded"]},
     }
 
 
@@ -297,14 +298,73 @@ def test_cost_per_case_and_pareto_front() -> None:
         row["usage"] = {"input_tokens": 100, "output_tokens": 10 if cheap else 50,
                         "cost_usd": 1.0 if cheap else 3.0}  # fmt: skip
     a, b = compare(rows)["arms"]
-    assert a["cost"]["tokens_per_case"] == 110 and a["cost"]["cost_usd_per_case"] == 1.0
-    assert b["cost"]["recorded_cases"] == 3 and b["cost"]["cost_usd_per_case"] == 3.0
-    # A: 0.625 at $1; B: mean of 1, 1, 0.5 = 0.8333 at $3 -> neither dominates
+    # a run's usage is summed over its attempts; a case's cost is the mean over its attempts:
+    # A's c1-c3 ran 2 attempts (110/2 = 55 tokens, $0.5), c4 one (110, $1)
+    assert a["cost"]["tokens_per_case"] == (55 * 3 + 110) / 4
+    assert a["cost"]["cost_usd_per_case"] == (0.5 * 3 + 1.0) / 4
+    assert b["cost"]["recorded_cases"] == 3 and b["cost"]["cost_usd_per_case"] == 1.5
+    # A: 0.625 at $0.625; B: mean of 1, 1, 0.5 = 0.8333 at $1.5 -> neither dominates
     assert (a["pareto"], b["pareto"]) == (True, True)
     assert a["cost"]["pareto_basis"] == "cost_usd_per_case"
-    rows[0]["usage"]["cost_usd"] = 9.0  # A's c1 now costs 9: A averages (9+1+1+1)/4 = 3
+    rows[0]["usage"]["cost_usd"] = 15.0  # A's c1 now costs 7.5 an attempt: A averages 2.375
     a, b = compare(rows)["arms"]
     assert (a["pareto"], b["pareto"]) == (False, True)
+
+
+def test_a_second_job_on_a_case_does_not_double_its_cost() -> None:
+    """Issue 32: cost per case was summed over a case's runs, so a second job doubled an arm's
+    cost and flipped the Pareto verdict. B costs $1 an attempt, A $1.5; B ran every case twice."""
+    rows = []
+    for case in ("c1", "c2", "c3"):
+        paid = {"input_tokens": 1, "output_tokens": 1}
+        rows.append(run("A", case, [1], usage={**paid, "cost_usd": 1.5}))
+        for job in (0, 1):
+            moment = f"2026-05-0{job + 1}T00:00:00Z"
+            rows.append(run("B", case, [1], n=job, recorded_at=moment,
+                            usage={**paid, "cost_usd": 1.0}))  # fmt: skip
+    a, b = compare(rows)["arms"]
+    assert b["coverage"]["runs_included"] == 6
+    assert (a["cost"]["cost_usd_per_case"], b["cost"]["cost_usd_per_case"]) == (1.5, 1.0)
+    assert b["cost"]["tokens_per_case"] == 2.0
+    assert (a["pareto"], b["pareto"]) == (False, True)  # same mean, B cheaper
+
+
+def test_mixed_agent_versions_are_separate_arms_unless_pooled() -> None:
+    """Issue 32: runs of codex 0.46.0 and 0.50.0 merged into one arm and "agree"d."""
+
+    def versioned(case: str, version: str, reward: float, multiplier: float = 1.0) -> dict:
+        row = run("codex", case, [reward], n=version)
+        row["comparability"] = {**row["comparability"], "agent_version": version}
+        if multiplier != 1.0:
+            row["comparability"]["timeout_multipliers"] = {"agent_timeout_multiplier": multiplier}
+        return row
+
+    rows = [versioned(f"c{i}", "0.46.0", 1.0) for i in range(5)]
+    rows += [versioned(f"c{i}", "0.50.0", 1.0 if i < 2 else 0.0) for i in range(5)]
+    doc = compare(rows, metric="pass")
+    assert [a["arm_id"] for a in doc["arms"]] == ["codex 0.46.0", "codex 0.50.0"]
+    assert doc["verdict"].startswith("codex 0.50.0 − codex 0.46.0: −0.60 (95 % CI")
+    assert doc["banner"] is None
+    assert doc["comparability"]["settings"] == {
+        "codex 0.46.0": ["0.46.0"], "codex 0.50.0": ["0.50.0"]}  # fmt: skip
+    text = render_compare_markdown(doc)
+    assert "- settings differ between `codex 0.50.0` and `codex 0.46.0`: 0.50.0 vs 0.46.0" in text
+    # --arm names every setting of a split arm; --reference must name one
+    named = compare(rows, metric="pass", arms=("codex",))
+    assert [a["arm_id"] for a in named["arms"]] == ["codex 0.46.0", "codex 0.50.0"]
+    with pytest.raises(InputError, match="arm codex ran with several settings"):
+        compare(rows, metric="pass", reference="codex")
+    pooled = compare(rows, metric="pass", pool_versions=True)
+    assert [a["arm_id"] for a in pooled["arms"]] == ["codex"]
+    assert pooled["arms"][0]["n_attempts"] == 10
+    assert pooled["banner"] == "SETTINGS POOLED (--pool-versions): codex: 0.46.0, 0.50.0"
+    assert "- settings differ within `codex` (pooled): 0.46.0, 0.50.0" in (
+        render_compare_markdown(pooled)
+    )
+    # a timeout multiplier other than 1 splits too, and is shown in the label
+    slow = rows[:5] + [versioned(f"c{i}", "0.46.0", 0.0, 8.0) for i in range(5)]
+    labels = [a["arm_id"] for a in compare(slow, metric="pass")["arms"]]
+    assert labels == ["codex 0.46.0", "codex 0.46.0, agent_timeout_multiplier=8"]
 
 
 def test_without_cost_nobody_is_judged() -> None:
@@ -379,7 +439,8 @@ def test_the_compare_doc_documents_every_key_of_the_document() -> None:
         return set()
 
     reasons = {r for arm in doc["arms"] for r in arm["coverage"]["excluded"]}
-    data_keys = keys(doc) - reasons  # exclusion reasons are data, listed in the Coverage bullet
+    arms = set(doc["comparability"]["settings"])  # keyed by arm: data, not keys
+    data_keys = keys(doc) - reasons - arms  # exclusion reasons are data (the Coverage bullet)
     missing = sorted(k for k in data_keys if f"`{k}`" not in section and f"`{k}[]`" not in section)
     assert not missing, missing
     for method in (doc["interval_method"], doc["power"]["method"], doc["bootstrap"]["method"]):

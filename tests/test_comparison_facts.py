@@ -72,3 +72,15 @@ def test_unsafe_text_is_dropped_from_the_facts() -> None:
     row = _row(record)
     assert row["attempt_outcomes"] == [{"attempt_index": 1, "unscored_reason": "no_primary_reward"}]
     assert "dataset_sources" not in row.get("comparability", {})
+
+
+def test_the_agent_version_and_scaled_timeouts_are_kept_for_compare() -> None:
+    """What splits one agent's runs into arms (issue 32): the recorded agent version and any
+    effective timeout multiplier other than 1."""
+    policy = {"official_comparable": False, "effective_multipliers": {
+        "agent_timeout_multiplier": 8.0, "verifier_timeout_multiplier": 1.0}}  # fmt: skip
+    record = {**RECORD, "agent": {"name": "codex", "version": "0.46.0"}, "timeout_policy": policy}
+    facts = _row(record)["comparability"]
+    assert facts["agent_version"] == "0.46.0"
+    assert facts["timeout_multipliers"] == {"agent_timeout_multiplier": 8.0}
+    assert "agent_version" not in _row(RECORD)["comparability"]

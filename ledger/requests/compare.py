@@ -24,3 +24,4 @@ class CompareRequest:
     effect: float | None = 0.05
     allow_incomparable: bool = False
     confidence: float = 0.95
+    pool_versions: bool = False  # one arm for runs of different agent versions / settings

@@ -64,6 +64,18 @@ def comparability(record: Mapping[str, Any], text: TextFilter) -> dict[str, Any]
     policy = record.get("timeout_policy")
     if isinstance(policy, Mapping) and isinstance(policy.get("official_comparable"), bool):
         out["timeout_official_comparable"] = policy["official_comparable"]
+    # What splits one agent's runs into separate arms in compare (docs/compare.md): the agent's
+    # recorded version and any timeout multiplier other than 1.
+    agent = record.get("agent")
+    if isinstance(agent, Mapping) and (version := text(agent.get("version"), 80)):
+        out["agent_version"] = version
+    if isinstance(policy, Mapping) and isinstance(
+        effective := policy.get("effective_multipliers"), Mapping
+    ):
+        numbers = {key: _number(value) for key, value in effective.items() if isinstance(key, str)}
+        scaled = {key: value for key, value in sorted(numbers.items()) if value not in (None, 1)}
+        if scaled:
+            out["timeout_multipliers"] = scaled
     return out
 
 

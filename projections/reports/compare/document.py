@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -72,6 +72,7 @@ class ArmResult:
     runs_excluded: Counter = field(default_factory=Counter)
     attempts_unscored: Counter = field(default_factory=Counter)
     runs_without_attempt_detail: int = 0
+    settings: list[str] = field(default_factory=list)  # distinct settings of its runs
     _included: dict[str, ArmCase] | None = field(default=None, repr=False)
 
     def included(self) -> dict[str, ArmCase]:
@@ -138,6 +139,10 @@ def _arm_results(
             by_arm[run.arm_id][run.case_id].append(run)
     if not by_arm:
         raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
+    settings = _settings(by_arm)
+    if not request.pool_versions:
+        by_arm = _split_by_setting(by_arm, settings)
+        request = _named_arms(request, settings)
     for cases in by_arm.values():  # each case's runs in §6.3 order (most cases have one)
         for runs in cases.values():
             if len(runs) > 1:
@@ -146,7 +151,62 @@ def _arm_results(
     arms = _arms(request, by_arm)
     passes = metric == "pass"
     results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, passes) for arm in arms]
+    for result in results:
+        result.settings = _settings({result.arm_id: by_arm.get(result.arm_id, {})})[result.arm_id]
     return policy, metric, results
+
+
+NOT_RECORDED = "not recorded"
+
+
+def _settings(by_arm: Mapping[str, Mapping[str, list[RunFacts]]]) -> dict[str, list[str]]:
+    """Each arm's distinct settings (agent version, timeout multipliers other than 1)."""
+    return {
+        arm: sorted({run.setting or NOT_RECORDED for runs in cases.values() for run in runs})
+        for arm, cases in by_arm.items()
+    }
+
+
+def _label(arm: str, setting: str) -> str:
+    return f"{arm} ({setting})" if setting == NOT_RECORDED else f"{arm} {setting}"
+
+
+def _split_by_setting(
+    by_arm: dict[str, dict[str, list[RunFacts]]], settings: Mapping[str, list[str]]
+) -> dict[str, dict[str, list[RunFacts]]]:
+    """An arm whose runs recorded different settings becomes one arm per setting, labelled
+    with it ("codex 0.46.0"), its runs that recorded none one more ("codex (not recorded)");
+    an arm of one recorded setting keeps its name (a run that recorded none may be of it)."""
+    out: dict[str, dict[str, list[RunFacts]]] = {}
+    for arm, cases in by_arm.items():
+        if len(set(settings[arm]) - {NOT_RECORDED}) < 2:
+            out[arm] = cases
+            continue
+        for case, runs in cases.items():
+            for run in runs:
+                label = _label(arm, run.setting or NOT_RECORDED)
+                out.setdefault(label, defaultdict(list))[case].append(run)
+    return out
+
+
+def _named_arms(request: CompareRequest, settings: Mapping[str, list[str]]) -> CompareRequest:
+    """``--arm codex`` of a split arm names each of its settings; ``--reference`` must name
+    one of them."""
+    split = {
+        arm: [_label(arm, s) for s in found]
+        for arm, found in settings.items()
+        if len(set(found) - {NOT_RECORDED}) > 1
+    }
+    if not split:
+        return request
+    reference = request.reference
+    if reference in split:
+        raise InputError(
+            f"arm {reference} ran with several settings ({', '.join(split[reference])}): "
+            "name one as --reference, or pass --pool-versions"
+        )
+    arms = tuple(label for arm in request.arms for label in split.get(arm, [arm]))
+    return replace(request, arms=arms)
 
 
 def _checked(request: CompareRequest) -> cs.CasePolicy:
@@ -262,9 +322,10 @@ def _document(
         "metric": metric,
         "per_case_policy": policy.label,
         "confidence": request.confidence,
+        "pool_versions": request.pool_versions,
         "interval_method": INTERVAL_METHOD,
         "reference": reference.arm_id,
-        "banner": _banner(mismatches) if mismatches else None,
+        "banner": _banner(mismatches, results, request),
         "arms": arms,
         "paired": paired,
         "power": {
@@ -282,6 +343,7 @@ def _document(
             "ok": not mismatches,
             "allowed_incomparable": bool(mismatches) and request.allow_incomparable,
             "mismatches": [m.as_dict() for m in mismatches],
+            "settings": {r.arm_id: r.settings for r in results},
         },
     }
 
@@ -324,29 +386,30 @@ def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
 
 def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
     """Tokens (input + output) and dollars per case, over cases whose counted runs all
-    recorded them; a case's cost is the sum over its counted runs (every attempt paid for)."""
+    recorded them. A case's cost is the mean over its attempts (each run's usage is summed over
+    its attempts: divided by them, then weighed by them), so a second job on a case does not
+    double its cost."""
     tokens: list[float] = []
     dollars: list[float] = []
     for entry in included.values():
-        case_tokens: float | None = 0
-        case_dollars: float | None = 0
-        for run in entry.rows:
-            if not run.has_usage:
-                case_tokens = case_dollars = None
-                break
-            if case_tokens is not None:
-                case_tokens = None if run.tokens is None else case_tokens + run.tokens
-            if case_dollars is not None:
-                case_dollars = None if run.dollars is None else case_dollars + run.dollars
-        if entry.rows and case_tokens is not None:
-            tokens.append(case_tokens)
-        if entry.rows and case_dollars is not None:
-            dollars.append(case_dollars)
+        runs = entry.rows
+        if not runs or not all(run.has_usage for run in runs):
+            continue
+        attempts = sum(_attempts_of(run) for run in runs)
+        if all(run.tokens is not None for run in runs):
+            tokens.append(sum(run.tokens for run in runs) / attempts)  # type: ignore[misc]
+        if all(run.dollars is not None for run in runs):
+            dollars.append(sum(run.dollars for run in runs) / attempts)  # type: ignore[misc]
     return {
         "tokens_per_case": sum(tokens) / len(tokens) if tokens else None,
         "cost_usd_per_case": sum(dollars) / len(dollars) if dollars else None,
         "recorded_cases": max(len(tokens), len(dollars)),
     }
+
+
+def _attempts_of(run: RunFacts) -> int:
+    """The attempts a run's usage was summed over: scored and unscored; one without detail."""
+    return max(1, len(run.scores) + len(run.unscored)) if run.detailed else 1
 
 
 def _mark_pareto(arms: list[dict[str, Any]]) -> None:
@@ -481,12 +544,23 @@ def _mcnemar(
     return {"b": b, "c": c, "p_value": cs.mcnemar_exact(b, c)}
 
 
-def _banner(mismatches: Sequence[Mismatch]) -> str:
-    kinds = ", ".join(sorted({m.kind for m in mismatches}))
-    return (
-        f"INCOMPARABLE RUNS COMPARED ANYWAY (--allow-incomparable): {len(mismatches)} "
-        f"mismatch(es) in {kinds}; differences may reflect the setup, not the arms"
-    )
+def _banner(
+    mismatches: Sequence[Mismatch], results: Sequence[ArmResult], request: CompareRequest
+) -> str | None:
+    """What the reader must know before any number: incomparable runs let through, and arms
+    that pool runs of different settings (``--pool-versions``)."""
+    parts = []
+    if mismatches:
+        kinds = ", ".join(sorted({m.kind for m in mismatches}))
+        parts.append(
+            f"INCOMPARABLE RUNS COMPARED ANYWAY (--allow-incomparable): {len(mismatches)} "
+            f"mismatch(es) in {kinds}; differences may reflect the setup, not the arms"
+        )
+    pooled = [r for r in results if len(r.settings) > 1]
+    if pooled and request.pool_versions:
+        listed = "; ".join(f"{r.arm_id}: {', '.join(r.settings)}" for r in pooled)
+        parts.append(f"SETTINGS POOLED (--pool-versions): {listed}")
+    return " | ".join(parts) or None
 
 
 def _refusal(mismatches: Sequence[Mismatch]) -> str:

@@ -158,9 +158,29 @@ def _comparability_section(doc: Mapping[str, Any]) -> list[str]:
             "- benchmark version, dataset, task digests and timeout policy agree "
             "wherever both arms recorded them"
         )
-        return lines
     for m in comp["mismatches"]:
         where = f"{m['arm_id']} vs {m['reference']}" if m["reference"] else f"within {m['arm_id']}"
         cases = ", ".join(_text(c["case_id"]) for c in m["cases"])
         lines.append(f"- {m['kind']} differs {_text(where)}: {cases}")
+    return lines + _settings_lines(doc)
+
+
+def _settings_lines(doc: Mapping[str, Any]) -> list[str]:
+    """Agent versions and timeout multipliers: every difference inside an arm (pooled) and
+    between each paired arm and the reference."""
+    settings = doc["comparability"].get("settings") or {}
+    lines = []
+    for arm, found in settings.items():
+        if len(found) > 1:
+            shown = ", ".join(_text(s) for s in found)
+            lines.append(f"- settings differ within {code_span(str(arm))} (pooled): {shown}")
+    reference = settings.get(doc["reference"])
+    for pair in doc["paired"]:
+        mine = settings.get(pair["arm_id"])
+        if mine is not None and reference is not None and mine != reference:
+            lines.append(
+                f"- settings differ between {code_span(str(pair['arm_id']))} and "
+                f"{code_span(str(doc['reference']))}: {_text(', '.join(mine))} vs "
+                f"{_text(', '.join(reference))}"
+            )
     return lines
