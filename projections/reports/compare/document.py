@@ -393,6 +393,16 @@ def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
     dollars: list[float] = []
     for entry in included.values():
         runs = entry.rows
+        if len(runs) == 1:  # most cases: one run, no sums to build
+            run = runs[0]
+            if not run.has_usage:
+                continue
+            attempts = (len(run.scores) + len(run.unscored) or 1) if run.detailed else 1
+            if run.tokens is not None:
+                tokens.append(run.tokens / attempts)
+            if run.dollars is not None:
+                dollars.append(run.dollars / attempts)
+            continue
         if not runs or not all(run.has_usage for run in runs):
             continue
         attempts = sum(_attempts_of(run) for run in runs)
