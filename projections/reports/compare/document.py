@@ -29,6 +29,7 @@ from benchledger.projections.reports.compare.facts import (
     matches_benchmark,
     needs_judgement,
     run_facts,
+    run_setting,
 )
 from benchledger.projections.reports.compare.guard import Mismatch, find_mismatches
 from benchledger.projections.reports.compare.markdown import render_compare_markdown
@@ -39,9 +40,11 @@ from benchledger.projections.reports.compare.verdict import small_sample_note, v
 __all__ = [
     "ROW_KEYS",
     "RunFacts",
+    "arm_labels",
     "arm_results",
     "build_compare",
     "build_compare_from_facts",
+    "build_compare_with_cases",
     "matches_benchmark",
     "needs_judgement",
     "render_compare_markdown",
@@ -101,6 +104,44 @@ def build_compare_from_facts(facts: Iterable[RunFacts], request: CompareRequest)
     if mismatches and not request.allow_incomparable:
         raise InputError(_refusal(mismatches))
     return _document(request, policy, metric, results, mismatches)
+
+
+CaseValues = dict[str, dict[str, float | None]]  # arm -> case -> value (None: excluded)
+
+
+def build_compare_with_cases(
+    rows: Iterable[Mapping[str, Any]], request: CompareRequest
+) -> tuple[dict[str, Any] | None, str | None, CaseValues]:
+    """(document or None, refusal or None, each arm's case values): what the report's overview
+    and grid show, from one pass, so the grid's cells are the values the overview's means are
+    the means of. Raises ``InputError`` only when there are no arms to show at all."""
+    policy, metric, results = _arm_results(_facts_of(rows, request), request)
+    values = {r.arm_id: {case: entry.value for case, entry in r.cases.items()} for r in results}
+    mismatches = find_mismatches(results)
+    if mismatches and not request.allow_incomparable:
+        return None, _refusal(mismatches), values
+    return _document(request, policy, metric, results, mismatches), None, values
+
+
+def arm_labels(rows: Sequence[Mapping[str, Any]], pool_versions: bool = False) -> dict[str, str]:
+    """Run id -> the arm compare puts the run under, for the runs of split arms (another view
+    of the same rows, such as the report's grid, then shows the arms compare shows)."""
+    settings: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        settings[_row_arm(row)].add(run_setting(row) or NOT_RECORDED)
+    split = {arm for arm, found in settings.items() if len(found - {NOT_RECORDED}) > 1}
+    if pool_versions or not split:
+        return {}
+    return {
+        str(row.get("run_id")): _label(arm, run_setting(row) or NOT_RECORDED)
+        for row in rows
+        if (arm := _row_arm(row)) in split
+    }
+
+
+def _row_arm(row: Mapping[str, Any]) -> str:
+    arm = row.get("arm_id")
+    return arm if isinstance(arm, str) and arm else "unknown_arm"
 
 
 def arm_results(

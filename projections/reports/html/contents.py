@@ -77,7 +77,7 @@ def gather(
     store: EventStore, conn: Connection, ledger_id: str, benchmark_ids: Sequence[str] = ()
 ) -> ReportContents:
     """Read the ledger and build every view; unknown ``benchmark_ids`` are a user error."""
-    from benchledger.projections.reports.compare.document import matches_benchmark
+    from benchledger.projections.reports.compare.document import arm_labels, matches_benchmark
     queries = LedgerQueries(conn)
     rows = list(queries.all_rows(ledger_id))
     present = sorted({str(r.get("benchmark_id") or "") for r in rows} - {""})
@@ -91,8 +91,14 @@ def gather(
         # rows included), taken from the rows already read instead of parsing them again.
         theirs = [r for r in rows if matches_benchmark(r.get("benchmark_id"), benchmark_id)]
         overview = compare_benchmark(theirs, benchmark_id)
+        # the grid and the timeline show compare's arms: one per setting of a split arm
+        labels = arm_labels(theirs)
+        if labels:
+            own = [{**r, "arm_id": labels.get(str(r.get("run_id")), r.get("arm_id"))} for r in own]
         arms = grid_arms(own, overview.arm_order)
-        grid = build_grid(own, benchmark_id, arms, strings)
+        grid = build_grid(
+            own, benchmark_id, arms, strings, overview.case_values, overview.policy
+        )
         grids.append({"benchmark": strings.ref(benchmark_id), "slug": f"b{i}", **grid.page})
         facts[f"b{i}"] = grid.facts
         timeline = build_timeline(own, arms, [_for_benchmark(e, benchmark_id) for e in events])
