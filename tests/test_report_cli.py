@@ -221,3 +221,39 @@ def test_timeline_marks_the_archive_event_at_its_position(project: Path, db_url:
     (event,) = call.payload["events"]
     row = f'<td>archived</td><td class="n">1</td><td class="n">{event["position"]}</td>'
     assert row in html
+
+
+def test_the_badge_reflects_verify_files_as_well_as_the_chain(project: Path, db_url: str):
+    """Issue 32: the badge said "chain verified" while ``verify --files`` failed."""
+    assert report(db_url, "--out", "site").code == 0
+    page = (project / "site" / "index.html").read_text("utf-8")
+    assert 'class="badge ok" href="#audit">chain and files verified<' in page
+    published = [
+        p for p in project.rglob("*.json") if "site" not in p.parts and p.stat().st_size
+    ]
+    assert published, "the ledger renders published files"
+    published[0].write_text(published[0].read_text("utf-8") + " ", encoding="utf-8")
+    assert cli(["--format", "json", "verify", "--files"], db=db_url).payload["ok"] is False
+    assert report(db_url, "--out", "site").code == 0
+    page = (project / "site" / "index.html").read_text("utf-8")
+    assert 'class="badge bad" href="#audit">chain verified, files DIFFER<' in page
+    assert "published files differ (1 changed): see `benchledger verify --files`" in page
+    assert str(project) not in page  # counts and statuses only, never a local path
+
+
+def test_case_decisions_name_every_arm_that_ran_a_case(project: Path, db_url: str):
+    """Issue 32: cases two arms ran were listed as ``single_arm_recorded``. Each line now
+    carries every arm's case value as compare counts it (the overview's values), and a case
+    several arms ran without baseline/treatment roles is named for them and the best."""
+    assert report(db_url, "--out", "site").code == 0
+    document = compare_json(db_url)
+    lines = report_lists(project / "site")["decisions"]
+    several = [line for line in lines if line[3] and " · " in line[3]]
+    assert several, "the two-arm ledger has cases both arms ran"
+    for _bench, case, decision, arms, *_rest in several:
+        assert decision != "single_arm_recorded", case
+        shown = dict(item.rsplit(" ", 1) for item in arms.split(" · "))
+        assert set(shown) <= {a["arm_id"] for a in document["arms"]}
+        if decision.startswith(f"{len(shown)}_arms_recorded: best "):
+            top = max(map(float, shown.values()))
+            assert decision.endswith(f"({top:.2f})")
