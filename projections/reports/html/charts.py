@@ -86,15 +86,43 @@ def forest_svg(rows: Sequence[Interval], reference: str, title: str) -> bytes:
         return _svg(fig)
 
 
+LABEL_STEP = 11.0  # points between stacked labels: more than a label's line height
+NEAR = 0.12  # share of the axis span within which two points' labels would collide
+
+
+def label_offsets(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Where each point's label goes (offset in points): beside its point, and for points
+    close to ones already labelled (six arms at the same cost and score), stacked one line
+    further down each, so no two labels print on top of each other."""
+    if not points:
+        return []
+    xs, ys = [x for x, _ in points], [y for _, y in points]
+    span_x = (max(xs) - min(xs)) or 1.0
+    span_y = (max(ys) - min(ys)) or 1.0
+    placed: list[tuple[float, float, int]] = []  # x, y, line of each labelled point
+    offsets = []
+    for x, y in points:
+        taken = {
+            line
+            for px, py, line in placed
+            if abs(px - x) / span_x < NEAR and abs(py - y) / span_y < NEAR
+        }
+        line = next(k for k in range(len(points) + 1) if k not in taken)
+        placed.append((x, y, line))
+        offsets.append((6.0, 4.0 - LABEL_STEP * line))
+    return offsets
+
+
 def cost_svg(points: Sequence[CostPoint], cost_label: str, score_label: str) -> bytes:
     """Each arm as a point; the Pareto frontier (cheaper or better, nothing dominating) drawn."""
     with _figure(3.2) as fig:
         ax = fig.subplots()
+        offsets = label_offsets([(p.cost, p.score) for p in points])
         for i, p in enumerate(points):
             label = public_text(p.label)
             ring = {"edgecolors": "#111111", "linewidths": 1.8} if p.pareto else {}
             ax.scatter([p.cost], [p.score], s=52, color=colour(i), zorder=3, label=label, **ring)
-            ax.annotate(label, (p.cost, p.score), textcoords="offset points", xytext=(6, 4))
+            ax.annotate(label, (p.cost, p.score), textcoords="offset points", xytext=offsets[i])
         frontier = sorted((p for p in points if p.pareto), key=lambda p: p.cost)
         if len(frontier) > 1:
             ax.step(
