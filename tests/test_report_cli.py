@@ -257,3 +257,22 @@ def test_case_decisions_name_every_arm_that_ran_a_case(project: Path, db_url: st
         if decision.startswith(f"{len(shown)}_arms_recorded: best "):
             top = max(map(float, shown.values()))
             assert decision.endswith(f"({top:.2f})")
+
+
+def test_the_overview_opens_with_compare_s_verdict_and_names_each_method(
+    project: Path, db_url: str
+):
+    """Issue 32: nowhere did one line say what the user came to learn."""
+    import html
+
+    assert report(db_url, "--out", "site").code == 0
+    page = html.unescape((project / "site" / "index.html").read_text("utf-8"))
+    document = compare_json(db_url)
+    article = page.split(f'data-benchmark="{BENCHMARK}">', 1)[1].split("</article>", 1)[0]
+    verdict = '<p class="verdict" data-field="verdict"><strong>Verdict:</strong> '
+    verdict += f"{document['verdict']}</p>"
+    assert verdict in article
+    assert article.index(verdict) < article.index('<table class="arms">')
+    for block in document["arms"] + document["paired"]:
+        method = block["interval_method"] or "–"  # an arm without a countable case has none
+        assert f'<td data-field="interval_method">{method}</td>' in article
