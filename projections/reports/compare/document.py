@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,13 +23,18 @@ from benchledger.ledger.requests.compare import CompareRequest
 from benchledger.ledger.rules.row.timestamps import UNREADABLE
 from benchledger.projections.reports.compare import intervals as ci
 from benchledger.projections.reports.compare import stats as cs
+from benchledger.projections.reports.compare.arm_settings import (
+    arm_labels,
+    named_arms,
+    settings_of,
+    split_by_setting,
+)
 from benchledger.projections.reports.compare.facts import (
     ROW_KEYS,
     RunFacts,
     matches_benchmark,
     needs_judgement,
     run_facts,
-    run_setting,
 )
 from benchledger.projections.reports.compare.guard import Mismatch, find_mismatches
 from benchledger.projections.reports.compare.markdown import render_compare_markdown
@@ -123,27 +128,6 @@ def build_compare_with_cases(
     return _document(request, policy, metric, results, mismatches), None, values
 
 
-def arm_labels(rows: Sequence[Mapping[str, Any]], pool_versions: bool = False) -> dict[str, str]:
-    """Run id -> the arm compare puts the run under, for the runs of split arms (another view
-    of the same rows, such as the report's grid, then shows the arms compare shows)."""
-    settings: dict[str, set[str]] = defaultdict(set)
-    for row in rows:
-        settings[_row_arm(row)].add(run_setting(row) or NOT_RECORDED)
-    split = {arm for arm, found in settings.items() if len(found - {NOT_RECORDED}) > 1}
-    if pool_versions or not split:
-        return {}
-    return {
-        str(row.get("run_id")): _label(arm, run_setting(row) or NOT_RECORDED)
-        for row in rows
-        if (arm := _row_arm(row)) in split
-    }
-
-
-def _row_arm(row: Mapping[str, Any]) -> str:
-    arm = row.get("arm_id")
-    return arm if isinstance(arm, str) and arm else "unknown_arm"
-
-
 def arm_results(
     rows: Iterable[Mapping[str, Any]], request: CompareRequest
 ) -> tuple[cs.CasePolicy, str, list[ArmResult]]:
@@ -180,10 +164,10 @@ def _arm_results(
             by_arm[run.arm_id][run.case_id].append(run)
     if not by_arm:
         raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
-    settings = _settings(by_arm)
+    settings = settings_of(by_arm)
     if not request.pool_versions:
-        by_arm = _split_by_setting(by_arm, settings)
-        request = _named_arms(request, settings)
+        by_arm = split_by_setting(by_arm, settings)
+        request = named_arms(request, settings)
     for cases in by_arm.values():  # each case's runs in §6.3 order (most cases have one)
         for runs in cases.values():
             if len(runs) > 1:
@@ -193,61 +177,8 @@ def _arm_results(
     passes = metric == "pass"
     results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, passes) for arm in arms]
     for result in results:
-        result.settings = _settings({result.arm_id: by_arm.get(result.arm_id, {})})[result.arm_id]
+        result.settings = settings_of({result.arm_id: by_arm.get(result.arm_id, {})})[result.arm_id]
     return policy, metric, results
-
-
-NOT_RECORDED = "not recorded"
-
-
-def _settings(by_arm: Mapping[str, Mapping[str, list[RunFacts]]]) -> dict[str, list[str]]:
-    """Each arm's distinct settings (agent version, timeout multipliers other than 1)."""
-    return {
-        arm: sorted({run.setting or NOT_RECORDED for runs in cases.values() for run in runs})
-        for arm, cases in by_arm.items()
-    }
-
-
-def _label(arm: str, setting: str) -> str:
-    return f"{arm} ({setting})" if setting == NOT_RECORDED else f"{arm} {setting}"
-
-
-def _split_by_setting(
-    by_arm: dict[str, dict[str, list[RunFacts]]], settings: Mapping[str, list[str]]
-) -> dict[str, dict[str, list[RunFacts]]]:
-    """An arm whose runs recorded different settings becomes one arm per setting, labelled
-    with it ("codex 0.46.0"), its runs that recorded none one more ("codex (not recorded)");
-    an arm of one recorded setting keeps its name (a run that recorded none may be of it)."""
-    out: dict[str, dict[str, list[RunFacts]]] = {}
-    for arm, cases in by_arm.items():
-        if len(set(settings[arm]) - {NOT_RECORDED}) < 2:
-            out[arm] = cases
-            continue
-        for case, runs in cases.items():
-            for run in runs:
-                label = _label(arm, run.setting or NOT_RECORDED)
-                out.setdefault(label, defaultdict(list))[case].append(run)
-    return out
-
-
-def _named_arms(request: CompareRequest, settings: Mapping[str, list[str]]) -> CompareRequest:
-    """``--arm codex`` of a split arm names each of its settings; ``--reference`` must name
-    one of them."""
-    split = {
-        arm: [_label(arm, s) for s in found]
-        for arm, found in settings.items()
-        if len(set(found) - {NOT_RECORDED}) > 1
-    }
-    if not split:
-        return request
-    reference = request.reference
-    if reference in split:
-        raise InputError(
-            f"arm {reference} ran with several settings ({', '.join(split[reference])}): "
-            "name one as --reference, or pass --pool-versions"
-        )
-    arms = tuple(label for arm in request.arms for label in split.get(arm, [arm]))
-    return replace(request, arms=arms)
 
 
 def _checked(request: CompareRequest) -> cs.CasePolicy:
