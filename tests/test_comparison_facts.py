@@ -84,3 +84,10 @@ def test_the_agent_version_and_scaled_timeouts_are_kept_for_compare() -> None:
     assert facts["agent_version"] == "0.46.0"
     assert facts["timeout_multipliers"] == {"agent_timeout_multiplier": 8.0}
     assert "agent_version" not in _row(RECORD)["comparability"]
+
+
+def test_the_runner_s_job_times_are_kept_for_the_timeline() -> None:
+    job = {"started_at": "2026-05-01T10:00:00Z", "finished_at": "2026-05-01T11:00:00Z"}
+    row = _row({**RECORD, "runner_job": job})
+    assert row["run_window"] == job
+    assert "run_window" not in _row(RECORD)

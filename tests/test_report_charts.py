@@ -30,3 +30,25 @@ def test_the_cost_chart_draws_six_coinciding_arms() -> None:
     points = [CostPoint(f"arm-{i}", 1.0, 0.5, i == 0) for i in range(6)]
     svg = cost_svg(points, "cost per case (USD)", "mean").decode()
     assert svg.startswith("<?xml") and svg.count("arm-") >= 6
+
+
+def test_the_timeline_plots_when_runs_ran_with_ingest_time_as_the_second_view() -> None:
+    """Issue 32: the timeline plotted the moment of ingest (one vertical line per import)."""
+    from benchledger.ledger.rules.row.timestamps import instant
+    from benchledger.projections.reports.html.timeline import build_timeline
+
+    ingest = "2026-06-01T00:00:00Z"
+    rows = [
+        {"run_id": "a", "arm_id": "A", "recorded_at": ingest,
+         "run_window": {"started_at": "2026-05-01T10:00:00Z"}},
+        {"run_id": "b", "arm_id": "A", "recorded_at": ingest,
+         "run_window": {"started_at": "2026-05-03T10:00:00Z"}},
+        {"run_id": "c", "arm_id": "A", "recorded_at": ingest},  # kept no runner time
+    ]  # fmt: skip
+    timeline = build_timeline(rows, ["A"], [])
+    assert timeline.ran["A"] == (
+        [instant("2026-05-01T10:00:00Z"), instant("2026-05-03T10:00:00Z")],
+        [1, 2],
+    )
+    assert timeline.series["A"] == ([instant(ingest)] * 3, [1, 2, 3])
+    assert timeline.without_run_time == 1 and not timeline.ran_empty

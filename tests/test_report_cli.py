@@ -276,3 +276,15 @@ def test_the_overview_opens_with_compare_s_verdict_and_names_each_method(
     for block in document["arms"] + document["paired"]:
         method = block["interval_method"] or "–"  # an arm without a countable case has none
         assert f'<td data-field="interval_method">{method}</td>' in article
+
+
+def test_the_timeline_shows_when_runs_ran_first_and_ingest_time_second(
+    project: Path, db_url: str
+):
+    assert report(db_url, "--out", "site").code == 0
+    page = (project / "site" / "index.html").read_text("utf-8")
+    section = page.split('<section id="timeline">', 1)[1].split("</section>", 1)[0]
+    ran, recorded = 'src="assets/b0-timeline_ran.svg"', 'src="assets/b0-timeline.svg"'
+    assert ran in section and recorded in section
+    assert section.index(ran) < section.index(recorded)
+    assert (project / "site" / "assets" / "b0-timeline_ran.svg").stat().st_size > 1000

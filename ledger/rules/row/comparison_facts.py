@@ -101,4 +101,15 @@ def comparison_fields(record: Mapping[str, Any], text: TextFilter) -> dict[str, 
         "attempt_outcomes": attempt_outcomes(record, text),
         "comparability": comparability(record, text) or None,
         "usage": usage(record) or None,
+        "run_window": run_window(record, text) or None,
     }
+
+
+def run_window(record: Mapping[str, Any], text: TextFilter) -> dict[str, Any]:
+    """When the runner ran the job the run belongs to (its ``runner_job`` stamps): the report's
+    timeline plots runs by when they ran, not by when they were ingested."""
+    job = record.get("runner_job")
+    if not isinstance(job, Mapping):
+        return {}
+    stamps = {key: text(job.get(key), 40) for key in ("started_at", "finished_at")}
+    return {key: value for key, value in stamps.items() if value}

@@ -140,16 +140,18 @@ def cost_svg(points: Sequence[CostPoint], cost_label: str, score_label: str) -> 
         return _svg(fig)
 
 
-def timeline_svg(timeline: Timeline) -> bytes:
-    """Cumulative runs recorded per arm; archive and restore events as vertical lines."""
+def timeline_svg(timeline: Timeline, ran: bool = False) -> bytes:
+    """Cumulative runs per arm, by when they were recorded (archive and restore events as
+    vertical lines) or, with ``ran``, by when the runner started them."""
     with _figure(2.9) as fig:
         ax = fig.subplots()
-        for i, (arm, (times, counts)) in enumerate(timeline.series.items()):
+        series = timeline.ran if ran else timeline.series
+        for i, (arm, (times, counts)) in enumerate(series.items()):
             if times:
                 label = public_text(arm)
                 ax.step(_dates(times), counts, where="post", color=colour(i), label=label)
         seen: set[str] = set()
-        for marker in timeline.markers:
+        for marker in () if ran else timeline.markers:
             ax.axvline(
                 _dates([marker.at])[0],
                 color=MARKER_COLOURS.get(marker.kind, "#7f7f7f"),
@@ -158,9 +160,9 @@ def timeline_svg(timeline: Timeline) -> bytes:
                 label=None if marker.kind in seen else f"{marker.kind} (event)",
             )
             seen.add(marker.kind)
-        ax.set_ylabel("runs recorded")
+        ax.set_ylabel("runs started" if ran else "runs recorded")
         ax.yaxis.get_major_locator().set_params(integer=True)
-        _pad_short_span(ax, [t for times, _ in timeline.series.values() for t in times])
+        _pad_short_span(ax, [t for times, _ in series.values() for t in times])
         ax.legend(loc="upper left", fontsize=8, frameon=False)
         fig.autofmt_xdate()
         return _svg(fig)
