@@ -57,6 +57,10 @@ def _bounded_bootstrap(_ctx: click.Context, _param: click.Parameter, value: int)
 @click.option("--allow-incomparable", is_flag=True,
               help="Pair runs that the comparability guard refuses; every output then carries "
               "a banner.")  # fmt: skip
+@click.option("--pool-versions", is_flag=True,
+              help="Keep runs of one arm with different agent versions or timeout multipliers "
+              "in one arm (default: one arm per setting); every output then carries a "
+              "banner.")  # fmt: skip
 @click.option("--run-ledger-path", default=None,
               help="Ledger JSON whose rows to read "
               "(default: benchmark-run-ledger.json).")  # fmt: skip
@@ -86,6 +90,7 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
         effect=opts["effect"],
         allow_incomparable=opts["allow_incomparable"],
         confidence=opts["confidence"],
+        pool_versions=opts["pool_versions"],
     )
     with replay_progress() as progress:
         payload = run_compare(

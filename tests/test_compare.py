@@ -15,11 +15,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.requests.compare import CompareRequest
 from benchledger.ledger.rules.row.build import RULES_VERSION
+from benchledger.projections.reports.compare import intervals
 from benchledger.projections.reports.compare.document import build_compare, render_compare_markdown
 
 T975 = {2: 4.302652729911275, 3: 3.182446305284263}
@@ -88,8 +90,11 @@ def test_arm_summary_over_cases() -> None:
     assert (a["n_cases"], a["n_attempts"]) == (4, 7)
     assert a["mean"] == pytest.approx(0.625)
     assert a["se"] == pytest.approx(se)
-    assert a["ci_low"] == pytest.approx(0.625 - T975[3] * se)
-    assert a["ci_high"] == pytest.approx(0.625 + T975[3] * se)
+    # case means over attempts, bounded in [0, 1]: the betting interval (any n), in case order
+    assert a["interval_method"] == "betting_waudby_smith_ramdas"
+    low, high = intervals.betting_intervals(np.array([[0.5, 1.0, 0.0, 1.0]]), 0.95)
+    assert (a["ci_low"], a["ci_high"]) == (low[0], high[0])
+    assert 0 <= a["ci_low"] < 0.625 < a["ci_high"] <= 1
     # within: variances 0.5, 0, 0 over the three repeated cases -> 1/6; mean 1/k = (3/2+1)/4
     assert a["var_within_cases"] == pytest.approx(1 / 6)
     assert a["var_between_cases"] == pytest.approx(0.6875 / 3 - (1 / 6) * (2.5 / 4))
@@ -110,7 +115,12 @@ def test_paired_difference_closed_forms() -> None:
     assert (pair["arm_id"], pair["reference"], pair["n_pairs"]) == ("B", "A", 3)
     assert pair["mean_diff"] == pytest.approx(1 / 3)
     assert pair["se"] == pytest.approx(1 / 6)
-    assert pair["ci_low"] == pytest.approx(1 / 3 - T975[2] / 6)
+    # differences mapped to (d + 1)/2 in [0, 1], the betting interval, mapped back
+    assert pair["interval_method"] == "betting_waudby_smith_ramdas"
+    low, high = intervals.betting_intervals(np.array([[0.75, 0.5, 0.75]]), 0.95)
+    assert pair["ci_low"] == pytest.approx(2 * low[0] - 1)
+    assert pair["ci_high"] == pytest.approx(2 * high[0] - 1)
+    assert -1 <= pair["ci_low"] < 1 / 3 < pair["ci_high"] <= 1
     assert pair["p_value"] == pytest.approx(1 - 2 / math.sqrt(6))  # t-distribution, 2 df
     assert pair["p_holm"] == pytest.approx(pair["p_value"])  # one comparison
     assert pair["mcnemar"] is None  # metric score
@@ -277,6 +287,7 @@ def test_facts_recorded_on_one_side_only_are_not_mismatches() -> None:
         "ok": True,
         "allowed_incomparable": False,
         "mismatches": [],
+        "settings": {"A": ["not recorded"], "B": ["not recorded"]},
     }
 
 
@@ -287,14 +298,73 @@ def test_cost_per_case_and_pareto_front() -> None:
         row["usage"] = {"input_tokens": 100, "output_tokens": 10 if cheap else 50,
                         "cost_usd": 1.0 if cheap else 3.0}  # fmt: skip
     a, b = compare(rows)["arms"]
-    assert a["cost"]["tokens_per_case"] == 110 and a["cost"]["cost_usd_per_case"] == 1.0
-    assert b["cost"]["recorded_cases"] == 3 and b["cost"]["cost_usd_per_case"] == 3.0
-    # A: 0.625 at $1; B: mean of 1, 1, 0.5 = 0.8333 at $3 -> neither dominates
+    # a run's usage is summed over its attempts; a case's cost is the mean over its attempts:
+    # A's c1-c3 ran 2 attempts (110/2 = 55 tokens, $0.5), c4 one (110, $1)
+    assert a["cost"]["tokens_per_case"] == (55 * 3 + 110) / 4
+    assert a["cost"]["cost_usd_per_case"] == (0.5 * 3 + 1.0) / 4
+    assert b["cost"]["recorded_cases"] == 3 and b["cost"]["cost_usd_per_case"] == 1.5
+    # A: 0.625 at $0.625; B: mean of 1, 1, 0.5 = 0.8333 at $1.5 -> neither dominates
     assert (a["pareto"], b["pareto"]) == (True, True)
     assert a["cost"]["pareto_basis"] == "cost_usd_per_case"
-    rows[0]["usage"]["cost_usd"] = 9.0  # A's c1 now costs 9: A averages (9+1+1+1)/4 = 3
+    rows[0]["usage"]["cost_usd"] = 15.0  # A's c1 now costs 7.5 an attempt: A averages 2.375
     a, b = compare(rows)["arms"]
     assert (a["pareto"], b["pareto"]) == (False, True)
+
+
+def test_a_second_job_on_a_case_does_not_double_its_cost() -> None:
+    """Issue 32: cost per case was summed over a case's runs, so a second job doubled an arm's
+    cost and flipped the Pareto verdict. B costs $1 an attempt, A $1.5; B ran every case twice."""
+    rows = []
+    for case in ("c1", "c2", "c3"):
+        paid = {"input_tokens": 1, "output_tokens": 1}
+        rows.append(run("A", case, [1], usage={**paid, "cost_usd": 1.5}))
+        for job in (0, 1):
+            moment = f"2026-05-0{job + 1}T00:00:00Z"
+            rows.append(run("B", case, [1], n=job, recorded_at=moment,
+                            usage={**paid, "cost_usd": 1.0}))  # fmt: skip
+    a, b = compare(rows)["arms"]
+    assert b["coverage"]["runs_included"] == 6
+    assert (a["cost"]["cost_usd_per_case"], b["cost"]["cost_usd_per_case"]) == (1.5, 1.0)
+    assert b["cost"]["tokens_per_case"] == 2.0
+    assert (a["pareto"], b["pareto"]) == (False, True)  # same mean, B cheaper
+
+
+def test_mixed_agent_versions_are_separate_arms_unless_pooled() -> None:
+    """Issue 32: runs of codex 0.46.0 and 0.50.0 merged into one arm and "agree"d."""
+
+    def versioned(case: str, version: str, reward: float, multiplier: float = 1.0) -> dict:
+        row = run("codex", case, [reward], n=version)
+        row["comparability"] = {**row["comparability"], "agent_version": version}
+        if multiplier != 1.0:
+            row["comparability"]["timeout_multipliers"] = {"agent_timeout_multiplier": multiplier}
+        return row
+
+    rows = [versioned(f"c{i}", "0.46.0", 1.0) for i in range(5)]
+    rows += [versioned(f"c{i}", "0.50.0", 1.0 if i < 2 else 0.0) for i in range(5)]
+    doc = compare(rows, metric="pass")
+    assert [a["arm_id"] for a in doc["arms"]] == ["codex 0.46.0", "codex 0.50.0"]
+    assert doc["verdict"].startswith("codex 0.50.0 − codex 0.46.0: −0.60 (95 % CI")
+    assert doc["banner"] is None
+    assert doc["comparability"]["settings"] == {
+        "codex 0.46.0": ["0.46.0"], "codex 0.50.0": ["0.50.0"]}  # fmt: skip
+    text = render_compare_markdown(doc)
+    assert "- settings differ between `codex 0.50.0` and `codex 0.46.0`: 0.50.0 vs 0.46.0" in text
+    # --arm names every setting of a split arm; --reference must name one
+    named = compare(rows, metric="pass", arms=("codex",))
+    assert [a["arm_id"] for a in named["arms"]] == ["codex 0.46.0", "codex 0.50.0"]
+    with pytest.raises(InputError, match="arm codex ran with several settings"):
+        compare(rows, metric="pass", reference="codex")
+    pooled = compare(rows, metric="pass", pool_versions=True)
+    assert [a["arm_id"] for a in pooled["arms"]] == ["codex"]
+    assert pooled["arms"][0]["n_attempts"] == 10
+    assert pooled["banner"] == "SETTINGS POOLED (--pool-versions): codex: 0.46.0, 0.50.0"
+    assert "- settings differ within `codex` (pooled): 0.46.0, 0.50.0" in (
+        render_compare_markdown(pooled)
+    )
+    # a timeout multiplier other than 1 splits too, and is shown in the label
+    slow = rows[:5] + [versioned(f"c{i}", "0.46.0", 0.0, 8.0) for i in range(5)]
+    labels = [a["arm_id"] for a in compare(slow, metric="pass")["arms"]]
+    assert labels == ["codex 0.46.0", "codex 0.46.0, agent_timeout_multiplier=8"]
 
 
 def test_without_cost_nobody_is_judged() -> None:
@@ -339,12 +409,12 @@ def test_markdown_keeps_odd_ids_inside_their_cells() -> None:
     rows = [{**row, "arm_id": odd} if row["arm_id"] == "B" else row for row in ledger()]
     text = render_compare_markdown(compare(rows))
     arm_rows = [line for line in text.splitlines() if line.startswith("| B")]
-    # one line per table (arms, paired); the pipe is escaped, so every row keeps its 11 or 12
-    # cells: 12 or 13 unescaped pipes
+    # one line per table (arms, paired); the pipe is escaped, so every row keeps its 12 or 14
+    # cells: 13 or 15 unescaped pipes
     assert len(arm_rows) == 2
     for line in arm_rows:
         assert line.startswith("| B\\|x\\`y z |")
-        assert line.replace("\\|", "").count("|") in (12, 13)
+        assert line.replace("\\|", "").count("|") in (13, 15)
     assert "- ``B|x`y z``: 3 of 5 cases" in text  # a code span fenced past the backtick
 
 
@@ -369,8 +439,53 @@ def test_the_compare_doc_documents_every_key_of_the_document() -> None:
         return set()
 
     reasons = {r for arm in doc["arms"] for r in arm["coverage"]["excluded"]}
-    data_keys = keys(doc) - reasons  # exclusion reasons are data, listed in the Coverage bullet
+    arms = set(doc["comparability"]["settings"])  # keyed by arm: data, not keys
+    data_keys = keys(doc) - reasons - arms  # exclusion reasons are data (the Coverage bullet)
     missing = sorted(k for k in data_keys if f"`{k}`" not in section and f"`{k}[]`" not in section)
     assert not missing, missing
     for method in (doc["interval_method"], doc["power"]["method"], doc["bootstrap"]["method"]):
         assert f"`{method}`" in section
+
+
+def pass_fail_pair(outcomes: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """One attempt per case: (reference, arm) verdicts as rewards 1/0."""
+    rows = []
+    for i, (ref, arm) in enumerate(outcomes):
+        rows += [run("old", f"c{i}", [ref]), run("new", f"c{i}", [arm])]
+    return rows
+
+
+def test_a_five_case_pass_fail_pair_gets_a_verdict_a_bounded_interval_and_a_note() -> None:
+    """Issue 32: 2/5 once gave [-0.28, 1.08] and the t-interval of the difference left [-1, 1]."""
+    rows = pass_fail_pair([(1, 0), (1, 0), (1, 1), (0, 0), (1, 1)])
+    doc = compare(rows, metric="pass", reference="old")
+    assert list(doc)[0] == "verdict"
+    assert doc["verdict"].startswith("new − old: −0.40 (95 % CI −1.00 to 0.58, betting")
+    assert "5 paired cases — no difference shown; too few to detect a 0.05 difference" in (
+        doc["verdict"]
+    )
+    assert doc["small_sample_note"].startswith("Small sample: 5 case(s), fewer than 30.")
+    old, new = doc["arms"]
+    assert old["interval_method"] == new["interval_method"] == "clopper_pearson_exact"
+    # 2 of 5: Clopper–Pearson [0.0527, 0.8534] (scipy's binomtest agrees, test_compare_stats)
+    assert (new["ci_low"], new["ci_high"]) == pytest.approx((0.052745, 0.853367), abs=1e-6)
+    pair = doc["paired"][0]
+    assert -1 <= pair["ci_low"] < pair["mean_diff"] < pair["ci_high"] <= 1
+    text = render_compare_markdown(doc)
+    assert text.startswith(f"**Verdict:** {doc['verdict']}\n\n> Small sample: 5 case(s)")
+    assert "`betting_waudby_smith_ramdas`" in text and "`clopper_pearson_exact`" in text
+
+
+def test_an_all_pass_arm_never_gets_a_zero_width_interval() -> None:
+    """5/5 once gave [1.000, 1.000]; three −1 differences gave "MDE 0.0000" and "cases: 2"."""
+    doc = compare(pass_fail_pair([(1, 0)] * 3 + [(1, 1)] * 2), metric="pass", reference="old")
+    old = doc["arms"][0]
+    assert old["mean"] == 1.0 and 0 < old["ci_low"] < old["ci_high"] == 1.0
+    flat = compare(pass_fail_pair([(1, 0)] * 3), metric="pass", reference="old")
+    pair = flat["paired"][0]
+    assert pair["mean_diff"] == -1.0 and -1 <= pair["ci_low"] < -1 + 1e-9 < pair["ci_high"] <= 1
+    assert pair["ci_high"] > -1 + 0.1  # three cases cannot pin the difference at −1
+    power = pair["power"]
+    assert power["basis"] == "binomial_worst_case"
+    assert power["note"] == "no spread in 3 paired cases"
+    assert power["mde_80"] > 1 and power["cases_needed_for_effect"] == 1570

@@ -181,8 +181,24 @@ def test_power_plan_when_cases_are_the_bottleneck() -> None:
     diffs = cs.t_interval([1.0, 0.0, 1.0, 0.0], 0.95)  # large between-case spread
     plan = cs.power_plan(diffs, 0.01, within_sum=0.01, mean_inverse_attempts=0.5)
     assert plan.attempts_per_case is None and plan.attempts_limited_by_cases
-    assert cs.power_plan(cs.t_interval([1.0], 0.95), 0.1, within_sum=None,
-                         mean_inverse_attempts=None).mde is None  # fmt: skip
+
+
+
+def test_power_is_never_planned_from_a_zero_or_one_case_spread() -> None:
+    """A difference of exactly −1 on 3 cases has no spread: the binomial worst case (variance
+    1/2 for a paired difference of rates) stands in, or nothing when values are unbounded."""
+    flat = cs.t_interval([-1.0, -1.0, -1.0], 0.95)
+    plan = cs.power_plan(flat, 0.05, within_sum=None, mean_inverse_attempts=None)
+    assert plan.basis == "binomial_worst_case" and plan.reason == "no spread in 3 paired cases"
+    assert plan.mde == pytest.approx(Z_SUM * math.sqrt(0.5 / 3))
+    assert plan.cases_needed == math.ceil((Z_SUM * math.sqrt(0.5) / 0.05) ** 2)  # 1570
+    one = cs.power_plan(cs.t_interval([1.0], 0.95), 0.1, within_sum=None,
+                        mean_inverse_attempts=None)  # fmt: skip
+    assert one.basis == "binomial_worst_case" and one.mde == pytest.approx(Z_SUM * math.sqrt(0.5))
+    unbounded = cs.power_plan(flat, 0.05, within_sum=None, mean_inverse_attempts=None,
+                              bounded=False)  # fmt: skip
+    assert (unbounded.mde, unbounded.cases_needed) == (None, None)
+    assert unbounded.reason == "not estimable: no spread in 3 paired cases"
 
 
 def test_pareto_front() -> None:
@@ -213,3 +229,20 @@ def test_z_sum_agrees_with_scipy() -> None:
 
     assert cs.z_sum() == pytest.approx(float(stats.norm.ppf(0.975) + stats.norm.ppf(0.8)))
     assert cs.z_sum() == pytest.approx(Z_SUM)
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 12, 29])
+def test_clopper_pearson_and_wilson_agree_with_scipy(n: int) -> None:
+    import numpy as np
+    from scipy import stats
+
+    from benchledger.projections.reports.compare import intervals
+
+    for k in range(n + 1):
+        exact = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+        assert intervals.clopper_pearson(k, n, 0.95) == pytest.approx(
+            (exact.low, exact.high), abs=1e-9
+        )
+        score = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+        low, high = intervals.wilson(np.array([k]), n, 0.95)
+        assert (low[0], high[0]) == pytest.approx((score.low, score.high), abs=1e-9)

@@ -72,3 +72,22 @@ def test_unsafe_text_is_dropped_from_the_facts() -> None:
     row = _row(record)
     assert row["attempt_outcomes"] == [{"attempt_index": 1, "unscored_reason": "no_primary_reward"}]
     assert "dataset_sources" not in row.get("comparability", {})
+
+
+def test_the_agent_version_and_scaled_timeouts_are_kept_for_compare() -> None:
+    """What splits one agent's runs into arms (issue 32): the recorded agent version and any
+    effective timeout multiplier other than 1."""
+    policy = {"official_comparable": False, "effective_multipliers": {
+        "agent_timeout_multiplier": 8.0, "verifier_timeout_multiplier": 1.0}}  # fmt: skip
+    record = {**RECORD, "agent": {"name": "codex", "version": "0.46.0"}, "timeout_policy": policy}
+    facts = _row(record)["comparability"]
+    assert facts["agent_version"] == "0.46.0"
+    assert facts["timeout_multipliers"] == {"agent_timeout_multiplier": 8.0}
+    assert "agent_version" not in _row(RECORD)["comparability"]
+
+
+def test_the_runner_s_job_times_are_kept_for_the_timeline() -> None:
+    job = {"started_at": "2026-05-01T10:00:00Z", "finished_at": "2026-05-01T11:00:00Z"}
+    row = _row({**RECORD, "runner_job": job})
+    assert row["run_window"] == job
+    assert "run_window" not in _row(RECORD)

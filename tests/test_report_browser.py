@@ -147,7 +147,12 @@ def test_a_cell_opens_its_run(page, site):
     assert dialog.is_visible()
     assert dialog.locator("h3").inner_text() == f"{case} × {arm}"
     run_id = dialog.locator('[data-fact="run_id"]').inner_text()
-    (score,) = [r[3] for r in runs if list(r[:3]) == [case, arm, run_id]]
+    # a split arm's cells are labelled with the setting after the arm ("codex 0.46.0")
+    (score,) = [
+        r[3]
+        for r in runs
+        if (r[0], r[2]) == (case, run_id) and (r[1] == arm or arm.startswith(f"{r[1]} "))
+    ]
     assert float(dialog.locator('[data-fact="official score"]').inner_text()) == float(score) == 1
     assert dialog.locator('[data-fact="attempts"]').inner_text().endswith("scored)")
     page.keyboard.press("Escape")
@@ -196,3 +201,25 @@ def test_markup_in_the_ledger_is_shown_as_text_and_never_runs(chromium, tmp_path
     assert page.locator("#run-dialog h3").inner_text() == f"{HOSTILE_CASE} × {HOSTILE_ARM}"
     assert page.locator("#overview h3").first.inner_text() == HOSTILE_BENCHMARK
     context.close()
+
+
+def test_the_grid_shows_the_case_values_the_overview_means_are_means_of(page, site):
+    """Issue 32: the grid showed best-of buckets (all green) beside an overview mean of 0.8.
+    By default a cell holds compare's case value (the overview's policy, named on the grid);
+    each arm's cells average to the overview's mean. The best-of view is one switch away."""
+    _out, db = site
+    document = compare_json(db)
+    page.select_option("#grid-benchmark", label=BENCHMARK)
+    rows = page.locator("#grid-table tbody tr")
+    count = page.locator("#grid-count").inner_text()
+    assert count.startswith(f"{rows.count()} of {rows.count()} cases")  # one page: every case
+    assert "case value: mean of the case's attempts (as the overview)" in count
+    assert page.locator("#grid-policy").inner_text() == document["per_case_policy"]
+    for arm in document["arms"]:
+        cells = page.locator(f'#grid-table td[data-arm="{arm["arm_id"]}"]')
+        values = [cells.nth(i).get_attribute("data-value") for i in range(cells.count())]
+        values = [v for v in values if v]
+        assert len(values) == arm["n_cases"], (arm["arm_id"], cells.count())
+        assert sum(map(float, values)) / len(values) == pytest.approx(arm["mean"], abs=1e-12)
+    page.select_option("#grid-view", "best")
+    assert "best-of run (as run-ledger-aggregate)" in page.locator("#grid-count").inner_text()

@@ -118,7 +118,9 @@ def test_grid_has_one_cell_per_case_and_arm_and_points_at_the_selected_run(
             assert buckets[grid["bucket"][cell]] == "missing"
             continue
         run_id, score = run["run_id"], run["score"]
-        assert by_run[run_id][1:3] == [case, arm]
+        # a split arm's column is labelled with the setting after the arm ("codex 0.46.0")
+        assert by_run[run_id][1] == case
+        assert by_run[run_id][2] == arm or arm.startswith(f"{by_run[run_id][2]} ")
         assert not by_run[run_id][3], "an archived run was selected"
         stored = by_run[run_id][4]  # the view's column is text on PostgreSQL
         assert score == grid["score"][cell] == (None if stored is None else float(stored))
@@ -222,3 +224,70 @@ def test_timeline_marks_the_archive_event_at_its_position(project: Path, db_url:
     (event,) = call.payload["events"]
     row = f'<td>archived</td><td class="n">1</td><td class="n">{event["position"]}</td>'
     assert row in html
+
+
+def test_the_badge_reflects_verify_files_as_well_as_the_chain(project: Path, db_url: str):
+    """Issue 32: the badge said "chain verified" while ``verify --files`` failed."""
+    assert report(db_url, "--out", "site").code == 0
+    page = (project / "site" / "index.html").read_text("utf-8")
+    assert 'class="badge ok" href="#audit">chain and files verified<' in page
+    published = [
+        p for p in project.rglob("*.json") if "site" not in p.parts and p.stat().st_size
+    ]
+    assert published, "the ledger renders published files"
+    published[0].write_text(published[0].read_text("utf-8") + " ", encoding="utf-8")
+    assert cli(["--format", "json", "verify", "--files"], db=db_url).payload["ok"] is False
+    assert report(db_url, "--out", "site").code == 0
+    page = (project / "site" / "index.html").read_text("utf-8")
+    assert 'class="badge bad" href="#audit">chain verified, files DIFFER<' in page
+    assert "published files differ (1 changed): see `benchledger verify --files`" in page
+    assert str(project) not in page  # counts and statuses only, never a local path
+
+
+def test_case_decisions_name_every_arm_that_ran_a_case(project: Path, db_url: str):
+    """Issue 32: cases two arms ran were listed as ``single_arm_recorded``. Each line now
+    carries every arm's case value as compare counts it (the overview's values), and a case
+    several arms ran without baseline/treatment roles is named for them and the best."""
+    assert report(db_url, "--out", "site").code == 0
+    document = compare_json(db_url)
+    lines = report_lists(project / "site")["decisions"]
+    several = [line for line in lines if line[3] and " · " in line[3]]
+    assert several, "the two-arm ledger has cases both arms ran"
+    for _bench, case, decision, arms, *_rest in several:
+        assert decision != "single_arm_recorded", case
+        shown = dict(item.rsplit(" ", 1) for item in arms.split(" · "))
+        assert set(shown) <= {a["arm_id"] for a in document["arms"]}
+        if decision.startswith(f"{len(shown)}_arms_recorded: best "):
+            top = max(map(float, shown.values()))
+            assert decision.endswith(f"({top:.2f})")
+
+
+def test_the_overview_opens_with_compare_s_verdict_and_names_each_method(
+    project: Path, db_url: str
+):
+    """Issue 32: nowhere did one line say what the user came to learn."""
+    import html
+
+    assert report(db_url, "--out", "site").code == 0
+    page = html.unescape((project / "site" / "index.html").read_text("utf-8"))
+    document = compare_json(db_url)
+    article = page.split(f'data-benchmark="{BENCHMARK}">', 1)[1].split("</article>", 1)[0]
+    verdict = '<p class="verdict" data-field="verdict"><strong>Verdict:</strong> '
+    verdict += f"{document['verdict']}</p>"
+    assert verdict in article
+    assert article.index(verdict) < article.index('<table class="arms">')
+    for block in document["arms"] + document["paired"]:
+        method = block["interval_method"] or "–"  # an arm without a countable case has none
+        assert f'<td data-field="interval_method">{method}</td>' in article
+
+
+def test_the_timeline_shows_when_runs_ran_first_and_ingest_time_second(
+    project: Path, db_url: str
+):
+    assert report(db_url, "--out", "site").code == 0
+    page = (project / "site" / "index.html").read_text("utf-8")
+    section = page.split('<section id="timeline">', 1)[1].split("</section>", 1)[0]
+    ran, recorded = 'src="assets/b0-timeline_ran.svg"', 'src="assets/b0-timeline.svg"'
+    assert ran in section and recorded in section
+    assert section.index(ran) < section.index(recorded)
+    assert (project / "site" / "assets" / "b0-timeline_ran.svg").stat().st_size > 1000

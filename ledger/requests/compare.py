@@ -42,6 +42,7 @@ class CompareRequest:
     effect: float | None = 0.05
     allow_incomparable: bool = False
     confidence: float = 0.95
+    pool_versions: bool = False  # one arm for runs of different agent versions / settings
 
     def __post_init__(self) -> None:
         check_bootstrap(self.bootstrap)

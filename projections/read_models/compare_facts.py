@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
 # The layout of ``facts`` (``RunFacts`` without its guard, as a JSON array ending with this
 # version) and the rules behind its verdicts: an entry of any other version is computed again.
-FACTS_VERSION = f"2/{RULES_VERSION}"  # 2: the runner before the guard
+FACTS_VERSION = f"3/{RULES_VERSION}"  # 3: the runner and the setting before the guard
 # Beyond this many rows to compute, one scan of the benchmark's rows is cheaper than looking
 # them up by id.
 _SCAN_FROM = 2000

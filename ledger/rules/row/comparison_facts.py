@@ -64,6 +64,18 @@ def comparability(record: Mapping[str, Any], text: TextFilter) -> dict[str, Any]
     policy = record.get("timeout_policy")
     if isinstance(policy, Mapping) and isinstance(policy.get("official_comparable"), bool):
         out["timeout_official_comparable"] = policy["official_comparable"]
+    # What splits one agent's runs into separate arms in compare (docs/compare.md): the agent's
+    # recorded version and any timeout multiplier other than 1.
+    agent = record.get("agent")
+    if isinstance(agent, Mapping) and (version := text(agent.get("version"), 80)):
+        out["agent_version"] = version
+    if isinstance(policy, Mapping) and isinstance(
+        effective := policy.get("effective_multipliers"), Mapping
+    ):
+        numbers = {key: _number(value) for key, value in effective.items() if isinstance(key, str)}
+        scaled = {key: value for key, value in sorted(numbers.items()) if value not in (None, 1)}
+        if scaled:
+            out["timeout_multipliers"] = scaled
     return out
 
 
@@ -89,4 +101,15 @@ def comparison_fields(record: Mapping[str, Any], text: TextFilter) -> dict[str, 
         "attempt_outcomes": attempt_outcomes(record, text),
         "comparability": comparability(record, text) or None,
         "usage": usage(record) or None,
+        "run_window": run_window(record, text) or None,
     }
+
+
+def run_window(record: Mapping[str, Any], text: TextFilter) -> dict[str, Any]:
+    """When the runner ran the job the run belongs to (its ``runner_job`` stamps): the report's
+    timeline plots runs by when they ran, not by when they were ingested."""
+    job = record.get("runner_job")
+    if not isinstance(job, Mapping):
+        return {}
+    stamps = {key: text(job.get(key), 40) for key in ("started_at", "finished_at")}
+    return {key: value for key, value in stamps.items() if value}

@@ -10,15 +10,25 @@ cases both can count, after the comparability guard has had its say.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.requests.compare import CompareRequest
 from benchledger.ledger.rules.row.timestamps import UNREADABLE
+from benchledger.projections.reports.compare import intervals as ci
 from benchledger.projections.reports.compare import stats as cs
+from benchledger.projections.reports.compare.arm_settings import (
+    arm_labels,
+    named_arms,
+    settings_of,
+    split_by_setting,
+)
 from benchledger.projections.reports.compare.facts import (
     ROW_KEYS,
     RunFacts,
@@ -28,15 +38,18 @@ from benchledger.projections.reports.compare.facts import (
 )
 from benchledger.projections.reports.compare.guard import Mismatch, find_mismatches
 from benchledger.projections.reports.compare.markdown import render_compare_markdown
+from benchledger.projections.reports.compare.verdict import small_sample_note, verdict_line
 
 # The facts of one row live in ``facts``; they are named here too, where the readers of the
 # document (and of its cache, ``projections.read_models.compare_facts``) have always found them.
 __all__ = [
     "ROW_KEYS",
     "RunFacts",
+    "arm_labels",
     "arm_results",
     "build_compare",
     "build_compare_from_facts",
+    "build_compare_with_cases",
     "matches_benchmark",
     "needs_judgement",
     "render_compare_markdown",
@@ -45,7 +58,7 @@ __all__ = [
 
 SCHEMA = "benchmark_run_compare_v0"
 METRICS = ("score", "pass")
-INTERVAL_METHOD = "student_t_over_cases"
+INTERVAL_METHOD = "by_rule_per_arm_and_pair"  # each block names its own (intervals.py)
 BOOTSTRAP_METHOD = "percentile_over_cases_multinomial_numpy_default_rng"
 POWER_METHOD = "normal_approximation_two_sided"
 
@@ -67,6 +80,7 @@ class ArmResult:
     runs_excluded: Counter = field(default_factory=Counter)
     attempts_unscored: Counter = field(default_factory=Counter)
     runs_without_attempt_detail: int = 0
+    settings: list[str] = field(default_factory=list)  # distinct settings of its runs
     _included: dict[str, ArmCase] | None = field(default=None, repr=False)
 
     def included(self) -> dict[str, ArmCase]:
@@ -95,6 +109,23 @@ def build_compare_from_facts(facts: Iterable[RunFacts], request: CompareRequest)
     if mismatches and not request.allow_incomparable:
         raise InputError(_refusal(mismatches))
     return _document(request, policy, metric, results, mismatches)
+
+
+CaseValues = dict[str, dict[str, float | None]]  # arm -> case -> value (None: excluded)
+
+
+def build_compare_with_cases(
+    rows: Iterable[Mapping[str, Any]], request: CompareRequest
+) -> tuple[dict[str, Any] | None, str | None, CaseValues]:
+    """(document or None, refusal or None, each arm's case values): what the report's overview
+    and grid show, from one pass, so the grid's cells are the values the overview's means are
+    the means of. Raises ``InputError`` only when there are no arms to show at all."""
+    policy, metric, results = _arm_results(_facts_of(rows, request), request)
+    values = {r.arm_id: {case: entry.value for case, entry in r.cases.items()} for r in results}
+    mismatches = find_mismatches(results)
+    if mismatches and not request.allow_incomparable:
+        return None, _refusal(mismatches), values
+    return _document(request, policy, metric, results, mismatches), None, values
 
 
 def arm_results(
@@ -133,6 +164,10 @@ def _arm_results(
             by_arm[run.arm_id][run.case_id].append(run)
     if not by_arm:
         raise InputError(f"no ledger rows for benchmark {request.benchmark_id}")
+    settings = settings_of(by_arm)
+    if not request.pool_versions:
+        by_arm = split_by_setting(by_arm, settings)
+        request = named_arms(request, settings)
     for cases in by_arm.values():  # each case's runs in §6.3 order (most cases have one)
         for runs in cases.values():
             if len(runs) > 1:
@@ -141,6 +176,8 @@ def _arm_results(
     arms = _arms(request, by_arm)
     passes = metric == "pass"
     results = [_arm_result(arm, all_cases, by_arm.get(arm, {}), policy, passes) for arm in arms]
+    for result in results:
+        result.settings = settings_of({result.arm_id: by_arm.get(result.arm_id, {})})[result.arm_id]
     return policy, metric, results
 
 
@@ -250,14 +287,17 @@ def _document(
     for block, p_holm in zip(paired, cs.holm([p["p_value"] for p in paired]), strict=True):
         block["p_holm"] = p_holm
     return {
+        "verdict": verdict_line(arms, paired, request.confidence, request.effect),
+        "small_sample_note": small_sample_note(arms, paired),
         "schema_version": SCHEMA,
         "benchmark_id": request.benchmark_id,
         "metric": metric,
         "per_case_policy": policy.label,
         "confidence": request.confidence,
+        "pool_versions": request.pool_versions,
         "interval_method": INTERVAL_METHOD,
         "reference": reference.arm_id,
-        "banner": _banner(mismatches) if mismatches else None,
+        "banner": _banner(mismatches, results, request),
         "arms": arms,
         "paired": paired,
         "power": {
@@ -285,6 +325,7 @@ def _comparability(
         "ok": not mismatches,
         "allowed_incomparable": bool(mismatches) and request.allow_incomparable,
         "mismatches": [m.as_dict() for m in mismatches],
+        "settings": {r.arm_id: r.settings for r in results},
     }
     runners = {
         result.arm_id: sorted(
@@ -302,6 +343,7 @@ def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
     # every included case has a value: the filter only tells the type checker so
     values = [c.value for c in included.values() if c.value is not None]
     summary = cs.t_interval(values, request.confidence)
+    low, high, method = _arm_interval(values, request.confidence)
     split = cs.variance_split([c.attempts for c in included.values()])
     excluded: dict[str, list[str]] = defaultdict(list)
     for case, entry in result.cases.items():
@@ -313,8 +355,9 @@ def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
         "n_attempts": sum(len(c.attempts) for c in included.values()),
         "mean": summary.mean,
         "se": summary.se,
-        "ci_low": summary.ci_low,
-        "ci_high": summary.ci_high,
+        "ci_low": low,
+        "ci_high": high,
+        "interval_method": method,
         "var_between_cases": split.between,
         "var_within_cases": split.within,
         "coverage": {
@@ -333,29 +376,40 @@ def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:
 
 def _cost(included: Mapping[str, ArmCase]) -> dict[str, Any]:
     """Tokens (input + output) and dollars per case, over cases whose counted runs all
-    recorded them; a case's cost is the sum over its counted runs (every attempt paid for)."""
+    recorded them. A case's cost is the mean over its attempts (each run's usage is summed over
+    its attempts: divided by them, then weighed by them), so a second job on a case does not
+    double its cost."""
     tokens: list[float] = []
     dollars: list[float] = []
     for entry in included.values():
-        case_tokens: float | None = 0
-        case_dollars: float | None = 0
-        for run in entry.rows:
+        runs = entry.rows
+        if len(runs) == 1:  # most cases: one run, no sums to build
+            run = runs[0]
             if not run.has_usage:
-                case_tokens = case_dollars = None
-                break
-            if case_tokens is not None:
-                case_tokens = None if run.tokens is None else case_tokens + run.tokens
-            if case_dollars is not None:
-                case_dollars = None if run.dollars is None else case_dollars + run.dollars
-        if entry.rows and case_tokens is not None:
-            tokens.append(case_tokens)
-        if entry.rows and case_dollars is not None:
-            dollars.append(case_dollars)
+                continue
+            attempts = (len(run.scores) + len(run.unscored) or 1) if run.detailed else 1
+            if run.tokens is not None:
+                tokens.append(run.tokens / attempts)
+            if run.dollars is not None:
+                dollars.append(run.dollars / attempts)
+            continue
+        if not runs or not all(run.has_usage for run in runs):
+            continue
+        attempts = sum(_attempts_of(run) for run in runs)
+        if all(run.tokens is not None for run in runs):
+            tokens.append(sum(run.tokens for run in runs) / attempts)  # type: ignore[misc]
+        if all(run.dollars is not None for run in runs):
+            dollars.append(sum(run.dollars for run in runs) / attempts)  # type: ignore[misc]
     return {
         "tokens_per_case": sum(tokens) / len(tokens) if tokens else None,
         "cost_usd_per_case": sum(dollars) / len(dollars) if dollars else None,
         "recorded_cases": max(len(tokens), len(dollars)),
     }
+
+
+def _attempts_of(run: RunFacts) -> int:
+    """The attempts a run's usage was summed over: scored and unscored; one without detail."""
+    return max(1, len(run.scores) + len(run.unscored)) if run.detailed else 1
 
 
 def _mark_pareto(arms: list[dict[str, Any]]) -> None:
@@ -380,6 +434,11 @@ def _paired_block(
     diffs = [mine[c].value - theirs[c].value for c in common]  # type: ignore[operator]
     summary = cs.t_interval(diffs, request.confidence)
     boot = cs.bootstrap_interval(diffs, request.bootstrap, request.seed, request.confidence)
+    low, high, method = _paired_interval(
+        [mine[c].value for c in common],  # type: ignore[misc]
+        [theirs[c].value for c in common],  # type: ignore[misc]
+        request.confidence,
+    )
     plan = _power(arm, reference, common, summary, request)
     return {
         "arm_id": arm.arm_id,
@@ -387,8 +446,9 @@ def _paired_block(
         "n_pairs": len(common),
         "mean_diff": summary.mean,
         "se": summary.se,
-        "ci_low": summary.ci_low,
-        "ci_high": summary.ci_high,
+        "ci_low": low,
+        "ci_high": high,
+        "interval_method": method,
         "p_value": cs.paired_p_value(summary),
         "p_holm": None,
         "bootstrap": {
@@ -403,6 +463,8 @@ def _paired_block(
             "cases_needed_for_effect": plan.cases_needed,
             "attempts_per_case_for_effect": plan.attempts_per_case,
             "attempts_limited_by_cases": plan.attempts_limited_by_cases,
+            "basis": plan.basis,
+            "note": plan.reason,
         },
     }
 
@@ -428,9 +490,45 @@ def _power(
                 else 0.0
                 for c in common
             ) / len(common)
-    return cs.power_plan(
-        summary, request.effect, within_sum=within_sum, mean_inverse_attempts=inverse
+    bounded = all(
+        0 <= v <= 1
+        for side in (mine, theirs)
+        for c in common
+        if (v := side[c].value) is not None
     )
+    return cs.power_plan(
+        summary,
+        request.effect,
+        within_sum=within_sum,
+        mean_inverse_attempts=inverse,
+        bounded=bounded,
+    )
+
+
+def _arm_interval(
+    values: Sequence[float], confidence: float
+) -> tuple[float | None, float | None, str | None]:
+    """The arm's interval by the rule of ``intervals`` (None without a case, or a t-interval
+    from one case)."""
+    if not values:
+        return None, None, None
+    low, high, methods = ci.arm_intervals(np.asarray([values], dtype=float), confidence)
+    return _finite(low[0]), _finite(high[0]), methods[0]
+
+
+def _paired_interval(
+    mine: Sequence[float], theirs: Sequence[float], confidence: float
+) -> tuple[float | None, float | None, str | None]:
+    if not mine:
+        return None, None, None
+    low, high, methods = ci.paired_intervals(
+        np.asarray([mine], dtype=float), np.asarray([theirs], dtype=float), confidence
+    )
+    return _finite(low[0]), _finite(high[0]), methods[0]
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
 
 
 def _mcnemar(
@@ -446,12 +544,23 @@ def _mcnemar(
     return {"b": b, "c": c, "p_value": cs.mcnemar_exact(b, c)}
 
 
-def _banner(mismatches: Sequence[Mismatch]) -> str:
-    kinds = ", ".join(sorted({m.kind for m in mismatches}))
-    return (
-        f"INCOMPARABLE RUNS COMPARED ANYWAY (--allow-incomparable): {len(mismatches)} "
-        f"mismatch(es) in {kinds}; differences may reflect the setup, not the arms"
-    )
+def _banner(
+    mismatches: Sequence[Mismatch], results: Sequence[ArmResult], request: CompareRequest
+) -> str | None:
+    """What the reader must know before any number: incomparable runs let through, and arms
+    that pool runs of different settings (``--pool-versions``)."""
+    parts = []
+    if mismatches:
+        kinds = ", ".join(sorted({m.kind for m in mismatches}))
+        parts.append(
+            f"INCOMPARABLE RUNS COMPARED ANYWAY (--allow-incomparable): {len(mismatches)} "
+            f"mismatch(es) in {kinds}; differences may reflect the setup, not the arms"
+        )
+    pooled = [r for r in results if len(r.settings) > 1]
+    if pooled and request.pool_versions:
+        listed = "; ".join(f"{r.arm_id}: {', '.join(r.settings)}" for r in pooled)
+        parts.append(f"SETTINGS POOLED (--pool-versions): {listed}")
+    return " | ".join(parts) or None
 
 
 def _refusal(mismatches: Sequence[Mismatch]) -> str:

@@ -68,6 +68,7 @@ class RunFacts(NamedTuple):
     tokens: float | None  # input + output tokens, when both are numbers
     dollars: float | None
     runner: str | None  # the runner that produced the run (its run key's first part)
+    setting: str | None  # the recorded agent version and timeout multipliers other than 1
     guard: Facts
 
 
@@ -87,7 +88,9 @@ def run_facts(row: Mapping[str, Any]) -> RunFacts:
         verdict,
     )
     if verdict is not None:
-        return RunFacts(*place, True, [], [], [], False, None, None, None, ((), (), (), ()))
+        return RunFacts(
+            *place, True, [], [], [], False, None, None, None, run_setting(row), ((), (), (), ())
+        )
     detailed, scores, passes, unscored = _attempts(row)
     usage = row.get("usage")
     tokens = dollars = None
@@ -107,6 +110,7 @@ def run_facts(row: Mapping[str, Any]) -> RunFacts:
         tokens,
         dollars,
         runner_of(row),
+        run_setting(row),
         row_facts(row),
     )
 
@@ -122,6 +126,24 @@ def runner_of(row: Mapping[str, Any]) -> str | None:
         return None
     first = key.partition(":")[0]
     return first if first in RUNNERS else None
+
+
+def run_setting(row: Mapping[str, Any]) -> str | None:
+    """What tells this run's setting apart (kept for runs that do not count as well: they still
+    say which arm the run belongs to) from another of the same arm: the agent version it
+    recorded and the timeout multipliers it ran with other than 1, as a label ("0.46.0",
+    "0.46.0, agent_timeout_multiplier=8"); None when it recorded neither."""
+    recorded = row.get("comparability")
+    if type(recorded) is not dict:
+        return None
+    parts = []
+    version = recorded.get("agent_version")
+    if type(version) is str and version:
+        parts.append(version)
+    scaled = recorded.get("timeout_multipliers")
+    if type(scaled) is dict:
+        parts += [f"{key}={value:g}" for key, value in scaled.items() if _numeric(value)]
+    return ", ".join(parts) or None
 
 
 def _attempts(row: Mapping[str, Any]) -> tuple[bool, list[float], list[float], list[str]]:

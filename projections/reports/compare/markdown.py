@@ -30,6 +30,18 @@ def _interval(low: Any, high: Any) -> str:
     return "-" if low is None or high is None else f"[{_num(low)}, {_num(high)}]"
 
 
+def _method(value: Any) -> str:
+    return "-" if value is None else f"`{value}`"
+
+
+def _basis(power: Mapping[str, Any]) -> str:
+    """Where the power figures come from; the worst case and "not estimable" say why."""
+    basis, note = power.get("basis"), power.get("note")
+    if basis is None:
+        return _text(note) if note else "-"
+    return f"{basis} ({_text(note)})" if note else basis
+
+
 def _p(value: Any) -> str:
     if value is None:
         return "-"
@@ -38,7 +50,10 @@ def _p(value: Any) -> str:
 
 def render_compare_markdown(doc: Mapping[str, Any]) -> str:
     level = round(doc["confidence"] * 100, 2)
-    lines = [f"# Benchmark Compare: {_text(doc['benchmark_id'])}", ""]
+    lines = [f"**Verdict:** {_text(doc['verdict'])}", ""]
+    if doc.get("small_sample_note"):
+        lines += [f"> {_text(doc['small_sample_note'])}", ""]
+    lines += [f"# Benchmark Compare: {_text(doc['benchmark_id'])}", ""]
     if doc.get("banner"):
         lines += [f"> **{_text(doc['banner'])}**", ""]
     boot = doc["bootstrap"]
@@ -48,14 +63,15 @@ def render_compare_markdown(doc: Mapping[str, Any]) -> str:
         f"- per-case policy: `{doc['per_case_policy']}` (one value per case from its countable "
         "attempts; the case is the unit of analysis)",
         f"- reference: {code_span(str(doc['reference']))}",
-        f"- intervals: {level:g} % Student-t over cases; bootstrap: {boot['resamples']} "
-        f"resamples of cases, seed {boot['seed']}",
+        f"- intervals: {level:g} %, the method chosen by the data and named in each row "
+        "(docs/compare.md, Intervals); bootstrap (for reference, not the interval): "
+        f"{boot['resamples']} resamples of cases, seed {boot['seed']}",
         "",
         "## Arms",
         "",
-        "| Arm | Cases | Attempts | Mean | SE | CI | Var between cases | Var within cases "
-        "| Tokens/case | USD/case | Pareto |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| Arm | Cases | Attempts | Mean | SE | CI | CI method | Var between cases "
+        "| Var within cases | Tokens/case | USD/case | Pareto |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for arm in doc["arms"]:
         cost = arm["cost"]
@@ -63,7 +79,7 @@ def render_compare_markdown(doc: Mapping[str, Any]) -> str:
         lines.append(
             f"| {_text(arm['arm_id'])} | {arm['n_cases']} | {arm['n_attempts']} "
             f"| {_num(arm['mean'])} | {_num(arm['se'])} "
-            f"| {_interval(arm['ci_low'], arm['ci_high'])} "
+            f"| {_interval(arm['ci_low'], arm['ci_high'])} | {_method(arm['interval_method'])} "
             f"| {_num(arm['var_between_cases'])} | {_num(arm['var_within_cases'])} "
             f"| {_num(cost['tokens_per_case'], 0)} | {_num(cost['cost_usd_per_case'])} | {pareto} |"
         )
@@ -83,9 +99,10 @@ def _paired_section(doc: Mapping[str, Any]) -> list[str]:
         "",
         "Cases countable in both arms only; difference = arm − reference.",
         "",
-        "| Arm | Pairs | Mean diff | SE | CI | Bootstrap CI | p | p (Holm) | McNemar b/c (p) "
-        f"| MDE at 80 % power | Cases for {_num(effect)} | Attempts/case for {_num(effect)} |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| Arm | Pairs | Mean diff | SE | CI | CI method | Bootstrap CI | p | p (Holm) "
+        f"| McNemar b/c (p) | MDE at 80 % power | Cases for {_num(effect)} "
+        f"| Attempts/case for {_num(effect)} | Power basis |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for pair in doc["paired"]:
         mc = pair["mcnemar"]
@@ -98,9 +115,10 @@ def _paired_section(doc: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"| {_text(pair['arm_id'])} | {pair['n_pairs']} | {_num(pair['mean_diff'])} "
             f"| {_num(pair['se'])} | {_interval(pair['ci_low'], pair['ci_high'])} "
+            f"| {_method(pair['interval_method'])} "
             f"| {_interval(boot['ci_low'], boot['ci_high'])} | {_p(pair['p_value'])} "
             f"| {_p(pair['p_holm'])} | {mcnemar} | {_num(power['mde_80'])} "
-            f"| {_num(power['cases_needed_for_effect'])} | {attempts} |"
+            f"| {_num(power['cases_needed_for_effect'])} | {attempts} | {_basis(power)} |"
         )
     return lines
 
@@ -149,4 +167,25 @@ def _comparability_section(doc: Mapping[str, Any]) -> list[str]:
             f"{_text(arm)}: {', '.join(names) or '-'}" for arm, names in comp["runners"].items()
         )
         lines.append(f"- runner differs: {shown}")
+    return lines + _settings_lines(doc)
+
+
+def _settings_lines(doc: Mapping[str, Any]) -> list[str]:
+    """Agent versions and timeout multipliers: every difference inside an arm (pooled) and
+    between each paired arm and the reference."""
+    settings = doc["comparability"].get("settings") or {}
+    lines = []
+    for arm, found in settings.items():
+        if len(found) > 1:
+            shown = ", ".join(_text(s) for s in found)
+            lines.append(f"- settings differ within {code_span(str(arm))} (pooled): {shown}")
+    reference = settings.get(doc["reference"])
+    for pair in doc["paired"]:
+        mine = settings.get(pair["arm_id"])
+        if mine is not None and reference is not None and mine != reference:
+            lines.append(
+                f"- settings differ between {code_span(str(pair['arm_id']))} and "
+                f"{code_span(str(doc['reference']))}: {_text(', '.join(mine))} vs "
+                f"{_text(', '.join(reference))}"
+            )
     return lines

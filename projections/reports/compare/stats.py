@@ -234,12 +234,19 @@ def z_sum(alpha: float = ALPHA, power: float = POWER) -> float:
     return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
 
 
+# The variance of a paired difference of two pass rates in the binomial worst case: each arm's
+# attempts Bernoulli(1/2), the arms independent: 1/4 + 1/4.
+WORST_CASE_PAIRED_VARIANCE = 0.5
+
+
 @dataclass(frozen=True)
 class PowerPlan:
     mde: float | None
     cases_needed: int | None
     attempts_per_case: int | None
     attempts_limited_by_cases: bool
+    basis: str | None = None  # observed_sd, binomial_worst_case, or None: not estimable
+    reason: str | None = None  # why not estimable, or why the worst case stands in
 
 
 def power_plan(
@@ -248,6 +255,7 @@ def power_plan(
     *,
     within_sum: float | None,
     mean_inverse_attempts: float | None,
+    bounded: bool = True,
 ) -> PowerPlan:
     """Minimum detectable difference for the cases in hand, and what would detect ``effect``.
 
@@ -255,21 +263,36 @@ def power_plan(
     today's cases and asks how many attempts per case (in both arms) would shrink the within-case
     part enough: n·δ²/z² ≥ σ²_between,d + (σ²_w,arm + σ²_w,ref)/K. When the between-case part
     alone is too large no K suffices (``attempts_limited_by_cases``).
+
+    A spread of zero, or from fewer than two cases, says nothing about the next case: for case
+    values in [0, 1] (``bounded``) the binomial worst case (``WORST_CASE_PAIRED_VARIANCE``)
+    stands in; otherwise nothing is estimable, and ``reason`` says why.
     """
-    if diffs.n < 2 or diffs.sd is None or diffs.se is None:
-        return PowerPlan(None, None, None, False)
+    if diffs.n == 0:
+        return PowerPlan(None, None, None, False, None, "no paired case")
     z = z_sum()
+    if diffs.n < 2 or diffs.sd is None or diffs.sd == 0:
+        why = "one paired case" if diffs.n < 2 else f"no spread in {diffs.n} paired cases"
+        if not bounded:
+            return PowerPlan(None, None, None, False, None, f"not estimable: {why}")
+        sd = math.sqrt(WORST_CASE_PAIRED_VARIANCE)
+        mde = z * sd / math.sqrt(diffs.n)
+        needed = max(2, math.ceil((z * sd / abs(effect)) ** 2)) if effect else None
+        return PowerPlan(mde, needed, None, False, "binomial_worst_case", why)
+    assert diffs.se is not None
     mde = z * diffs.se
     if not effect:
-        return PowerPlan(mde, None, None, False)
+        return PowerPlan(mde, None, None, False, "observed_sd")
     cases_needed = max(2, math.ceil((z * diffs.sd / abs(effect)) ** 2))
     if within_sum is None or mean_inverse_attempts is None:
-        return PowerPlan(mde, cases_needed, None, False)
+        return PowerPlan(mde, cases_needed, None, False, "observed_sd")
     between = max(0.0, diffs.sd**2 - within_sum * mean_inverse_attempts)
     room = diffs.n * effect**2 / z**2 - between
     if room <= 0:
-        return PowerPlan(mde, cases_needed, None, True)
-    return PowerPlan(mde, cases_needed, max(1, math.ceil(within_sum / room)), False)
+        return PowerPlan(mde, cases_needed, None, True, "observed_sd")
+    return PowerPlan(
+        mde, cases_needed, max(1, math.ceil(within_sum / room)), False, "observed_sd"
+    )
 
 
 def pareto_front(points: Sequence[tuple[float, float] | None]) -> list[bool | None]:

@@ -10,15 +10,18 @@ position printed on the page names exactly the state it shows.
 from __future__ import annotations
 
 import shlex
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchledger.ledger.store.events import EXPORT_WRITTEN
+from benchledger.projections.publishing.files import verify_exports
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
     from benchledger.ledger.store.event_store import EventStore
+REPORT_KIND = "report_html"  # the kind site.py records the report's files under
 _LAST_CONTENT_EVENT = (
     "SELECT position, hash, recorded_at FROM events WHERE event_type <> ? "
     "ORDER BY position DESC LIMIT 1"
@@ -34,6 +37,17 @@ class Audit:
     verify_ok: bool
     verify_text: str
     reproduce: str
+    files_ok: bool = True  # ``verify --files``: every published file as the store recorded it
+    files_text: str = ""
+
+    @property
+    def badge(self) -> tuple[bool, str]:
+        """The header badge: green only when the chain and the published files both verify."""
+        if not self.verify_ok:
+            return False, "chain BROKEN"
+        if not self.files_ok:
+            return False, "chain verified, files DIFFER"
+        return True, "chain and files verified"
 
 
 def build_audit(
@@ -43,6 +57,7 @@ def build_audit(
     position, head_hash, recorded_at = found if found else (0, "", "")
     count = conn.execute("SELECT count(*) FROM events WHERE position <= ?", (position,)).scalar()
     verified = store.verify()
+    files_ok, files_text = _files_check(store)
     return Audit(
         position=int(position),
         event_count=int(count or 0),
@@ -51,7 +66,26 @@ def build_audit(
         verify_ok=verified.ok,
         verify_text=_verify_text(verified.as_dict(), int(position)),
         reproduce=reproduce_command(ledger_id, benchmark_ids),
+        files_ok=files_ok,
+        files_text=files_text,
     )
+
+
+def _files_check(store: EventStore) -> tuple[bool, str]:
+    """``verify --files`` at render time, told in counts and statuses only: the files' paths
+    are local and never reach the page."""
+    checked = verify_exports(store)
+    # a report does not vouch for reports (its own earlier render among them): rendering
+    # again must give the same page
+    files = [f for f in checked.files if f.get("kind") != REPORT_KIND]
+    statuses = Counter(str(f["status"]) for f in files)
+    if checked.summary["ok"] and all(f["ok"] for f in files):
+        return True, f"published files intact: {len(files)} file(s) match the store"
+    parts = [f"{n} {status}" for status, n in sorted(statuses.items()) if status != "match"]
+    if not checked.summary["ok"]:
+        parts.append("events committed after the last render")
+    listed = ", ".join(parts)
+    return False, f"published files differ ({listed}): see `benchledger verify --files`"
 
 
 def _verify_text(report: dict[str, Any], position: int) -> str:

@@ -86,15 +86,43 @@ def forest_svg(rows: Sequence[Interval], reference: str, title: str) -> bytes:
         return _svg(fig)
 
 
+LABEL_STEP = 11.0  # points between stacked labels: more than a label's line height
+NEAR = 0.12  # share of the axis span within which two points' labels would collide
+
+
+def label_offsets(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Where each point's label goes (offset in points): beside its point, and for points
+    close to ones already labelled (six arms at the same cost and score), stacked one line
+    further down each, so no two labels print on top of each other."""
+    if not points:
+        return []
+    xs, ys = [x for x, _ in points], [y for _, y in points]
+    span_x = (max(xs) - min(xs)) or 1.0
+    span_y = (max(ys) - min(ys)) or 1.0
+    placed: list[tuple[float, float, int]] = []  # x, y, line of each labelled point
+    offsets = []
+    for x, y in points:
+        taken = {
+            line
+            for px, py, line in placed
+            if abs(px - x) / span_x < NEAR and abs(py - y) / span_y < NEAR
+        }
+        line = next(k for k in range(len(points) + 1) if k not in taken)
+        placed.append((x, y, line))
+        offsets.append((6.0, 4.0 - LABEL_STEP * line))
+    return offsets
+
+
 def cost_svg(points: Sequence[CostPoint], cost_label: str, score_label: str) -> bytes:
     """Each arm as a point; the Pareto frontier (cheaper or better, nothing dominating) drawn."""
     with _figure(3.2) as fig:
         ax = fig.subplots()
+        offsets = label_offsets([(p.cost, p.score) for p in points])
         for i, p in enumerate(points):
             label = public_text(p.label)
             ring = {"edgecolors": "#111111", "linewidths": 1.8} if p.pareto else {}
             ax.scatter([p.cost], [p.score], s=52, color=colour(i), zorder=3, label=label, **ring)
-            ax.annotate(label, (p.cost, p.score), textcoords="offset points", xytext=(6, 4))
+            ax.annotate(label, (p.cost, p.score), textcoords="offset points", xytext=offsets[i])
         frontier = sorted((p for p in points if p.pareto), key=lambda p: p.cost)
         if len(frontier) > 1:
             ax.step(
@@ -112,16 +140,18 @@ def cost_svg(points: Sequence[CostPoint], cost_label: str, score_label: str) -> 
         return _svg(fig)
 
 
-def timeline_svg(timeline: Timeline) -> bytes:
-    """Cumulative runs recorded per arm; archive and restore events as vertical lines."""
+def timeline_svg(timeline: Timeline, ran: bool = False) -> bytes:
+    """Cumulative runs per arm, by when they were recorded (archive and restore events as
+    vertical lines) or, with ``ran``, by when the runner started them."""
     with _figure(2.9) as fig:
         ax = fig.subplots()
-        for i, (arm, (times, counts)) in enumerate(timeline.series.items()):
+        series = timeline.ran if ran else timeline.series
+        for i, (arm, (times, counts)) in enumerate(series.items()):
             if times:
                 label = public_text(arm)
                 ax.step(_dates(times), counts, where="post", color=colour(i), label=label)
         seen: set[str] = set()
-        for marker in timeline.markers:
+        for marker in () if ran else timeline.markers:
             ax.axvline(
                 _dates([marker.at])[0],
                 color=MARKER_COLOURS.get(marker.kind, "#7f7f7f"),
@@ -130,9 +160,9 @@ def timeline_svg(timeline: Timeline) -> bytes:
                 label=None if marker.kind in seen else f"{marker.kind} (event)",
             )
             seen.add(marker.kind)
-        ax.set_ylabel("runs recorded")
+        ax.set_ylabel("runs started" if ran else "runs recorded")
         ax.yaxis.get_major_locator().set_params(integer=True)
-        _pad_short_span(ax, [t for times, _ in timeline.series.values() for t in times])
+        _pad_short_span(ax, [t for times, _ in series.values() for t in times])
         ax.legend(loc="upper left", fontsize=8, frameon=False)
         fig.autofmt_xdate()
         return _svg(fig)

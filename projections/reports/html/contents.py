@@ -39,7 +39,15 @@ from benchledger.projections.reports.html.timeline import ArchiveEvent, Timeline
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
     from benchledger.ledger.store.event_store import EventStore
-DECISION_COLUMNS = ("benchmark", "case", "decision", "product pair", "case routing", "runs")
+DECISION_COLUMNS = (
+    "benchmark",
+    "case",
+    "decision",
+    "arms (compare's case values)",
+    "product pair",
+    "case routing",
+    "runs",
+)
 BACKLOG_COLUMNS = (
     "priority",
     "benchmark",
@@ -77,7 +85,7 @@ def gather(
     store: EventStore, conn: Connection, ledger_id: str, benchmark_ids: Sequence[str] = ()
 ) -> ReportContents:
     """Read the ledger and build every view; unknown ``benchmark_ids`` are a user error."""
-    from benchledger.projections.reports.compare.document import matches_benchmark
+    from benchledger.projections.reports.compare.document import arm_labels, matches_benchmark
     queries = LedgerQueries(conn)
     rows = list(queries.all_rows(ledger_id))
     present = sorted({str(r.get("benchmark_id") or "") for r in rows} - {""})
@@ -85,14 +93,22 @@ def gather(
     events = _archive_events(store, conn, ledger_id)
     strings = StringTable()
     sections, grids, facts = [], [], {}
+    values: dict[str, dict[str, dict[str, float | None]]] = {}  # benchmark -> arm -> case
     for i, benchmark_id in enumerate(chosen):
         own = [r for r in rows if r.get("benchmark_id") == benchmark_id]
         # compare's own row set (``compare_rows``: every version of an id without one, archived
         # rows included), taken from the rows already read instead of parsing them again.
         theirs = [r for r in rows if matches_benchmark(r.get("benchmark_id"), benchmark_id)]
         overview = compare_benchmark(theirs, benchmark_id)
+        values[benchmark_id] = overview.case_values
+        # the grid and the timeline show compare's arms: one per setting of a split arm
+        labels = arm_labels(theirs)
+        if labels:
+            own = [{**r, "arm_id": labels.get(str(r.get("run_id")), r.get("arm_id"))} for r in own]
         arms = grid_arms(own, overview.arm_order)
-        grid = build_grid(own, benchmark_id, arms, strings)
+        grid = build_grid(
+            own, benchmark_id, arms, strings, overview.case_values, overview.policy
+        )
         grids.append({"benchmark": strings.ref(benchmark_id), "slug": f"b{i}", **grid.page})
         facts[f"b{i}"] = grid.facts
         timeline = build_timeline(own, arms, [_for_benchmark(e, benchmark_id) for e in events])
@@ -121,7 +137,7 @@ def gather(
     list_strings = StringTable()
     lists = {
         "strings": list_strings.strings,
-        "decisions": _decisions(cases, list_strings),
+        "decisions": _decisions(cases, list_strings, values),
         "backlog": _backlog(cases, list_strings),
     }
     audit = build_audit(store, conn, ledger_id, benchmark_ids)
@@ -168,25 +184,48 @@ def _for_benchmark(event: _Change, benchmark_id: str) -> ArchiveEvent:
     )
 
 
-def _decisions(cases: list, strings: StringTable) -> list[list[int | None]]:
-    """One line per case with an active run, as the Markdown's Case Decisions table."""
+def _decisions(
+    cases: list, strings: StringTable, values: dict[str, dict[str, dict[str, float | None]]]
+) -> list[list[int | None]]:
+    """One line per case with an active run, as the Markdown's Case Decisions table, plus each
+    arm's case value as compare counts it. The ledger's decision pairs a baseline with a
+    treatment; a case that several arms ran without those roles is not "single arm": it is
+    named for the arms and the best of them."""
     ref = strings.ref
     lines = []
     for bid, cid, node, active, archived in cases:
         decision = node.get("latest_decision") if isinstance(node, dict) else None
         decision = decision if isinstance(decision, dict) else {}
         runs = f"{len(active)} active / {archived} archived" if archived else str(len(active))
+        arms = {
+            arm: by_case[cid]
+            for arm, by_case in values.get(bid, {}).items()
+            if by_case.get(cid) is not None
+        }
+        verdict = decision.get("decision")
+        if verdict == "single_arm_recorded" and len(arms) > 1:
+            verdict = _several_arms(arms)
         lines.append(
             [
                 ref(bid),
                 ref(cid),
-                ref(decision.get("decision")),
+                ref(verdict),
+                ref(" · ".join(f"{arm} {value:.2f}" for arm, value in arms.items())),
                 ref(product_pair_status(decision)),
                 ref(routing_class(decision)),
                 ref(runs),
             ]
         )
     return lines
+
+
+def _several_arms(arms: dict[str, float | None]) -> str:
+    scored = {arm: value for arm, value in arms.items() if value is not None}
+    top = max(scored.values())
+    best = [arm for arm, value in scored.items() if value == top]
+    if len(best) == len(scored):
+        return f"{len(scored)}_arms_recorded: all at {top:.2f}"
+    return f"{len(scored)}_arms_recorded: best {', '.join(best)} ({top:.2f})"
 
 
 def _backlog(cases: list, strings: StringTable) -> list[list[int | None]]:

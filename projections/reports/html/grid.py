@@ -11,7 +11,7 @@ weight of a large ledger, go to chunk files the page loads only when a cell is o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +74,16 @@ class Grid:
 
 
 def build_grid(
-    rows: Sequence[dict], benchmark_id: str, arms: Sequence[str], strings: StringTable
+    rows: Sequence[dict],
+    benchmark_id: str,
+    arms: Sequence[str],
+    strings: StringTable,
+    case_values: Mapping[str, Mapping[str, float | None]] | None = None,
+    policy: str = "mean",
 ) -> Grid:
+    """The grid of ``rows``; ``case_values`` (compare's value of each arm's case under
+    ``policy``, ``Overview.case_values``) go on the page beside the buckets, so a cell can show
+    the very number the overview's mean is the mean of (the page's default view)."""
     cases = sorted({str(r.get("case_id") or "") for r in rows} - {""})
     counts = _run_counts(rows)
     by_id = {r.get("run_id"): r for r in rows if not is_archived(r)}
@@ -93,11 +101,18 @@ def build_grid(
             if row is not None:
                 scores[cell] = _number(row.get("official_score"))
                 facts[cell] = _run_facts(row, *counts.get((case, arm), (0, 0)))
+    known = case_values or {}
+    values = [
+        _number(known.get(arm, {}).get(case)) for case in cases for arm in arms
+    ]
     page = {
         "cases": [strings.ref(c) for c in cases],
         "arms": [strings.ref(a) for a in arms],
         "bucket": buckets,
         "score": scores,
+        "value": values,
+        "policy": strings.ref(policy),
+        "valued_arms": [arm in known for arm in arms],
     }
     return Grid(page, facts)
 

@@ -27,6 +27,9 @@ class Overview:
     forest: list[Interval] = field(default_factory=list)
     cost_points: list[CostPoint] = field(default_factory=list)
     cost_basis: str | None = None
+    # compare's value of each (arm, case) under its per-case policy: what the grid shows
+    case_values: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    policy: str = "mean"
 
     @property
     def arm_order(self) -> list[str]:
@@ -35,12 +38,17 @@ class Overview:
 
 def compare_benchmark(rows: Sequence[dict], benchmark_id: str) -> Overview:
     """compare's document for ``benchmark_id`` (its default request), or its refusal."""
-    from benchledger.projections.reports.compare.document import build_compare
+    from benchledger.projections.reports.compare.document import build_compare_with_cases
+
+    request = CompareRequest(benchmark_id=benchmark_id)
     try:
-        document = build_compare(rows, CompareRequest(benchmark_id=benchmark_id))
+        document, refusal, values = build_compare_with_cases(rows, request)
     except BenchledgerError as err:
         return Overview(benchmark_id, refusal=err.message)
-    overview = Overview(benchmark_id, document=document)
+    policy = request.per_case
+    if document is None:
+        return Overview(benchmark_id, refusal=refusal, case_values=values, policy=policy)
+    overview = Overview(benchmark_id, document=document, case_values=values, policy=policy)
     overview.forest = [
         Interval(p["arm_id"], p["mean_diff"], p["ci_low"], p["ci_high"])
         for p in document.get("paired", [])

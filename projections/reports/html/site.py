@@ -133,6 +133,8 @@ def chart_files(sections: Sequence[Any]) -> tuple[dict[str, bytes], dict[str, di
             and charts.forest_svg(overview.forest, _reference(overview), metric),
             "cost": overview.cost_points
             and charts.cost_svg(overview.cost_points, _cost_label(overview.cost_basis), metric),
+            "timeline_ran": not section.timeline.ran_empty
+            and charts.timeline_svg(section.timeline, ran=True),
             "timeline": not section.timeline.empty and charts.timeline_svg(section.timeline),
         }
         refs[section.slug] = {}

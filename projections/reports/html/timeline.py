@@ -1,4 +1,5 @@
-"""Runs recorded over time, per arm, with archive and restore events marked.
+"""Runs over time, per arm: by when the runner ran them (first view) and by when the ledger
+recorded them (second view), with archive and restore events marked on the second.
 
 A curve is the cumulative number of runs each arm has recorded (``recorded_at``; archived runs
 count, they were recorded). Large ledgers are thinned to at most ``MAX_POINTS`` points per arm,
@@ -46,6 +47,13 @@ class ArchiveEvent:
 class Timeline:
     series: dict[str, tuple[list[float], list[int]]] = field(default_factory=dict)
     markers: list[Marker] = field(default_factory=list)
+    # the same runs by when the runner started them (``run_window.started_at``); the first view
+    ran: dict[str, tuple[list[float], list[int]]] = field(default_factory=dict)
+    without_run_time: int = 0  # runs whose record kept no runner start time
+
+    @property
+    def ran_empty(self) -> bool:
+        return not any(times for times, _ in self.ran.values())
 
     @property
     def empty(self) -> bool:
@@ -57,8 +65,12 @@ def build_timeline(
 ) -> Timeline:
     timeline = Timeline()
     for arm in arms:
-        times = sorted(t for r in rows if arm_of(r) == arm if math.isfinite(t := _at(r)))
+        mine = [r for r in rows if arm_of(r) == arm]
+        times = sorted(t for r in mine if math.isfinite(t := _at(r)))
         timeline.series[arm] = _thinned(times)
+        ran = sorted(t for r in mine if math.isfinite(t := _ran(r)))
+        timeline.ran[arm] = _thinned(ran)
+        timeline.without_run_time += len(mine) - len(ran)
     timeline.markers = [
         Marker(e.at, e.kind, len(e.run_ids), e.position) for e in events if e.run_ids
     ] + _imported_batches(rows, {b for e in events for b in e.batch_ids})
@@ -68,6 +80,11 @@ def build_timeline(
 
 def _at(row: dict) -> float:
     return instant(row.get("recorded_at"))
+
+
+def _ran(row: dict) -> float:
+    window = row.get("run_window")
+    return instant(window.get("started_at")) if isinstance(window, dict) else math.nan
 
 
 def _thinned(times: list[float]) -> tuple[list[float], list[int]]:

@@ -37,7 +37,7 @@
   }
 
   /* ---------------------------------------------------------------- grid */
-  var G = { g: 0, search: "", arm: -1, bucket: -1, sort: "case", page: 0 };
+  var G = { g: 0, search: "", arm: -1, bucket: -1, sort: "case", page: 0, view: "value" };
   var col = {};
   R.run_columns.forEach(function (name, i) { col[name] = i; });
   var bench = document.getElementById("grid-benchmark");
@@ -48,7 +48,14 @@
   R.buckets.forEach(function (b, i) { option(bucketSel, i, b.label); });
 
   function grid() { return R.grids[G.g]; }
-  function cellScore(gr, cell) { return gr.score[cell]; }
+  /* The overview's view: compare's value of the case under its per-case policy; the best-of
+     view: the score of the run run-ledger-aggregate selected. */
+  function valued(gr, j) { return G.view === "value" && gr.valued_arms && gr.valued_arms[j]; }
+  function cellScore(gr, cell) {
+    return valued(gr, cell % gr.arms.length) ? gr.value[cell] : gr.score[cell];
+  }
+  function valueKey(x) { return x === null ? "missing" : x >= 1 ? "pass" : x <= 0 ? "official_zero" : "partial"; }
+  function policyText(gr) { return G.view === "value" ? "case value: " + str(gr.policy) + " of the case's attempts (as the overview)" : "best-of run (as run-ledger-aggregate)"; }
 
   /* Run facts live in assets/runs-<grid>-<chunk>.js, loaded on first use (script elements:
      a page opened from disk may not fetch()). */
@@ -127,7 +134,8 @@
     var pages = Math.max(1, Math.ceil(rows.length / PAGE));
     G.page = Math.min(G.page, pages - 1);
     document.getElementById("grid-count").textContent =
-      rows.length + " of " + gr.cases.length + " cases · " + A + " arms";
+      rows.length + " of " + gr.cases.length + " cases · " + A + " arms · " + policyText(gr);
+    document.getElementById("grid-policy").textContent = str(gr.policy);
     var table = document.getElementById("grid-table");
     table.textContent = "";
     var head = el("thead"), hr = el("tr");
@@ -141,10 +149,18 @@
       tr.appendChild(el("th", { "class": "case", scope: "row", title: str(gr.cases[i]) }, str(gr.cases[i])));
       for (var j = 0; j < A; j++) {
         var cell = i * A + j, key = R.buckets[gr.bucket[cell]].key, score = cellScore(gr, cell);
-        var td = el("td", { "class": "cell b-" + key, "data-arm": str(gr.arms[j]), "data-bucket": key });
-        var label = score !== null && (key === "pass" || key === "partial" || key === "official_zero")
-          ? fmt(score) : SHORT[key];
-        var button = el("button", { type: "button", title: R.buckets[gr.bucket[cell]].label }, label);
+        var label, title = R.buckets[gr.bucket[cell]].label, colour = key;
+        if (valued(gr, j)) {
+          label = score === null ? "—" : fmt(score);
+          title = score === null ? "not counted by compare (" + title + ")" : str(gr.policy) + " " + fmt(score);
+          if (score !== null) { colour = valueKey(score); }
+        } else {
+          label = score !== null && (key === "pass" || key === "partial" || key === "official_zero")
+            ? fmt(score) : SHORT[key];
+        }
+        var td = el("td", { "class": "cell b-" + colour, "data-arm": str(gr.arms[j]), "data-bucket": key,
+          "data-value": score === null ? "" : String(score) });
+        var button = el("button", { type: "button", title: title }, label);
         button.addEventListener("click", openRun.bind(null, G.g, i, j));
         td.appendChild(button);
         tr.appendChild(td);
@@ -202,6 +218,7 @@
   bench.addEventListener("change", function () { G.g = +bench.value; G.page = 0; resetArms(); legend(); drawGrid(); });
   armSel.addEventListener("change", function () { G.arm = +armSel.value; G.page = 0; drawGrid(); });
   bucketSel.addEventListener("change", function () { G.bucket = bucketSel.value === "" ? -1 : +bucketSel.value; G.page = 0; drawGrid(); });
+  document.getElementById("grid-view").addEventListener("change", function (e) { G.view = e.target.value; drawGrid(); });
   document.getElementById("grid-sort").addEventListener("change", function (e) { G.sort = e.target.value; G.page = 0; drawGrid(); });
   document.getElementById("grid-search").addEventListener("input", function (e) { G.search = e.target.value.trim().toLowerCase(); G.page = 0; drawGrid(); });
 
