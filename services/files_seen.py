@@ -36,7 +36,9 @@ def global_registry_file(context: CommandContext) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     try:
-        data = parse_json(raw, what=f"global registry is not readable JSON: {path.name}")
+        data = parse_json(
+            raw, what=f"global registry is not readable JSON: {path.name}", exact_integers=False
+        )
     except InputError as err:
         raise InputError(
             f"{err.message}; fix it, or run `benchledger render` in each project to set it "

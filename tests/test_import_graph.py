@@ -207,17 +207,11 @@ LAYER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Imports against LAYER_RULES that exist today, named so that a new one fails and a removed one
 # must be taken off the list (the way KNOWN_CYCLES works).
 KNOWN_UPWARD: set[str] = {
-    # the planned-run sources read the typed request of `benchmark run` (its options) instead
-    # of a source-level options type
-    "benchledger.ledger.sources.planned.benchmark_cli -> "
-    "benchledger.ledger.requests.benchmark_run",
-    "benchledger.ledger.sources.planned.modes -> benchledger.ledger.requests.benchmark_run",
-    "benchledger.ledger.sources.planned.options -> benchledger.ledger.requests.benchmark_run",
-    "benchledger.ledger.sources.planned.records -> benchledger.ledger.requests.benchmark_run",
     # the ledger read models pre-render row fragments with the publishing code
     "benchledger.projections.read_models.ledger_cases -> "
     "benchledger.projections.publishing.ledger_fragments",
-    "benchledger.projections.read_models.models -> benchledger.projections.publishing.ledger_v0",
+    "benchledger.projections.read_models.ledger_rows -> "
+    "benchledger.projections.publishing.ledger_v0",
     # compare's cache keeps the report's per-row facts
     "benchledger.projections.read_models.compare_facts -> "
     "benchledger.projections.reports.compare.document",

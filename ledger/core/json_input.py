@@ -54,8 +54,14 @@ def holds_nul(raw: bytes, document: Any) -> bool:
     return False
 
 
-def parse_json(raw: bytes, *, what: str, unique_keys: bool = False) -> Any:
+def parse_json(
+    raw: bytes, *, what: str, unique_keys: bool = False, exact_integers: bool = True
+) -> Any:
     """The parsed document; an ``InputError`` ``"{what}: {reason}"`` otherwise.
+
+    ``exact_integers`` refuses an integer past 64 bits (orjson would read it rounded); a file
+    that other tools share, such as the global registry, turns it off: its other entries are
+    kept as they are in the file, not refused.
 
     ``unique_keys`` also refuses an object that names a key twice: every parser keeps one of
     the two values without a word, so a hand-written record could say ``case_id`` twice and
@@ -66,7 +72,7 @@ def parse_json(raw: bytes, *, what: str, unique_keys: bool = False) -> Any:
         raise InputError(f"{what}: {_reason(raw, exc)}") from None
     if holds_nul(raw, document):
         raise InputError(f"{what}: {NUL_REASON}")
-    big = inexact_integer(raw)
+    big = inexact_integer(raw) if exact_integers else None
     if big is not None:  # valid JSON, but not a value benchledger keeps exactly
         raise InputError(f"{what.removesuffix(' is not valid JSON')}: {big}")
     if unique_keys and isinstance(document, dict | list):

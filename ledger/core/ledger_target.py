@@ -75,6 +75,11 @@ def resolve_ledger_target(
     json_path = Path(os.path.abspath(cwd / Path(given).expanduser()))
     if json_path.exists() and json_path.is_dir():
         raise InputError(f"--run-ledger-path is a directory: {run_ledger_path}")
+    for published in (json_path, markdown_path_for(json_path)):
+        if published.is_symlink():  # published files are never written through a link
+            raise InputError(
+                f"--run-ledger-path: {published.name} is a symbolic link; name the file itself"
+            )
     try:
         real = json_path.resolve()
     except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
