@@ -148,7 +148,8 @@ def ingests(bl: str, loopx: Loopx, sizes: list[int], runs: int, work: Path) -> l
     deleted (``harbor_ingest.taking_turns`` says why both matter on this machine).
 
     After the sizes, the largest size once more as attempts of a single task: loopx 0.4.8
-    files a whole job as one case (harbor.md section 8), so on the usual jobs benchledger
+    files a whole job as one case (docs/formats/harbor.md section 8), so on the usual jobs
+    benchledger
     writes a record per task (89 here) where loopx writes one; on this job each writes one."""
     template = harbor_ingest.TEMPLATE_JOB
     rows: list[Row] = []

@@ -1,4 +1,5 @@
-"""``benchmark parity-check`` and ``benchmark case-analysis-candidates`` (cli.md §13-14).
+"""``benchmark parity-check`` and ``benchmark case-analysis-candidates`` (docs/formats/cli.md
+§13-14).
 
 Both read files the user names and report on them; the rules live in
 ``ledger/rules/operations/parity.py`` and
@@ -44,7 +45,8 @@ def _with_payload(err: Exception, payload: dict[str, Any]) -> Exception:
     return err
 
 
-# --- parity-check (cli.md §13, history_registry_rollout.md §10) ---------------------------------
+# --- parity-check (docs/formats/cli.md §13, docs/formats/history_registry_rollout.md §10)
+# ---------------------------------
 
 
 @click.command("parity-check")
@@ -73,7 +75,8 @@ def parity_check_command(
     emit(payload, fmt, "Codex App Parity Posthoc Check", markdown=render_parity_markdown)
 
 
-# --- case-analysis-candidates (cli.md §14, history_registry_rollout.md §11) ----------------------
+# --- case-analysis-candidates (docs/formats/cli.md §14, docs/formats/history_registry_rollout.md
+# §11) ----------------------
 
 
 @click.command("case-analysis-candidates")

@@ -82,7 +82,7 @@ def _flag(name: str, help_text: str):  # noqa: ANN202
 
 
 def _run_options(func):  # noqa: ANN001, ANN202
-    """Every flag of cli.md §5.1, in one place so help lists them together."""
+    """Every flag of docs/formats/cli.md §5.1, in one place so help lists them together."""
     options = [
         click.argument(
             "benchmark_name", type=click.Choice(["terminal-bench", "skillsbench", "inspect"])

@@ -68,7 +68,8 @@ class CaseAnalysisPaths:
 def resolve_case_analysis_paths(
     request: CaseAnalysisRequest, *, registry: str | None
 ) -> CaseAnalysisPaths:
-    """Flag rules first (cli.md §14 order), then the paths; file existence comes next."""
+    """Flag rules first (docs/formats/cli.md §14 order), then the paths; file existence comes
+    next."""
 
     validate_case_analysis_options(asdict(request))
     context = build_command_context(

@@ -1,8 +1,9 @@
-"""``benchmark run-ledger-archive|restore|merge|aggregate|check`` (ledger_v0 §9-§12).
+"""``benchmark run-ledger-archive|restore|merge|aggregate|check`` (docs/formats/ledger_v0.md
+§9-§12).
 
 Writing commands decide inside one store transaction, append when executing and render the
 ledger after the commit; aggregate and check only read. Every user error carries the
-command's envelope (cli.md §3), so ``--format json`` prints it.
+command's envelope (docs/formats/cli.md §3), so ``--format json`` prints it.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ Decide = Callable[[MaintenanceReads, str], MaintenancePlan]
 
 @contextmanager
 def error_envelope(envelope: dict[str, Any]) -> Iterator[None]:
-    """Attach the command's error envelope (cli.md §3) to any user error raised inside."""
+    """Attach the command's error envelope (docs/formats/cli.md §3) to any user error raised
+    inside."""
     try:
         yield
     except BenchledgerError as err:

@@ -29,7 +29,8 @@ from benchledger.services.store_session import open_store
 def run_ledger_upsert(
     request: LedgerUpsertRequest, *, db: str | None, metadata: dict[str, Any]
 ) -> dict[str, Any]:
-    """The upsert's payload; a user error carries the command's envelope (cli.md §3)."""
+    """The upsert's payload; a user error carries the command's envelope (docs/formats/cli.md
+    §3)."""
     target_display = request.run_ledger_path or "benchmark-run-ledger.json"
     try:
         request.check("benchmark run-ledger-upsert")

@@ -11,7 +11,8 @@ from benchledger.services.analysis_inputs import read_input_bytes
 
 
 def parity_payload(given: str) -> dict[str, Any]:
-    """Resolve and compact the input (benchmark_run_v0.md §2), then check the one record."""
+    """Resolve and compact the input (docs/formats/benchmark_run_v0.md §2), then check the one
+    record."""
     records, _kind = resolve_compact_input(read_input_bytes(given, stdin_ok=True), context="parity")
     if len(records) != 1:
         raise InputError(

@@ -174,7 +174,8 @@ def ledger_rows(ledger_path: Path) -> dict[str, dict]:
 
 
 def primary_reward(rewards: dict | None) -> float | None:
-    """harbor.md §5.4 restated: the single key, else ``reward``, else no primary reward."""
+    """docs/formats/harbor.md §5.4 restated: the single key, else ``reward``, else no primary
+    reward."""
     if not rewards:
         return None
     if len(rewards) == 1:
@@ -183,7 +184,8 @@ def primary_reward(rewards: dict | None) -> float | None:
 
 
 def expected_case_status(job: dict, task: str, agent: str) -> str:
-    """harbor.md §3 per case, from the manifest's trials of (task, agent): ``cancelled`` when one
+    """docs/formats/harbor.md §3 per case, from the manifest's trials of (task, agent):
+    ``cancelled`` when one
     ended in CancelledError; else, when one has no result, ``running`` in a running job and
     ``incomplete`` otherwise; else ``completed``. A job that never started a trial leaves its
     cases ``not_started``. (Every fixture job planned exactly the trials it has directories
@@ -200,7 +202,8 @@ def expected_case_status(job: dict, task: str, agent: str) -> str:
 
 
 def expected_job_status(job: dict) -> str | None:
-    """harbor.md §5.2 from the manifest's description of the job; None = the ingest fails."""
+    """docs/formats/harbor.md §5.2 from the manifest's description of the job; None = the ingest
+    fails."""
     state = job["job_state"]
     if state == "finished":
         counters = (job["harbor"] or {}).get("counters", {})

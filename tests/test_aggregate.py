@@ -1,5 +1,5 @@
 """The current aggregate: buckets, selection policies, canonical and active sets, target
-lanes (ledger_v0.md §11)."""
+lanes (docs/formats/ledger_v0.md §11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Archive and restore (ledger_v0.md §9)."""
+"""Archive and restore (docs/formats/ledger_v0.md §9)."""
 
 from __future__ import annotations
 

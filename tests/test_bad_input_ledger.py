@@ -29,7 +29,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _inputs() -> dict[str, bytes]:
-    """Every accepted input shape (benchmark_run_v0.md §2), as real compact JSON."""
+    """Every accepted input shape (docs/formats/benchmark_run_v0.md §2), as real compact JSON."""
     run = compact_run("fix-git", score=1, job="tb_fix_git_bad")
     other = compact_run("regex-log", score=0, job="tb_regex_bad")
     shapes = {

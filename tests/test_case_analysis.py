@@ -1,4 +1,5 @@
-"""case-analysis-candidates payloads (history_registry_rollout.md §11) on the loopx ledger."""
+"""case-analysis-candidates payloads (docs/formats/history_registry_rollout.md §11) on the loopx
+ledger."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The drift check: history runs matched by id or signature (ledger_v0.md §12), and the
+"""The drift check: history runs matched by id or signature (docs/formats/ledger_v0.md §12), and the
 aggregate and the check on 30,000 rows (correct at scale; speed lives in bench/)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Global registry sync (history_registry_rollout.md §7)."""
+"""Global registry sync (docs/formats/history_registry_rollout.md §7)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from benchledger.ledger.rules.history.global_registry import (
     writability_ok,
 )
 
-# the spec's minimal registry (history_registry_rollout.md §2)
+# the spec's minimal registry (docs/formats/history_registry_rollout.md §2)
 MINIMAL_REGISTRY = Path("spec-examples/minimal-registry.json")
 NOW = "2026-11-30T17:47:34Z"
 LATER = "2026-11-30T18:00:00Z"

@@ -1,4 +1,4 @@
-"""Per-goal run store content and envelopes (history_registry_rollout.md §5, §6)."""
+"""Per-goal run store content and envelopes (docs/formats/history_registry_rollout.md §5, §6)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from benchledger.projections.publishing.goal_runs import (
     render_record_markdown,
 )
 
-# the spec's example record (history_registry_rollout.md §5.1)
+# the spec's example record (docs/formats/history_registry_rollout.md §5.1)
 SPEC_RECORD = Path("spec-examples/goal-run-record.json")
 RUN = {
     "schema_version": "benchmark_run_v0",

@@ -69,12 +69,13 @@ def _case_status(job: dict, record: dict) -> str:
 
 def _check_records(job: dict, records: list[dict], status: str) -> None:
     """Per-case status, score, pass flag, attempts and exception types agree with the manifest;
-    the job's own status is in every record's ``runner_job`` (harbor.md §3)."""
+    the job's own status is in every record's ``runner_job`` (docs/formats/harbor.md §3)."""
     for record in records:
         assert record["run_status"] == _case_status(job, record), record["case_id"]
         assert record["runner_job"]["job_status"] == status
     if job["key"] == "19_config_only":
-        # harbor.md §6: config.json only, with a task list -> one not_started, pending case.
+        # docs/formats/harbor.md §6: config.json only, with a task list -> one not_started, pending
+        # case.
         (record,) = records
         assert record["case_id"] == "fix-git"
         assert [t["status"] for t in record["trials"]] == ["pending"]

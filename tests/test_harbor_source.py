@@ -82,7 +82,7 @@ def ingests(harbor_root: Path, jobs: dict[str, dict]) -> dict:
 
 
 def _primary(rewards: dict | None) -> float | None:
-    """harbor.md §5.4, restated for the test: one key, else `reward`, else none."""
+    """docs/formats/harbor.md §5.4, restated for the test: one key, else `reward`, else none."""
     if not rewards:
         return None
     if len(rewards) == 1:
@@ -207,7 +207,7 @@ def test_job_status_is_reported_honestly(key: str, ingests: dict, jobs: dict) ->
     ingest = ingests[key]
     assert ingest.provenance["job_status"] == status
     for record in ingest.records:
-        # harbor.md §3: each case reports its own state; the job's stays in runner_job.
+        # docs/formats/harbor.md §3: each case reports its own state; the job's stays in runner_job.
         case_status = expected_case_status(job, record["case_id"], record["agent"]["name"])
         assert record["run_status"] == case_status, record["case_id"]
         assert record["runner_return_status"] == case_status
@@ -224,7 +224,8 @@ def test_named_job_statuses(ingests: dict) -> None:
     def job_statuses(key: str) -> set[str]:
         return {r["runner_job"]["job_status"] for r in ingests[key].records}
 
-    # harbor.md §3: the finished cases of an interrupted job stay completed; the job's own
+    # docs/formats/harbor.md §3: the finished cases of an interrupted job stay completed; the job's
+    # own
     # state is runner_job.job_status.
     assert statuses("08_running_job") == {"completed": 3, "running": 3}
     assert job_statuses("08_running_job") == {"running"}

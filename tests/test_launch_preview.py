@@ -1,4 +1,4 @@
-"""Harbor 0.25 launch preview (cli.md §7.2) and timeout policy (§7.3)."""
+"""Harbor 0.25 launch preview (docs/formats/cli.md §7.2) and timeout policy (§7.3)."""
 
 from __future__ import annotations
 

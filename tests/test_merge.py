@@ -1,4 +1,4 @@
-"""Merging source ledgers, and reading a document's rows (ledger_v0.md §6.4, §10)."""
+"""Merging source ledgers, and reading a document's rows (docs/formats/ledger_v0.md §6.4, §10)."""
 
 from __future__ import annotations
 

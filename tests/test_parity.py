@@ -1,4 +1,4 @@
-"""parity-check payloads (history_registry_rollout.md §10)."""
+"""parity-check payloads (docs/formats/history_registry_rollout.md §10)."""
 
 from __future__ import annotations
 

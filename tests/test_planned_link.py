@@ -1,4 +1,5 @@
-"""Planned → completed link (cli.md §7.5): the pure function, and the CLI once it is wired."""
+"""Planned → completed link (docs/formats/cli.md §7.5): the pure function, and the CLI once it is
+wired."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""``benchmark run`` without a result to ingest, through the CLI (cli.md §5-7).
+"""``benchmark run`` without a result to ingest, through the CLI (docs/formats/cli.md §5-7).
 
 Three tables: parser errors (exit 2), rule errors (exit 1, exact ``error: <message>``, nothing
 written), and valid invocations with the record they must produce. Every valid planned record
-is also checked against the invariants of cli.md §6.1/§7 (no trial, no reward, a stable
+is also checked against the invariants of docs/formats/cli.md §6.1/§7 (no trial, no reward, a stable
 ``run_key``, a launch preview that survives compaction, one consistent first blocker).
 """
 

@@ -1,4 +1,5 @@
-"""Planned Terminal-Bench runs: validation order and messages (cli.md §5.3) and records (§6-7)."""
+"""Planned Terminal-Bench runs: validation order and messages (docs/formats/cli.md §5.3) and
+records (§6-7)."""
 
 from __future__ import annotations
 

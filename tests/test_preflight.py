@@ -1,4 +1,5 @@
-"""One preflight check list: ready and first_blocker never disagree (cli.md §7.4, §6.4-6.6)."""
+"""One preflight check list: ready and first_blocker never disagree (docs/formats/cli.md §7.4,
+§6.4-6.6)."""
 
 from __future__ import annotations
 
@@ -165,7 +166,8 @@ def test_require_task_material_ready_blocks(fixtures_dir, tmp_path):
     assert ready["launch_preview"]["argv"][6] == "<dataset-path>"
 
 
-# --- Codex setup ladder (cli.md §6.6) -------------------------------------------------------------
+# --- Codex setup ladder (docs/formats/cli.md §6.6)
+# -------------------------------------------------------------
 
 LADDER = [
     ({}, "runtime_codex_install_can_exceed_setup_budget", False),

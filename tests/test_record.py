@@ -1,4 +1,5 @@
-"""benchmark_run_v0 compaction and input resolution (benchmark_run_v0.md §2, §4, §5, §6)."""
+"""benchmark_run_v0 compaction and input resolution (docs/formats/benchmark_run_v0.md §2, §4, §5,
+§6)."""
 
 from __future__ import annotations
 

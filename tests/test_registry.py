@@ -1,4 +1,5 @@
-"""Project registry location, goal ids, runtime root (history_registry_rollout.md §2-4, §9)."""
+"""Project registry location, goal ids, runtime root (docs/formats/history_registry_rollout.md
+§2-4, §9)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from benchledger.ledger.rules.row.classification import (
     recommended_action,
 )
 
-# the spec's minimal registry (history_registry_rollout.md §2)
+# the spec's minimal registry (docs/formats/history_registry_rollout.md §2)
 MINIMAL_REGISTRY = Path("spec-examples/minimal-registry.json")
 
 def _spec_minimal_registry(fixtures_dir: Path) -> dict:
@@ -225,7 +226,8 @@ def test_runtime_root_errors() -> None:
         resolve_runtime_root(None, {"common_runtime_root": 3}, project_root=Path("/p"), env={})
 
 
-# --- classification (§9) and recommended action (cli.md §5.6) ----------------------------------
+# --- classification (§9) and recommended action (docs/formats/cli.md §5.6)
+# ----------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Rollout records (history_registry_rollout.md §8)."""
+"""Rollout records (docs/formats/history_registry_rollout.md §8)."""
 
 from __future__ import annotations
 

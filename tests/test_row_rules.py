@@ -1,4 +1,4 @@
-"""Row derivation rules (ledger_v0.md §4-§5, §6.4), table-driven from the spec."""
+"""Row derivation rules (docs/formats/ledger_v0.md §4-§5, §6.4), table-driven from the spec."""
 
 from __future__ import annotations
 

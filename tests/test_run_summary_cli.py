@@ -102,7 +102,8 @@ def test_harbor_summary_counts_cases_attempts_and_scores_per_agent_model(
 @pytest.mark.parametrize(
     ("key", "line"),
     [
-        # harbor.md §3: one CancelledError trial cancels its own case, not the 39 others; the
+        # docs/formats/harbor.md §3: one CancelledError trial cancels its own case, not the 39
+        # others; the
         # five cases Harbor gave no reward are named with the reason their attempts give.
         ("07_many_tasks_full_sweep", "- will not count: 6 of 40 cases (1 cancelled; 5 unscored: "
          "3 verifier_failed, 2 exception_before_verification)"),

@@ -1,4 +1,4 @@
-"""The public-safety filter and the compaction helpers (benchmark_run_v0.md §1, §3)."""
+"""The public-safety filter and the compaction helpers (docs/formats/benchmark_run_v0.md §1, §3)."""
 
 from __future__ import annotations
 

@@ -143,7 +143,8 @@ def _numbers(blob: Any) -> dict[str, float]:
 
 
 def _expected_timing(tree: Path, rel: str) -> dict[str, float]:
-    """Result `timing` first, else a readable sibling timing.json (benchflow.md §6.1)."""
+    """Result `timing` first, else a readable sibling timing.json (docs/formats/benchflow.md
+    §6.1)."""
     from_result = _numbers(_raw(tree, rel).get("timing"))
     if from_result:
         return from_result
@@ -225,7 +226,7 @@ def _check_ledger_row(row: dict[str, Any], record: dict[str, Any], info: dict) -
         assert row["official_passed"] is (outcome == "passed")
         assert row["score_status"] == outcome
         assert row["status"] == "completed"
-    else:  # ledger_v0.md §5.7-5.8: no score is `missing`, never a 0 and never a pass
+    else:  # docs/formats/ledger_v0.md §5.7-5.8: no score is `missing`, never a 0 and never a pass
         assert "official_score" not in row and row.get("official_passed") is not True
         assert row["score_status"] == "missing" and row["status"] == "recorded"
 
@@ -621,7 +622,8 @@ def test_retired_route_is_a_parser_error(bench: Bench) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Validation (cli.md §5.3 rules 1-4, benchflow.md §5.1-5.2), exit 1, exact text
+# Validation (docs/formats/cli.md §5.3 rules 1-4, docs/formats/benchflow.md §5.1-5.2), exit 1,
+# exact text
 
 
 RULE_2 = (

@@ -1,4 +1,5 @@
-"""Upsert and backfill of one row into its case, row order (ledger_v0.md §6.1, §6.3)."""
+"""Upsert and backfill of one row into its case, row order (docs/formats/ledger_v0.md §6.1,
+§6.3)."""
 
 from __future__ import annotations
 

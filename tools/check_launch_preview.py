@@ -1,6 +1,7 @@
 """Check that planned-run previews only use flags Harbor 0.25.0's ``harbor run`` accepts.
 
-The preview (cli.md §7.2) is only worth recording if a person can paste it. loopx 0.4.8's
+The preview (docs/formats/cli.md §7.2) is only worth recording if a person can paste it. loopx
+0.4.8's
 preview used ``--agent-import-path``, which Harbor 0.25.0 does not have; this script catches
 that class of mistake against the real package. It creates a scratch Python 3.12 virtualenv
 (Harbor needs >= 3.12), installs ``harbor==0.25.0`` with pip, reads ``harbor run --help`` and

@@ -1,4 +1,5 @@
-"""The ``benchmark_run_v0`` record (spec: benchmark_run_v0.md §4), as compaction writes it.
+"""The ``benchmark_run_v0`` record (spec: docs/formats/benchmark_run_v0.md §4), as compaction
+writes it.
 
 Every field but ``schema_version`` is optional, since compaction omits what a source did not
 report. The format is open: an input may carry fields benchledger does not keep (loopx wrote
@@ -296,7 +297,7 @@ class Mount(Open):
 
 
 class LaunchPreview(Open):
-    """A planned run's exact runner command line (cli.md §7.2)."""
+    """A planned run's exact runner command line (docs/formats/cli.md §7.2)."""
 
     schema_version: str = optional()
     runner: str = optional()
@@ -323,7 +324,7 @@ class PreflightCheck(Open):
 
 
 class Preflight(Open):
-    """A planned run's preflight checks (cli.md §7.4)."""
+    """A planned run's preflight checks (docs/formats/cli.md §7.4)."""
 
     schema_version: str = optional()
     ready: bool = optional()

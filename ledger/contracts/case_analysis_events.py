@@ -1,6 +1,6 @@
 """Payload of ``case_analysis_accepted`` (stream ``case_analysis/<output key>``): an accepted
 case-analysis document, stored whole so replay can re-render the output file
-(history_registry_rollout.md §11).
+(docs/formats/history_registry_rollout.md §11).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Payloads of the events on a goal's stream (``goal/<goal_id>``): ``run_built`` records what
 an adapter built from a source, ``run_appended`` what was appended to the goal's run history
-(history_registry_rollout.md §5, §9).
+(docs/formats/history_registry_rollout.md §5, §9).
 """
 
 from __future__ import annotations

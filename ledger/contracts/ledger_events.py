@@ -1,4 +1,5 @@
-"""Payloads of the events on a ledger's stream (``ledger/<ledger_id>``), ledger_v0.md §6, §9,
+"""Payloads of the events on a ledger's stream (``ledger/<ledger_id>``), docs/formats/ledger_v0.md
+§6, §9,
 §10: one upserted row, or a chunk of rows an import, archive, restore or merge changed. Each
 carries the resulting rows whole, so replay never re-decides anything.
 """
@@ -12,7 +13,8 @@ from benchledger.ledger.contracts.ledger_row import LedgerRowV0
 
 
 class UpdatePolicy(Open):
-    """Written once when a ledger is created (ledger_v0 §2); loopx ledgers bring their own."""
+    """Written once when a ledger is created (docs/formats/ledger_v0.md §2); loopx ledgers bring
+    their own."""
 
     source_of_truth: str = optional()
     raw_logs_recorded: bool = optional()

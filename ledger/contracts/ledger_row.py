@@ -1,4 +1,4 @@
-"""One run of the ``benchmark_run_ledger_v0`` document (spec: ledger_v0.md §3).
+"""One run of the ``benchmark_run_ledger_v0`` document (spec: docs/formats/ledger_v0.md §3).
 
 A row is flat apart from a few named objects. ``run_id``, ``benchmark_id`` and ``case_id`` are
 what every ledger operation keys on, so they are required; everything else is optional because

@@ -1,5 +1,5 @@
 """Payload of ``global_synced`` (stream ``registry/global``): the global registry document as a
-sync left it (history_registry_rollout.md §7), with what the sync did.
+sync left it (docs/formats/history_registry_rollout.md §7), with what the sync did.
 """
 
 from __future__ import annotations

@@ -269,5 +269,6 @@ def _display(path_text: str) -> str:
 
 
 def public_safe(text: str) -> bool:
-    """The one shared filter (benchmark_run_v0.md §3), imported lazily to keep startup light."""
+    """The one shared filter (docs/formats/benchmark_run_v0.md §3), imported lazily to keep startup
+    light."""
     return is_public_safe(text)

@@ -1,7 +1,8 @@
 """The public-safety filter and the text/list/number compaction helpers built on it.
 
 Everything that reaches a public file (run records, ledger rows, history, rollout events) passes
-through here, so the rules live in one place (benchmark_run_v0.md §1, §3). A value that fails the
+through here, so the rules live in one place (docs/formats/benchmark_run_v0.md §1, §3). A value
+that fails the
 filter is dropped, never masked: masking would still leak the shape and length of a secret.
 
 The rules are compiled once at import into one pattern (plus a 40-character run search for bare
@@ -380,7 +381,8 @@ def _ledger_text_status(raw: str, limit: int) -> tuple[str | None, bool]:
 
 
 def ledger_text(value: Any, limit: int) -> str | None:
-    """Ledger-variant text compaction (ledger_v0.md intro): L−3 characters plus ``...``."""
+    """Ledger-variant text compaction (docs/formats/ledger_v0.md intro): L−3 characters plus
+    ``...``."""
     return ledger_text_status(value, limit)[0]
 
 

@@ -1,4 +1,5 @@
-"""The ``benchmark_cli`` block of a ``benchmark run`` envelope (cli.md §5.5): an echo of what
+"""The ``benchmark_cli`` block of a ``benchmark run`` envelope (docs/formats/cli.md §5.5): an echo
+of what
 the invocation asked for and a plain statement of what it did not do (no runner, no Codex, no
 auth values read), shared by the planned, Harbor and SkillsBench routes.
 """
@@ -79,7 +80,7 @@ def build_benchmark_cli(
         "skillsbench_result_ingested": skillsbench_result_ingested,
         "skillsbench_result_root_ingested": bool(opts.skillsbench_result_root),
         "timeout_multiplier_preview_requested": _preview_requested(opts),
-        # benchledger never fills in multipliers behind the user's back (cli.md §6.3).
+        # benchledger never fills in multipliers behind the user's back (docs/formats/cli.md §6.3).
         "timeout_multiplier_preview_defaulted": False,
         "cli_bridge_trace_observed": False,
         "record_count": len(records),

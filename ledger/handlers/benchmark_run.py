@@ -355,7 +355,8 @@ def _run_ids(
     ledger_plan: LedgerPlan | None,
     now: str,
 ) -> list[str]:
-    """The ledger identity of each record (ledger_v0 §5.15), used by rollout records too."""
+    """The ledger identity of each record (docs/formats/ledger_v0.md §5.15), used by rollout
+    records too."""
     if ledger_plan is not None:
         return [o["entry"].get("run_id") for o in ledger_plan.outcomes]
     return [

@@ -1,4 +1,5 @@
-"""The ``benchmark run`` command's envelopes (cli.md §6): what the handler returns to print.
+"""The ``benchmark run`` command's envelopes (docs/formats/cli.md §6): what the handler returns to
+print.
 
 Dry run and execute share one shape so scripts parse both alike.
 """

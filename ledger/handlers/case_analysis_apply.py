@@ -1,4 +1,5 @@
-"""``case-analysis-candidates --apply-accepted`` as an event (history_registry_rollout.md §11).
+"""``case-analysis-candidates --apply-accepted`` as an event
+(docs/formats/history_registry_rollout.md §11).
 
 loopx wrote the accepted analysis straight to disk. Here the accepted document is first recorded
 as a ``case_analysis_accepted`` event (who accepted what, from which ledger, under which policy),

@@ -1,4 +1,5 @@
-"""Deciding a global registry sync: the ``global_synced`` event and the payload (history §7).
+"""Deciding a global registry sync: the ``global_synced`` event and the payload
+(docs/formats/history_registry_rollout.md §7).
 
 Shared by ``sync-global`` and every ``benchmark run`` that does not say ``--no-global-sync``.
 The current global document is the file itself, an input like the project registry: every
@@ -56,7 +57,7 @@ def plan_global_sync(
     (``current_file``: None when there is none).
 
     With no project registry file the goals known to the store are the source, so a fresh
-    directory works without a hand-written registry (history_registry_rollout §7.1).
+    directory works without a hand-written registry (docs/formats/history_registry_rollout.md §7.1).
     """
     known = set(reads.known_goal_ids()) | ({goal_id} if goal_id else set())
     source = (

@@ -1,4 +1,5 @@
-"""``run-ledger-aggregate`` (ledger_v0 §11): one current result per canonical case; reads only."""
+"""``run-ledger-aggregate`` (docs/formats/ledger_v0.md §11): one current result per canonical case;
+reads only."""
 
 from __future__ import annotations
 

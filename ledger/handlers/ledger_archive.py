@@ -1,4 +1,4 @@
-"""Deciding ``run-ledger-archive`` and ``run-ledger-restore`` (ledger_v0 §9).
+"""Deciding ``run-ledger-archive`` and ``run-ledger-restore`` (docs/formats/ledger_v0.md §9).
 
 Only rows that really change are put in events: re-running an archive appends nothing.
 """

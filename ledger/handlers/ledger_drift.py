@@ -1,4 +1,5 @@
-"""``run-ledger-check`` (ledger_v0 §12): is every terminal history run also in the ledger?"""
+"""``run-ledger-check`` (docs/formats/ledger_v0.md §12): is every terminal history run also in the
+ledger?"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Deciding ``run-ledger-merge`` (ledger_v0 §10): source ledger rows into the store ledger.
+"""Deciding ``run-ledger-merge`` (docs/formats/ledger_v0.md §10): source ledger rows into the store
+ledger.
 
 Events carry the full resulting rows, so replay never re-runs the merge rules.
 """

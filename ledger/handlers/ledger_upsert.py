@@ -29,7 +29,7 @@ class LedgerReads(Protocol):
 
 @dataclass
 class RowOptions:
-    """The command's per-row inputs besides the record (ledger_v0 §4)."""
+    """The command's per-row inputs besides the record (docs/formats/ledger_v0.md §4)."""
 
     run_group_id: str | None = None
     arm_id: str | None = None
@@ -159,7 +159,7 @@ def _same_row(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def ledger_result(plan: LedgerPlan, *, target: LedgerTarget, dry_run: bool) -> dict[str, Any]:
-    """The ``benchmark_run_ledger`` block (ledger_v0 §6.2 / §6.5)."""
+    """The ``benchmark_run_ledger`` block (docs/formats/ledger_v0.md §6.2 / §6.5)."""
     base = {
         "ok": True,
         "dry_run": dry_run,

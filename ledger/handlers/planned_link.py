@@ -1,9 +1,11 @@
 """Planned → completed: give Harbor ingest records the ``run_key`` of the run that was planned.
 
-A planned record (cli.md §7.1) carries the exact ``harbor run`` argv, including ``--job-name``.
+A planned record (docs/formats/cli.md §7.1) carries the exact ``harbor run`` argv, including
+``--job-name``.
 When that job is later ingested, the ledger should be able to answer "was this the run we
 planned, with that timeout policy and preflight?" without a person matching names by hand. The
-link is the job name (cli.md §7.5): every ingest record whose ``job_name`` equals a planned
+link is the job name (docs/formats/cli.md §7.5): every ingest record whose ``job_name`` equals a
+planned
 record's preview ``job_name`` gets ``planned_run_key``. Pure: the caller passes the goal's
 earlier run records (``StoreReads.goal_records``) in.
 """

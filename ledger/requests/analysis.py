@@ -1,4 +1,4 @@
-"""The typed request of ``benchmark case-analysis-candidates`` (cli.md §14)."""
+"""The typed request of ``benchmark case-analysis-candidates`` (docs/formats/cli.md §14)."""
 
 from __future__ import annotations
 

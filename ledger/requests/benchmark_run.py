@@ -1,4 +1,4 @@
-"""The typed request of ``benchledger benchmark run`` (cli.md §5.1).
+"""The typed request of ``benchledger benchmark run`` (docs/formats/cli.md §5.1).
 
 Field names are the click parameter names: the planned-run builders hash the options given
 (``option_items``) into provenance and idempotency, so the names are part of stored payloads and

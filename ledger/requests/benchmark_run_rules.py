@@ -1,11 +1,11 @@
-"""The validation of ``benchmark run`` options, run once at the edge (cli.md §5.3).
+"""The validation of ``benchmark run`` options, run once at the edge (docs/formats/cli.md §5.3).
 
 The command layer parses flags into a :class:`BenchmarkRunRequest` and calls
 :func:`validate_benchmark_run_options` on it before anything is read or written; the readers and
 the planner then take small typed options built from the validated request and check nothing
 again. The order of the checks is part of the contract: users and scripts see the *first*
 problem, with exactly the message loopx 0.4.8 printed (plus benchledger's own new rules, slotted
-where cli.md §5.3 puts them). Parser-level problems (bad choice, bad number) raise
+where docs/formats/cli.md §5.3 puts them). Parser-level problems (bad choice, bad number) raise
 ``UsageError`` (exit 2); everything else raises ``InputError`` (exit 1).
 """
 
@@ -99,7 +99,7 @@ MSG_APP_SERVER_GOAL = "unsupported terminal-bench mode: codex-app-server-goal"
 
 
 def skillsbench_routes() -> tuple[str, ...]:
-    """The route choices, in the order of the route table (benchflow.md §7.1), from the
+    """The route choices, in the order of the route table (docs/formats/benchflow.md §7.1), from the
     names-only module: validating options must not import the route table itself."""
     return skillsbench.ROUTE_NAMES
 
@@ -289,7 +289,8 @@ def _terminal_bench_rules(opts: BenchmarkRunRequest) -> None:
 
 
 def validate_benchmark_run_options(opts: BenchmarkRunRequest) -> None:
-    """Run every ``benchmark run`` rule in cli.md §5.3 order (rules 21-22 belong to adapters)."""
+    """Run every ``benchmark run`` rule in docs/formats/cli.md §5.3 order (rules 21-22 belong to
+    adapters)."""
     check_parser_choices(opts)
     _common_prefix_rules(opts)
     _value_rules(opts)

@@ -1,4 +1,5 @@
-"""The typed request of ``benchmark compare`` (cli.md): which arms of one benchmark, and how.
+"""The typed request of ``benchmark compare`` (docs/formats/cli.md): which arms of one benchmark,
+and how.
 
 Built once at the click layer (or by the report's overview, which compares with the defaults)
 and read by ``projections.reports.compare.document.build_compare``; every field is echoed in the

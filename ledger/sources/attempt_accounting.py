@@ -1,4 +1,5 @@
-"""The ``attempt_accounting`` block both runner adapters write (benchmark_run_v0 §6.3).
+"""The ``attempt_accounting`` block both runner adapters write (docs/formats/benchmark_run_v0.md
+§6.3).
 
 The lifecycle is cumulative: a phase counts only when every earlier one does, and which of the
 five attempt layers count follows from the phases counted. Only what each runner's files show

@@ -4,7 +4,8 @@ One place for each, so the adapters cannot drift apart. The three slug rules bel
 differ and each is kept as its ids were first written (changing one would change run keys and
 arm ids already in users' stores), so they are named for where they apply, side by side:
 
-* ``slug``: Harbor ids (harbor.md §5.6): ``[a-z0-9._-]`` kept, cut to 60 and trimmed again, so
+* ``slug``: Harbor ids (docs/formats/harbor.md §5.6): ``[a-z0-9._-]`` kept, cut to 60 and trimmed
+again, so
   an id never ends in ``-``.
 * ``slug_uncut_trim``: BenchFlow ids: the same, but the cut is not trimmed again (a 60-character
   cut may end in ``-``).

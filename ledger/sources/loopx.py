@@ -1,4 +1,5 @@
-"""How loopx 0.4.8 reads a ledger row when it loads a ledger (ledger_v0.md §6.4, loopx-compat.md).
+"""How loopx 0.4.8 reads a ledger row when it loads a ledger (docs/formats/ledger_v0.md §6.4,
+loopx-compat.md).
 
 An imported loopx ledger is kept verbatim in its ``ledger_imported`` event; what users read is
 the row as loopx itself would read it back: countability recomputed, the arm re-resolved for rows
@@ -29,7 +30,7 @@ from benchledger.ledger.rules.row.repair import REPAIR_FIELDS, loopx_repair_fiel
 from benchledger.ledger.rules.row.values import compact_text
 
 # Fields loopx 0.4.8 re-derives on load from inputs that never survive compaction; benchledger
-# does not carry them (ledger_v0.md §3).
+# does not carry them (docs/formats/ledger_v0.md §3).
 DROPPED_ON_READ = ("benchmark_live_worker_phase",)
 _ARCHIVE_LIMITS = (("archive_reason", 220), ("archive_batch_id", 120), ("archived_at", 80))
 

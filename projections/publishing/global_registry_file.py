@@ -4,7 +4,7 @@ Each project has its own store, and a store only knows the goals it synced itsel
 ``global_synced`` events. So no store can render the whole file from its events, and a store
 that wrote its own last copy of the document back (what it did before) erased every goal
 another project had synced since (issue 36). A store owns only its own entries, and every write
-is a merge into the file as it is now (history_registry_rollout.md §7.2 step 9):
+is a merge into the file as it is now (docs/formats/history_registry_rollout.md §7.2 step 9):
 
 1. take the exclusive lock (``projections.publishing.registry_lock``);
 2. re-read the file under the lock;

@@ -3,7 +3,7 @@
 Pure functions: rows (dicts) in, a document dict / bytes / text out. The read model keeps every
 row as decided, so this module never re-derives row fields (repair routes, countability, scope
 belong to the row rules); it only groups, de-duplicates, orders, counts and decides (spec
-``ledger_v0.md`` §2, §6.3-6.4, §7, §8).
+``docs/formats/ledger_v0.md`` §2, §6.3-6.4, §7, §8).
 
 Speed matters (30,000 rows must build, dump and render well under a second): rows are placed in
 the document as the same dict objects (no copies), timestamps are parsed once per distinct string,

@@ -1,4 +1,5 @@
-"""The exclusive lock every writer of ``registry.global.json`` takes (history §7.2 step 9).
+"""The exclusive lock every writer of ``registry.global.json`` takes
+(docs/formats/history_registry_rollout.md §7.2 step 9).
 
 The global registry is one file shared by every project synced into a runtime root, each with
 its own store, so the store's own write lock does not order their writes: without a lock of

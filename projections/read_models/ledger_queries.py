@@ -47,7 +47,8 @@ class LedgerQueries:
         return self._parsed(f"{self._rows} AND r.benchmark_id = ?", (ledger_id, benchmark_id))
 
     def backfill_candidates(self, ledger_id: str, row: dict[str, Any]) -> list[dict[str, Any]]:
-        """Rows of the same benchmark that could be the same logical run (ledger_v0 §6.1)."""
+        """Rows of the same benchmark that could be the same logical run (docs/formats/ledger_v0.md
+        §6.1)."""
         return [
             r
             for r in self.rows_by_benchmark(ledger_id, row.get("benchmark_id") or "")

@@ -1,4 +1,4 @@
-"""``run-ledger-aggregate``: one current result per canonical case (ledger_v0.md §11).
+"""``run-ledger-aggregate``: one current result per canonical case (docs/formats/ledger_v0.md §11).
 
 Chooses a run per case (best-of-N, latest countable, or target lanes) from the buckets
 ``ledger.rules.operations.aggregate_buckets`` gives each run, and builds the payload the command

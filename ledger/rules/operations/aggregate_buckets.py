@@ -1,4 +1,5 @@
-"""The bucket of one active run in ``run-ledger-aggregate`` (ledger_v0.md §11, first match).
+"""The bucket of one active run in ``run-ledger-aggregate`` (docs/formats/ledger_v0.md §11, first
+match).
 
 Rows benchledger wrote follow §11 with its "(new)" rules; rows read from a loopx ledger follow
 loopx 0.4.8's rules exactly (docs/loopx-compat.md), so an imported ledger aggregates as loopx

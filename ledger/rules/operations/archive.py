@@ -1,4 +1,4 @@
-"""Archiving and restoring runs of a ledger (ledger_v0.md §9).
+"""Archiving and restoring runs of a ledger (docs/formats/ledger_v0.md §9).
 
 Rows are never deleted: matching rows get the archive fields (or lose them on restore), and
 the ``archive`` block the command prints says what matched, what changed and what was kept.

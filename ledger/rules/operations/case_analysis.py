@@ -58,7 +58,7 @@ _HANDLING = {
 
 
 def validate_case_analysis_options(opts: Mapping[str, Any]) -> None:
-    """Flag rules in cli.md §14 order (file existence is the caller's next check)."""
+    """Flag rules in docs/formats/cli.md §14 order (file existence is the caller's next check)."""
     policy = opts.get("acceptance_policy") or DEFAULT_ACCEPTANCE_POLICY
     if policy not in ACCEPTANCE_POLICIES:
         raise InputError(f"unsupported case-analysis acceptance policy: {policy}")

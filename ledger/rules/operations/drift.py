@@ -1,5 +1,5 @@
 """``run-ledger-check``: is every terminal run of a goal's history also in the ledger?
-(ledger_v0.md §12)
+(docs/formats/ledger_v0.md §12)
 
 A history record becomes the row it describes (benchledger's row rules); it matches a ledger
 row by run id or by signature, and unmatched runs are listed with a catch-up command.
@@ -25,7 +25,8 @@ _RUN_SCHEMA = "benchmark_run_v0"
 
 
 def resolve_benchmark_run(record: Any) -> dict | None:
-    """The ``benchmark_run_v0`` inside a history/index record (benchmark_run_v0.md §2)."""
+    """The ``benchmark_run_v0`` inside a history/index record (docs/formats/benchmark_run_v0.md
+    §2)."""
     if not isinstance(record, Mapping):
         return None
     nested = record.get("benchmark_run")

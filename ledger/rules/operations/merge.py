@@ -1,4 +1,4 @@
-"""Merging other ledgers' runs into a target ledger (ledger_v0.md §10).
+"""Merging other ledgers' runs into a target ledger (docs/formats/ledger_v0.md §10).
 
 Every source row is read as its ledger is read (``ledger_rows.document_rows``) and upserted
 into the target case by case; the ``merge`` block counts what was considered, skipped and new.

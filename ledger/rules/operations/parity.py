@@ -4,7 +4,7 @@
 the loopx CLI lifecycle, a Codex trajectory). The claim is only as good as the compact evidence
 that survived compaction, so this check reads the compacted record alone and says which evidence
 is missing and which safety rule a leaky artifact broke. Pure: the caller resolves and compacts
-the input (benchmark_run_v0.md §2) and passes the record in.
+the input (docs/formats/benchmark_run_v0.md §2) and passes the record in.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Resolving a user's compact-run input (benchmark_run_v0.md §2): a record, a nested
+"""Resolving a user's compact-run input (docs/formats/benchmark_run_v0.md §2): a record, a nested
 ``benchmark_run``, a Harbor reducer wrapper or a batch.
 
 A user's record is type-checked before compaction (``record_input``), because compaction's

@@ -1,4 +1,4 @@
-"""Compaction of one raw record into ``benchmark_run_v0`` (benchmark_run_v0.md §5).
+"""Compaction of one raw record into ``benchmark_run_v0`` (docs/formats/benchmark_run_v0.md §5).
 
 Every adapter hands a raw record to ``compact_run``; the compacted dict is the contract that is
 printed, stored and upserted. Compaction is idempotent: everything it derives (``case_ids``,
@@ -42,7 +42,7 @@ from benchledger.ledger.rules.row.values import as_list
 
 
 def compact_run(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Compact one raw record (benchmark_run_v0.md §5).
+    """Compact one raw record (docs/formats/benchmark_run_v0.md §5).
 
     Returns ``{"schema_version": "benchmark_run_v0"}`` alone when nothing compactable was
     found; callers treat that as "not a record" (``is_compactable``).

@@ -1,4 +1,4 @@
-"""Field tables of the ``benchmark_run_v0`` record (benchmark_run_v0.md §4).
+"""Field tables of the ``benchmark_run_v0`` record (docs/formats/benchmark_run_v0.md §4).
 
 Declarative (field -> kind) so the code reads like the spec's tables and compaction stays a
 handful of dict look-ups per field: it runs on every ingested and re-read run.

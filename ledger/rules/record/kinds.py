@@ -1,4 +1,4 @@
-"""Value kinds of the ``benchmark_run_v0`` compaction (benchmark_run_v0.md §1, §5).
+"""Value kinds of the ``benchmark_run_v0`` compaction (docs/formats/benchmark_run_v0.md §1, §5).
 
 A kind takes (raw value, dropped-field sink, field path) and returns the compact value or None.
 Compaction is a whitelist: a field survives only if a table names it with a kind and its value

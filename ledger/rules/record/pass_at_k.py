@@ -1,4 +1,4 @@
-"""The unbiased pass@k estimator (benchmark_run_v0.md §4.4), in one place for every
+"""The unbiased pass@k estimator (docs/formats/benchmark_run_v0.md §4.4), in one place for every
 source adapter and the comparison statistics.
 """
 

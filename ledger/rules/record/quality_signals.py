@@ -1,4 +1,5 @@
-"""``solution_quality_signals`` (benchmark_run_v0.md §4.13): a compact outcome class and
+"""``solution_quality_signals`` (docs/formats/benchmark_run_v0.md §4.13): a compact outcome class
+and
 labels computed from the public record only, never from trajectories or logs.
 """
 

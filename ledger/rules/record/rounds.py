@@ -1,4 +1,5 @@
-"""Round rewards of a multi-round run (ledger_v0.md §5.14, benchmark_run_v0.md §4.10).
+"""Round rewards of a multi-round run (docs/formats/ledger_v0.md §5.14,
+docs/formats/benchmark_run_v0.md §4.10).
 
 A traced summary value wins over one derived from the round records, because the trace is what
 the runner itself reported.

@@ -1,4 +1,5 @@
-"""Closed vocabularies of the ``benchmark_run_v0`` record (benchmark_run_v0.md §4), written once.
+"""Closed vocabularies of the ``benchmark_run_v0`` record (docs/formats/benchmark_run_v0.md §4),
+written once.
 
 The contracts (``ledger.contracts``) type fields with the ``Literal``s, compaction and the row
 rules test membership with the sets derived from them, and the CLI builds its flags from

@@ -1,4 +1,4 @@
-"""Archive state of a ledger row (ledger_v0.md §9): archived rows stay in the JSON for
+"""Archive state of a ledger row (docs/formats/ledger_v0.md §9): archived rows stay in the JSON for
 traceability but leave decisions, the backlog and the aggregate."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Building a ledger row from a compact record, and normalising a stored row (ledger_v0.md
+"""Building a ledger row from a compact record, and normalising a stored row
+(docs/formats/ledger_v0.md
 §3-§5, §6.4).
 
 Every rule that decides a row is versioned by ``RULES_VERSION``: an upserted row carries the

@@ -1,4 +1,5 @@
-"""A case's ``latest_decision`` (ledger_v0.md §7): what the case needs next, from its active rows.
+"""A case's ``latest_decision`` (docs/formats/ledger_v0.md §7): what the case needs next, from its
+active rows.
 
 Only the latest baseline and the latest treatment drive a paired decision, so an old failure that
 was since repaired no longer asks for repair. The taxonomy and its field shapes are loopx

@@ -1,7 +1,8 @@
 """The ``classification`` label and the default ``recommended_action`` of a run append.
 
 Both are envelope labels only, but downstream loopx tooling groups runs by the label, so the
-names of history_registry_rollout.md §9 are kept verbatim. The label is also what an error
+names of docs/formats/history_registry_rollout.md §9 are kept verbatim. The label is also what an
+error
 payload reports, so it is derived from flags alone and never fails.
 """
 
@@ -91,7 +92,8 @@ def derived_classification(flags: ClassificationInput) -> str:
     return _DRY_RUN_LABELS.get(flags.mode, "terminal_bench_cli_dry_run_v0")
 
 
-# --- recommended action (cli.md §5.6) ----------------------------------------------------------
+# --- recommended action (docs/formats/cli.md §5.6)
+# ----------------------------------------------------------
 
 _READY_BLOCKERS = {"", "none", "ready_for_launch"}
 _RUN_STATUS_ACTIONS = {

@@ -4,7 +4,8 @@ A ledger row summarises its run (one score, one verdict), which is enough for de
 for honest uncertainty: ``benchledger compare`` needs every attempt's reward, the task content
 the attempts ran against, the timeout policy and what the run cost. The compact record has all
 of it (``trials``, ``timeout_policy``, ``metrics``); these helpers copy the few facts compare
-reads into the row (ledger_v0 §3, new fields), so a comparison is a pure function of the rows
+reads into the row (docs/formats/ledger_v0.md §3, new fields), so a comparison is a pure function
+of the rows
 as they stood at any position of the log.
 """
 

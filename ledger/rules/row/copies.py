@@ -1,4 +1,4 @@
-"""Fields a row copies from its compact record (ledger_v0.md §3 "Copies"): accounting,
+"""Fields a row copies from its compact record (docs/formats/ledger_v0.md §3 "Copies"): accounting,
 attempt flags, native-goal facts and the loopx-specific fields.
 
 A copy is not a derivation, but it is still written by benchledger, so texts are filtered and

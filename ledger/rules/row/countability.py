@@ -1,4 +1,4 @@
-"""Whether a row's official score counts (ledger_v0.md §5.11), and why not.
+"""Whether a row's official score counts (docs/formats/ledger_v0.md §5.11), and why not.
 
 A score only counts when the attempt reached the official verifier; runner, setup and preflight
 failures are recorded but must not lower a case's pass rate.

@@ -1,4 +1,4 @@
-"""Failure class and failure scope of a row (ledger_v0.md §5.9-§5.10).
+"""Failure class and failure scope of a row (docs/formats/ledger_v0.md §5.9-§5.10).
 
 The class keeps loopx's vocabulary (first matching rule wins); the scope is a closed set
 computed from the class, so setup failures are never hidden behind ``score_missing`` (§13 #8).

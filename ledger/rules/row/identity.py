@@ -1,4 +1,4 @@
-"""Row identity (ledger_v0.md §5.1-§5.5, §5.15): benchmark, case, arm, role, run id.
+"""Row identity (docs/formats/ledger_v0.md §5.1-§5.5, §5.15): benchmark, case, arm, role, run id.
 
 Identity decides which stored row a new run replaces, so it is derived only from identity fields,
 never from paths or times, and an explicit arm is always respected (§13 #2, #3).

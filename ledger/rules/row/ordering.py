@@ -1,4 +1,5 @@
-"""The order of a case's runs (ledger_v0.md §6.3): "latest" is the last row in this order.
+"""The order of a case's runs (docs/formats/ledger_v0.md §6.3): "latest" is the last row in this
+order.
 
 The write side (upsert, aggregate, archive) and the projections must agree on it, so both
 import this one key.

@@ -1,4 +1,5 @@
-"""[loopx-specific] Main-table review of a product-mode pair (ledger_v0.md §7, loopx-compat.md).
+"""[loopx-specific] Main-table review of a product-mode pair (docs/formats/ledger_v0.md §7,
+loopx-compat.md).
 
 A case whose latest treatment runs loopx in product mode may be claimed in a main results table
 only when the latest baseline is the raw Codex autonomous max-5 route, both ran blind (no

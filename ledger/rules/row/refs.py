@@ -1,4 +1,4 @@
-"""Artifact references of a row (ledger_v0.md §5.13): relative, public, never identity.
+"""Artifact references of a row (docs/formats/ledger_v0.md §5.13): relative, public, never identity.
 
 A ref passes loopx 0.4.8's public-ref rule (``loopx_public_ref``, docs/loopx-compat.md): a
 compact or public artifact is kept, reduced to its basename when it sits under a private

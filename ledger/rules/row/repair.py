@@ -1,4 +1,5 @@
-"""Repair route of a failed row (ledger_v0.md §5.12): priority, class, next action, profile.
+"""Repair route of a failed row (docs/formats/ledger_v0.md §5.12): priority, class, next action,
+profile.
 
 The route tables are loopx's content; the routing is here so a new failure class needs one
 table entry, and rows read from a loopx ledger are re-routed the way loopx routes them.

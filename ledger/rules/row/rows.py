@@ -1,5 +1,5 @@
 """Ledger rows as every ledger operation sees them: their order, whether they are archived,
-and the rows of a loaded ledger document (ledger_v0.md §6.3, §6.4).
+and the rows of a loaded ledger document (docs/formats/ledger_v0.md §6.3, §6.4).
 
 Shared by upsert, archive, merge, aggregate and the drift check, so each of those modules
 reads a row the same way.

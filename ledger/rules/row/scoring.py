@@ -1,4 +1,4 @@
-"""Score, score status and run status of a row (ledger_v0.md §5.6-§5.8).
+"""Score, score status and run status of a row (docs/formats/ledger_v0.md §5.6-§5.8).
 
 The boolean fallback (a verdict without a numeric score) is allowed only where the record says
 how the verdict was reached; otherwise a missing score stays missing rather than invented.

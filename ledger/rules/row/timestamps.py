@@ -1,4 +1,5 @@
-"""Timestamps of the ledger (ledger_v0.md §5.16, §13 #7): written as UTC, compared as instants.
+"""Timestamps of the ledger (docs/formats/ledger_v0.md §5.16, §13 #7): written as UTC, compared as
+instants.
 
 loopx compared ``recorded_at`` as strings, so local-time spellings sorted wrongly; every reader
 here, write side and projections alike, compares instants through this one parser so that the

@@ -1,5 +1,5 @@
 """Upserting one row into the rows of its case: replace by run id, backfill a logical
-duplicate, else append (ledger_v0.md §6.1).
+duplicate, else append (docs/formats/ledger_v0.md §6.1).
 
 Why a module of its own: the upsert command, merge and aggregate sources all land rows through
 this one rule, so "which stored row does a new row become" is decided in one place.

@@ -1,6 +1,6 @@
 """What the BenchFlow reader reads of a ``benchmark run``: the path it was pointed at and the
 selection (tasks, policy, strictness) plus the few values that name its records
-(benchflow.md §5-§7, cli.md §5.1).
+(docs/formats/benchflow.md §5-§7, docs/formats/cli.md §5.1).
 
 Built once at the edge from the command's request, after its options were validated; the
 reader takes this small frozen object and nothing else, so it never reaches back up to the

@@ -1,6 +1,7 @@
 """BenchFlow 0.7.11 result trees, reading: the scan for rollouts (BenchFlow's own boundary
 rules), each candidate's ``result.json`` read once, the selection policies, BenchFlow's own
-verdict and reward (benchflow.md §4, §5.2-5.3), and the small file and value helpers the other
+verdict and reward (docs/formats/benchflow.md §4, §5.2-5.3), and the small file and value helpers
+the other
 ``benchflow_*`` modules share.
 
 Only paths relative to the ingest root ever leave these modules: BenchFlow's files carry
@@ -181,7 +182,7 @@ def _walk(root: Path) -> tuple[list[Path], set[Path], list[Path]]:
 _READ_NAMES = frozenset({"result.json", "solver.json", "timing.json", "prompts.json"})
 # What a rollout writes before its final result.json: its config.json first (a rollout killed
 # mid-agent has only that, beside empty agent/, verifier/, artifacts/ and trajectory/), then
-# timing.json and prompts.json (benchflow.md §1).
+# timing.json and prompts.json (docs/formats/benchflow.md §1).
 _PARTIAL_MARKERS = frozenset({"config.json", "timing.json", "prompts.json"})
 
 

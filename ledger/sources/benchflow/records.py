@@ -1,6 +1,6 @@
 """BenchFlow 0.7.11 result trees, record assembly: candidates grouped by (benchmark, task,
 agent, model), then one ``benchmark_run_v0`` record per group with its score, aggregation,
-pass@k, accounting, selection and provenance (benchflow.md §5.3-§6).
+pass@k, accounting, selection and provenance (docs/formats/benchflow.md §5.3-§6).
 """
 
 from __future__ import annotations
@@ -204,7 +204,8 @@ def _run_key(job_name: str, lead: Candidate, key: GroupKey, policy: str) -> str:
 
 
 def _run_status(kept: list[Candidate], members: list[Candidate], policy: str) -> str:
-    """The task's own status (issue 31 item 6, as harbor.md §3): ``incomplete`` while any of its
+    """The task's own status (issue 31 item 6, as docs/formats/harbor.md §3): ``incomplete`` while
+    any of its
     rollouts has no result yet, even when a single-result policy keeps another one; ``corrupt``
     when the kept result is unreadable; else ``completed``."""
     statuses = {c.status for c in kept}

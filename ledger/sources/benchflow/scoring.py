@@ -1,5 +1,5 @@
 """BenchFlow 0.7.11 result trees, scoring one attempt: its reward, labels, warnings, timing and
-usage, from the candidate's result (benchflow.md §4, §6).
+usage, from the candidate's result (docs/formats/benchflow.md §4, §6).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The adapter answers three questions the way BenchFlow itself would, and writes d
 
 * **Which files are rollouts?** The scan uses BenchFlow's own boundary rules: a `result.json`
   below another trial directory (e.g. a rubric reviewer's child run) or with
-  `purpose == "reviewer"` is not a rollout of the task (benchflow.md §5.2).
+  `purpose == "reviewer"` is not a rollout of the task (docs/formats/benchflow.md §5.2).
 * **Which rollout stands for a task?** A named selection policy, recorded on every record with
   every candidate, so a reader can see that an older scored pass beat a newer crashed retry (§5.3).
 * **Did it pass?** BenchFlow's verdict (§4): a complete review `scoring` block decides; otherwise

@@ -1,6 +1,6 @@
 """Harbor job files read once each: the state a JSON file was found in (missing, corrupt, ok)
 and the digest of every file whose bytes were read, kept for provenance and idempotency
-(harbor.md §5.1)."""
+(docs/formats/harbor.md §5.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Harbor 0.25 job directory -> raw ``benchmark_run_v0`` records (harbor.md).
+"""Harbor 0.25 job directory -> raw ``benchmark_run_v0`` records (docs/formats/harbor.md).
 
 One record per (benchmark, task, agent, model): a case is a task, every attempt is kept, the score
 is the mean of the attempts that have a primary reward. A missing reward is never a zero, and the
@@ -269,7 +269,7 @@ def _group(
     never started) takes the agent name (``agent_info.name``) and task name (result
     ``task_name``) that the finished trials of the same planned agent and task carry, so an
     agent given by import path or a task whose task.toml renames it makes no phantom arm or
-    case (issue 31 items 1-2; harbor.md §5.3).
+    case (issue 31 items 1-2; docs/formats/harbor.md §5.3).
     """
     ids = _BenchmarkIds(config)
     display: dict[tuple[str | None, str | None], str | None] = {}

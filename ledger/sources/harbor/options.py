@@ -1,5 +1,5 @@
 """What the Harbor reader reads of a ``benchmark run``: the job directory and the few values
-that name or filter its records (harbor.md §5.6, cli.md §5.1).
+that name or filter its records (docs/formats/harbor.md §5.6, docs/formats/cli.md §5.1).
 
 Built once at the edge from the command's request, after its options were validated; the
 reader takes this small frozen object and nothing else, so it never reaches back up to the

@@ -1,5 +1,6 @@
 """The planned trials of a Harbor job (lock.json, else config.json) and their matching to the
-trial directories found: what was planned but never ran is still owed (harbor.md §5.3)."""
+trial directories found: what was planned but never ran is still owed (docs/formats/harbor.md
+§5.3)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def _slim_lock(lock: dict[str, Any]) -> dict[str, Any]:
     the trial reading that follows. The task and agent blocks are kept whole, by reference:
     copying their few read fields was measured to cost more CPU (~17k instructions a trial)
     than the faults it saved. Every later read (``_planned_from_lock``, ``_Attempt.lock``,
-    ``_Job.lock``) sees the same values, truth values included (harbor.md §5.3, §5.7).
+    ``_Job.lock``) sees the same values, truth values included (docs/formats/harbor.md §5.3, §5.7).
     """
     slim: dict[str, Any] = {}
     harbor = lock.get("harbor")

@@ -1,6 +1,6 @@
 """Harbor 0.25 job directory, record assembly: one raw ``benchmark_run_v0`` record per
 (benchmark, task, agent, model) from its scored attempts: trial blocks, aggregation, timeout
-policy, accounting, runner job, arm and run key (harbor.md §5.5-5.9).
+policy, accounting, runner job, arm and run key (docs/formats/harbor.md §5.5-5.9).
 """
 
 from __future__ import annotations
@@ -133,7 +133,8 @@ def _agent_config(attempts: list[_Attempt], job: _Job) -> dict[str, Any]:
 def _timeout_policy(
     attempts: list[_Attempt], job: _Job, agent_cfg: dict[str, Any]
 ) -> tuple[dict[str, Any], bool]:
-    """Effective multipliers: trial config, else lock trial, else job config (harbor.md §5.7)."""
+    """Effective multipliers: trial config, else lock trial, else job config
+    (docs/formats/harbor.md §5.7)."""
     # Each attempt's effective multipliers, in _MULTIPLIERS order: equal tuples, equal policies.
     # Attempts mostly share their raw values; with the values' types as well, equal raw tuples
     # give equal multipliers (1 == 1.0 == True, but True is no number), so each is worked once.
@@ -357,7 +358,7 @@ def _arm(
     kwargs: dict,
     opts: HarborReadOptions,
 ) -> tuple[str | None, str]:
-    """(arm_id or None, arm_source) per harbor.md §5.6."""
+    """(arm_id or None, arm_source) per docs/formats/harbor.md §5.6."""
     for mapping in opts.arm_map:
         if mapping.agent in (agent, match_agent) and mapping.model in (None, model):
             return mapping.arm, "explicit"

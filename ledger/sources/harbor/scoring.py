@@ -1,5 +1,6 @@
 """Harbor 0.25 job directory, scoring: the job's and each attempt's status, the benchmark id of a
-trial, its primary reward and, for an attempt without one, why (harbor.md §2, §5.4-5.8).
+trial, its primary reward and, for an attempt without one, why (docs/formats/harbor.md §2,
+§5.4-5.8).
 
 A missing reward is never a zero, and a job state is reported as found, never upgraded to
 ``completed``.
@@ -14,7 +15,7 @@ from benchledger.ledger.sources.harbor.files import _Json
 from benchledger.ledger.sources.harbor.trials import _Attempt
 from benchledger.ledger.sources.harbor.values import _dict, _last_segment, _number, _text
 
-# Harbor 0.25.0's own error policy (harbor.md §2): exception type -> cause.
+# Harbor 0.25.0's own error policy (docs/formats/harbor.md §2): exception type -> cause.
 _CAUSES: dict[str, list[str]] = {
     "sandbox_failed": (
         "EnvironmentStartTimeoutError SandboxBuildFailedError AgentSetupTimeoutError "
@@ -51,7 +52,7 @@ _CAUSES: dict[str, list[str]] = {
 }
 _CAUSE_OF = {exc: cause for cause, excs in _CAUSES.items() for exc in excs}
 
-# harbor.md §5.8: attribution labels in priority order.
+# docs/formats/harbor.md §5.8: attribution labels in priority order.
 _LABEL_PRIORITY = (
     "run_cancelled",
     "agent_setup_timeout_before_worker_start",
@@ -90,7 +91,7 @@ _EXCEPTION_LABEL = {
 def _job_status(
     job_result: _Json, observed: list[_Attempt], owed: list[_Attempt], has_trial_dirs: bool
 ) -> str:
-    """harbor.md §5.2, first match wins."""
+    """docs/formats/harbor.md §5.2, first match wins."""
     if job_result.state == "corrupt":
         return "corrupt"
     if job_result.state == "missing":
@@ -110,7 +111,7 @@ _UNFINISHED = frozenset({"pending", "running", "result_missing"})
 
 
 def _case_status(attempts: list[_Attempt], job_status: str, job_running: bool) -> str:
-    """A record's own ``run_status``, from its attempts (harbor.md §3, §5.7).
+    """A record's own ``run_status``, from its attempts (docs/formats/harbor.md §3, §5.7).
 
     ``cancelled`` when an attempt was; else, when an attempt has no result, ``running`` while
     the job's ``finished_at`` is still null and ``incomplete`` otherwise; else ``completed`` (a
@@ -184,7 +185,7 @@ class _Scored:
 
 
 def _primary_reward(rewards: dict[str, Any] | None) -> tuple[float | None, str | None, str | None]:
-    """(value, key, unscored reason) from a reward map (harbor.md §5.4)."""
+    """(value, key, unscored reason) from a reward map (docs/formats/harbor.md §5.4)."""
     if not rewards:
         return None, None, None
     if len(rewards) == 1:
@@ -223,7 +224,8 @@ def _unscored_reason(attempt: _Attempt, cause: str | None, reward_reason: str | 
 def _attribution(
     exception: str | None, cause: str | None, primary: float | None, reason: str | None
 ) -> str | None:
-    """The attempt's attribution label (harbor.md §5.8); None for a non-zero clean score."""
+    """The attempt's attribution label (docs/formats/harbor.md §5.8); None for a non-zero clean
+    score."""
     if exception:
         return _EXCEPTION_LABEL.get(exception) or _CAUSE_LABEL.get(
             cause or "", "agent_exception_before_solution_completion"

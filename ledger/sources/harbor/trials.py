@@ -1,6 +1,6 @@
 """Harbor trial directories -> attempts: each trial's result read once, its facts taken while
 it is parsed, its own config/lock read only when the result fails, its artifacts probed, never
-read (harbor.md §4, §5.2).
+read (docs/formats/harbor.md §4, §5.2).
 
 Only the facts later steps use are kept (``_slim_result``): Harbor files are full of absolute
 paths, URIs and tracebacks, none of which may reach a record.
@@ -63,7 +63,7 @@ class _Attempt:
     usage: dict[str, Any] | None = None  # numeric agent_result metrics; None without agent_result
     # What lock.json plans the trial under: the task config's name, else the last segment of its
     # path. A task whose task.toml names it otherwise (``harbor init`` writes ``org/<name>``)
-    # has a result ``task_name`` that differs from it (harbor.md §5.3).
+    # has a result ``task_name`` that differs from it (docs/formats/harbor.md §5.3).
     plan_task: str | None = None
     info_agent: bool = False  # ``agent`` is Harbor's own ``agent_info.name``
 
@@ -100,7 +100,8 @@ def _require_utf8_name(name: str) -> None:
         ) from None
 
 
-# What later steps read from a TrialResult; the rest of what harbor.md §4 lets us use (names,
+# What later steps read from a TrialResult; the rest of what docs/formats/harbor.md §4 lets us use
+# (names,
 # source, stamps, rewards, exception type, usage, config) is taken while the trial is read.
 _KEPT_RESULT_KEYS = ("task_checksum", "agent_info", "agent_execution")
 _CONFIG_KEYS = ("task", "agent", "verifier", "job_id", *_MULTIPLIERS)
@@ -119,7 +120,7 @@ def _slim_result(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def _slim_config(res: dict[str, Any]) -> dict[str, Any]:
-    """The TrialConfig fields harbor.md §4 lets us use; {} without a config.
+    """The TrialConfig fields docs/formats/harbor.md §4 lets us use; {} without a config.
 
     Its task, agent and verifier are kept whole: slimming them too was measured to cost more
     CPU (three small dict copies a trial) than the ~600 page faults it saves."""

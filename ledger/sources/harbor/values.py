@@ -1,6 +1,6 @@
 """Harbor values as later steps want them: the few safe coercions (object, text, finite
 number), trial timings from Harbor's stamps, usage figures and timeout multipliers
-(harbor.md §4). Pure functions of parsed JSON; nothing here reads a file."""
+(docs/formats/harbor.md §4). Pure functions of parsed JSON; nothing here reads a file."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _text(value: Any) -> str | None:
 
 
 def _number(value: Any) -> float | int | None:
-    """A finite int/float; booleans are not numbers (benchmark_run_v0 §1)."""
+    """A finite int/float; booleans are not numbers (docs/formats/benchmark_run_v0.md §1)."""
     if type(value) is float:  # the common case first
         return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)):

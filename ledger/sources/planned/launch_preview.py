@@ -1,4 +1,4 @@
-"""The Harbor 0.25 ``harbor run`` command a planned run would launch (cli.md §7.2).
+"""The Harbor 0.25 ``harbor run`` command a planned run would launch (docs/formats/cli.md §7.2).
 
 A planned record is only useful if a person can see exactly what would run and check it before
 spending hours of compute. So the preview is the real argv for Harbor 0.25.0 (not loopx's, which

@@ -1,4 +1,5 @@
-"""The modes of a planned Terminal-Bench run (cli.md §6.2) and the readers of the request that
+"""The modes of a planned Terminal-Bench run (docs/formats/cli.md §6.2) and the readers of the
+request that
 every part of the planned record shares (mode, agent, model, tasks, runner ref).
 
 One table per mode, so the event mode, first blocker, contract flags and arm a mode implies
@@ -31,7 +32,7 @@ LOOPX_AGENT_IMPORT_PATH = "loopx.terminal_bench_agent:GoalHarnessManagedCodex"
 LOOPX_PROFILE_NAME = "loopx_managed_codex"
 LOOPX_POLICY_VERSION = "loopx_terminal_bench_policy_v0"
 
-#: Hosts a runtime Codex install needs inside the task container (cli.md §6.3).
+#: Hosts a runtime Codex install needs inside the task container (docs/formats/cli.md §6.3).
 RUNTIME_INSTALL_HOSTS: tuple[str, ...] = (
     "registry.npmjs.org",
     "raw.githubusercontent.com",
@@ -66,7 +67,7 @@ FAKE_CLI_CALLS = (
 
 @dataclass(frozen=True)
 class ModeSpec:
-    """One row of cli.md §6.2, plus the loopx agent kwargs and arm the mode implies."""
+    """One row of docs/formats/cli.md §6.2, plus the loopx agent kwargs and arm the mode implies."""
 
     event_mode: str
     first_blocker: str

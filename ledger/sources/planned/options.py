@@ -1,4 +1,5 @@
-"""Option constants of ``benchmark run``: benchmarks, modes, defaults and choices (cli.md §5).
+"""Option constants of ``benchmark run``: benchmarks, modes, defaults and choices
+(docs/formats/cli.md §5).
 
 The planner reads its defaults here; the command layer and the validation
 (``ledger.requests.benchmark_run_rules``) read the choices. Nothing here reads a request.
@@ -71,7 +72,7 @@ DEFAULT_AUTH_ENV_NAMES: dict[str, tuple[str, ...]] = {
     "codex": ("CODEX_FORCE_AUTH_JSON", "OPENAI_API_KEY"),
 }
 
-#: Repair profile requirements (cli.md §6.6, rule 19).
+#: Repair profile requirements (docs/formats/cli.md §6.6, rule 19).
 REPAIR_PROFILE_MULTIPLIER = 8.0
 REPAIR_PROFILE_PREFLIGHT_TIMEOUT_SEC = 45
 

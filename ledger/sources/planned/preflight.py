@@ -1,4 +1,4 @@
-"""One preflight check list for a planned launch (cli.md §7.4, §6.4-6.6).
+"""One preflight check list for a planned launch (docs/formats/cli.md §7.4, §6.4-6.6).
 
 loopx 0.4.8 computed three "first blockers" (top level, private launch summary, setup readiness)
 that could disagree, so a run could be reported ready and blocked at once. Here there is one
@@ -130,7 +130,7 @@ def task_material_check(statuses: Sequence[tuple[str, str]], *, required: bool) 
 
 
 def agent_setup_check(token: str, *, blocks: bool) -> dict:
-    """[loopx-specific] the Codex setup ladder of cli.md §6.6 as one check."""
+    """[loopx-specific] the Codex setup ladder of docs/formats/cli.md §6.6 as one check."""
     ok = token.startswith("ready_")
     return check(
         "agent_setup_budget", ok, blocking=blocks, blocker=token, detail=token if ok else None
@@ -174,7 +174,7 @@ def build_preflight(
     run_probe: RunProbe,
     assisted_observation_required: bool = False,
 ) -> dict[str, Any]:
-    """The ``preflight`` block: checks in the fixed order of cli.md §7.4."""
+    """The ``preflight`` block: checks in the fixed order of docs/formats/cli.md §7.4."""
     checks = [
         *runner_checks(runner_ref, which=which, run_probe=run_probe),
         *container_checks(which=which, run_probe=run_probe),
@@ -191,7 +191,8 @@ def build_preflight(
     return summarize(checks)
 
 
-# --- task material (cli.md §6.5) ------------------------------------------------------------
+# --- task material (docs/formats/cli.md §6.5)
+# ------------------------------------------------------------
 
 
 def _expand_home(text: str, env: Mapping[str, str]) -> Path:

@@ -1,4 +1,5 @@
-"""Planned (no-run) Terminal-Bench records and the ``benchmark_cli`` block (cli.md §5.5, §6, §7).
+"""Planned (no-run) Terminal-Bench records and the ``benchmark_cli`` block (docs/formats/cli.md
+§5.5, §6, §7).
 
 ``benchmark run terminal-bench`` without ``--harbor-job-dir`` runs nothing. loopx 0.4.8 still
 emitted a "trial" with reward 0 for it, which its ledger then counted as a broken case. Here the
@@ -74,7 +75,7 @@ class EventShape:
 
 
 def event_shape(opts: PlannedRunOptions) -> EventShape:
-    """The most specific flag wins, in the order of history_registry_rollout.md §9."""
+    """The most specific flag wins, in the order of docs/formats/history_registry_rollout.md §9."""
     spec = MODES[mode_of(opts)]
     if opts.active_user_observation_fixture:
         return EventShape(
@@ -117,7 +118,8 @@ def event_shape(opts: PlannedRunOptions) -> EventShape:
     return EventShape(spec.event_mode, "planned", spec.first_blocker)
 
 
-# --- Codex setup (cli.md §6.6) -----------------------------------------------------------------
+# --- Codex setup (docs/formats/cli.md §6.6)
+# -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,8 @@ def repair_profile_block(setup: CodexSetup) -> dict[str, Any]:
     }
 
 
-# --- agent setup profile (cli.md §7.5) ---------------------------------------------------------
+# --- agent setup profile (docs/formats/cli.md §7.5)
+# ---------------------------------------------------------
 
 
 @dataclass
@@ -322,7 +325,8 @@ def arm_identity(opts: PlannedRunOptions) -> tuple[str, str | None, str | None]:
     return spec.arm_id, role or spec.arm_role, None
 
 
-# --- fixture blocks (cli.md §6.3, §6.7) ----------------------------------------------------------
+# --- fixture blocks (docs/formats/cli.md §6.3, §6.7)
+# ----------------------------------------------------------
 
 
 def _calls_counters(calls: Sequence[str], reads: int, writes: int) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """What the planner reads of a ``benchmark run``: the values that shape a planned (or fixture)
-Terminal-Bench record (cli.md §5.5, §6, §7).
+Terminal-Bench record (docs/formats/cli.md §5.5, §6, §7).
 
 Built once at the edge from the command's request, after its options were validated
 (``ledger.requests.benchmark_run_rules``); the planner takes this frozen object and checks

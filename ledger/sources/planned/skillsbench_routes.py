@@ -2,7 +2,8 @@
 
 A route names *how* a SkillsBench case is (or would be) run: which harness, whether the agent sees
 skills, whether loopx runs inside the case. The same table feeds two places: the planned record
-built when nothing was run (benchflow.md §7.3), and the labels an ingested BenchFlow result gets
+built when nothing was run (docs/formats/benchflow.md §7.3), and the labels an ingested BenchFlow
+result gets
 when the caller says which route produced it (§6.2). Keeping both here means a route can never
 mean one thing when planned and another when ingested.
 
@@ -33,7 +34,7 @@ ORACLE_SEMANTICS = "skillsbench_oracle_solution_validation_no_model"
 
 @dataclass(frozen=True)
 class Route:
-    """One row of the route table (benchflow.md §7.1)."""
+    """One row of the route table (docs/formats/benchflow.md §7.1)."""
 
     name: str
     mode_suffix: str
@@ -166,7 +167,7 @@ _JOB_NAME_JUNK = re.compile(r"(?:[^\w.\-]|_)+")
 
 
 def planned_job_name(dataset: str, task: str, route: str) -> str:
-    """cli.md §7.2 rule: keep Unicode letters (loopx lowercased and lost them)."""
+    """docs/formats/cli.md §7.2 rule: keep Unicode letters (loopx lowercased and lost them)."""
     return _JOB_NAME_JUNK.sub("_", f"{dataset}_{task}_{route}")
 
 

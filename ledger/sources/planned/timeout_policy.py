@@ -1,4 +1,5 @@
-"""Timeout policy of a planned Terminal-Bench run (cli.md §7.3, benchmark_run_v0.md §4.7).
+"""Timeout policy of a planned Terminal-Bench run (docs/formats/cli.md §7.3,
+docs/formats/benchmark_run_v0.md §4.7).
 
 loopx 0.4.8 validated multipliers only when it happened to build a preview, let ``nan``/``inf``
 through, silently defaulted agent multipliers to 8 for some modes, and then dropped the preview in
@@ -25,7 +26,8 @@ TIMEOUT_PRESETS: dict[str, dict[str, float]] = {
     "long-horizon-8x": {"agent_timeout_multiplier": 8.0, "agent_setup_timeout_multiplier": 8.0},
 }
 
-#: The setup-timeout repair profile (cli.md §6.6) is a preset in all but name; naming it keeps it
+#: The setup-timeout repair profile (docs/formats/cli.md §6.6) is a preset in all but name; naming
+# it keeps it
 #: from looking like a silent default.
 REPAIR_PROFILE_PRESET = "setup-timeout-repair-profile"
 REPAIR_PROFILE_MULTIPLIERS: dict[str, float] = {
