@@ -7,7 +7,6 @@ the user looking in the wrong place; each failure here names its cause and where
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -18,7 +17,10 @@ MAX_DEPTH = 1024  # orjson's own nesting limit; the stdlib fallback is held to t
 # 64-bit integers are what orjson reads as integers; a longer one it reads as a float, rounded
 # without a word (10**21 + 7 becomes 1e21). Only a run of 19+ digits can be one.
 INT_MIN, UINT_MAX = -(2**63), 2**64 - 1
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# Every digit as "1", everything else as a space: a run of 19 digits is then one substring
+# search (C speed), ~6x cheaper than a regex over every runner file an ingest reads.
+_DIGITS_AS_ONES = bytes(0x31 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
+_NINETEEN_DIGITS = b"1" * 19
 
 
 # JSON can hold U+0000 only as this escape: a document without it costs one substring search,
@@ -109,7 +111,7 @@ def _short(path: str) -> str:
 def inexact_integer(raw: bytes) -> str | None:
     """Why ``raw`` holds an integer orjson would round (beyond 64 bits), naming it and its
     field, or None. Costs one digit-run search unless a 19-digit number is there."""
-    if _LONG_DIGITS.search(raw) is None:
+    if _NINETEEN_DIGITS not in raw.translate(_DIGITS_AS_ONES):
         return None
     found: list[str] = []
 
