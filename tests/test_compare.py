@@ -489,3 +489,19 @@ def test_an_all_pass_arm_never_gets_a_zero_width_interval() -> None:
     assert power["basis"] == "binomial_worst_case"
     assert power["note"] == "no spread in 3 paired cases"
     assert power["mde_80"] > 1 and power["cases_needed_for_effect"] == 1570
+
+
+def test_benchflow_arms_say_which_of_benchflow_s_two_result_rules_counts() -> None:
+    """BenchFlow picks a task's result two ways (docs/formats/benchflow.md §4): compare names
+    the one the ledger follows whenever an arm's runs came from BenchFlow, and only then."""
+    rows = ledger()
+    plain = compare(rows)
+    assert "runner_rules" not in plain["comparability"]
+    for row in rows:
+        row["run_key"] = f"benchflow:job:{row['run_id']}"
+    doc = compare(rows)
+    rule = doc["comparability"]["runner_rules"]["benchflow"]
+    assert "newest scored" in rule and "bench eval metrics" in rule
+    assert "- benchflow arms: a task's result is its newest scored one" in (
+        render_compare_markdown(doc)
+    )

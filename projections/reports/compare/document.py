@@ -335,7 +335,17 @@ def _comparability(
     }
     if len({name for names in runners.values() for name in names}) > 1:
         block["runners"] = runners
+    if any("benchflow" in names for names in runners.values()):
+        block["runner_rules"] = {"benchflow": BENCHFLOW_RESULT_RULE}
     return block
+
+
+# BenchFlow 0.7.11 picks a task's result two ways (docs/formats/benchflow.md §4); the ledger
+# follows one, and a user comparing with BenchFlow's own numbers needs to know which.
+BENCHFLOW_RESULT_RULE = (
+    "a task's result is its newest scored one, as BenchFlow's resume and `bench eval score` "
+    "pick it; `bench eval metrics` keeps the best one instead (docs/formats/benchflow.md §4)"
+)
 
 
 def _arm_block(result: ArmResult, request: CompareRequest) -> dict[str, Any]:

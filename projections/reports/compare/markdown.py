@@ -167,6 +167,8 @@ def _comparability_section(doc: Mapping[str, Any]) -> list[str]:
             f"{_text(arm)}: {', '.join(names) or '-'}" for arm, names in comp["runners"].items()
         )
         lines.append(f"- runner differs: {shown}")
+    for runner, rule in (comp.get("runner_rules") or {}).items():
+        lines.append(f"- {_text(runner)} arms: {_text(rule)}")
     return lines + _settings_lines(doc)
 
 
