@@ -166,7 +166,7 @@ REF_STARTS = (
     "C:\\Users\\alice\\",
     "D:/Users/bob/",
     "/Users/alice/",
-    "/Volumes/work/",
+    "/Volumes/data/",
     "/var/folders/x1/",
     "/tmp/",
     "/home/ci/",

@@ -22,7 +22,7 @@ from tests.support_inspect import LOGS
 
 pytest.importorskip("inspect_ai", reason="the `inspect` extra (part of `test`) is not installed")
 
-SECRETS = (b"hunter2", b"ghp_", b"sk-live", b"/work/", b"site-packages")
+SECRETS = (b"hunter2", b"ghp_", b"sk-live", b"/wt/h12/", b"site-packages")
 
 
 @pytest.fixture(scope="module")
