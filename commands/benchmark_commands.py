@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from benchledger.commands.grouped_help import GroupedHelpCommand
 from benchledger.commands.output import bullets, emit, format_option, progress_bar, resolve_format
 from benchledger.commands.runtime import command_metadata
 from benchledger.ledger.core.gc_pause import collector_paused
@@ -81,6 +82,12 @@ def _flag(name: str, help_text: str):  # noqa: ANN202
     return click.option(name, is_flag=True, default=False, help=help_text)
 
 
+def _loopx_switch(name: str, help_text: str):  # noqa: ANN202
+    """A loopx fixture switch: kept for loopx compatibility, hidden from ``--help``
+    (docs/cli.md lists them)."""
+    return click.option(name, is_flag=True, default=False, hidden=True, help=help_text)
+
+
 def _run_options(func):  # noqa: ANN001, ANN202
     """Every flag of docs/formats/cli.md §5.1, in one place so help lists them together."""
     options = [
@@ -106,10 +113,17 @@ def _run_options(func):  # noqa: ANN001, ANN202
             multiple=True,
             help="Task (repeatable): planned cases, or an ingest filter.",
         ),
-        click.option("--runner", type=click.Choice(["harbor"]), default=None),
+        click.option(
+            "--runner", type=click.Choice(["harbor"]), default=None, help="Runner of a planned run."
+        ),
         click.option("--agent", default=None, help="Agent for planned runs (default codex)."),
         click.option("--model", default=None, help="Model for planned runs (default gpt-5.5)."),
-        click.option("--skillsbench-route", type=click.Choice(_skillsbench_routes()), default=None),
+        click.option(
+            "--skillsbench-route",
+            type=click.Choice(_skillsbench_routes()),
+            default=None,
+            help="SkillsBench route of a planned run.",
+        ),
         click.option(
             "--skillsbench-result-json",
             default=None,
@@ -157,10 +171,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
             "--arm-role", type=click.Choice(["baseline", "treatment", "other"]), default=None
         ),
         _flag("--loopx-worker-artifacts", "Also read loopx worker artifacts of a Harbor job."),
-        *[
-            _float_option("--" + m.replace("_", "-"), m)
-            for m in MULTIPLIER_KEYS
-        ],
+        *[_float_option("--" + m.replace("_", "-"), m) for m in MULTIPLIER_KEYS],
         click.option(
             "--timeout-preset", type=click.Choice(["official", "long-horizon-8x"]), default=None
         ),
@@ -175,33 +186,47 @@ def _run_options(func):  # noqa: ANN001, ANN202
             type=click.Choice(["worker_path_preprovisioned", "runtime_install_extended_setup"]),
             default=None,
         ),
-        _flag("--worker-materialization-probe-only", "[loopx] probe-only record."),
-        _flag("--setup-timeout-repair-profile", "[loopx] 8x setup-timeout repair profile."),
-        _flag("--fake-worker", "[loopx] fake worker fixture record."),
-        _flag("--cli-bridge-contract", "[loopx] CLI bridge contract fixture record."),
-        _flag("--worker-cli-bridge-fixture", "[loopx] worker CLI bridge fixture record."),
-        _flag("--active-cli-bridge", "[loopx] active CLI bridge record."),
-        _flag("--active-user-assisted-treatment", "[loopx] active-user treatment record."),
-        _flag("--active-user-observation-fixture", "[loopx] active-user observation fixture."),
+        _loopx_switch("--worker-materialization-probe-only", "[loopx] probe-only record."),
+        _loopx_switch("--setup-timeout-repair-profile", "[loopx] 8x setup-timeout repair profile."),
+        _loopx_switch("--fake-worker", "[loopx] fake worker fixture record."),
+        _loopx_switch("--cli-bridge-contract", "[loopx] CLI bridge contract fixture record."),
+        _loopx_switch("--worker-cli-bridge-fixture", "[loopx] worker CLI bridge fixture record."),
+        _loopx_switch("--active-cli-bridge", "[loopx] active CLI bridge record."),
+        _loopx_switch("--active-user-assisted-treatment", "[loopx] active-user treatment record."),
+        _loopx_switch(
+            "--active-user-observation-fixture", "[loopx] active-user observation fixture."
+        ),
         _flag("--preflight-guard", "Check the machine is ready before the run is launched."),
         _flag("--require-task-material-ready", "Make missing task material a blocker."),
         click.option("--auth-env-name", multiple=True, help="Auth variable NAME to check."),
-        click.option("--job-name", default=None),
+        click.option("--job-name", default=None, help="Harbor job name of a planned run."),
         _int_option("--n-attempts"),
         _int_option("--n-concurrent"),
-        click.option("--runner-ref", default=None),
-        click.option("--classification", default=None),
-        click.option("--recommended-action", default=None),
+        click.option(
+            "--runner-ref", default=None, help="Runner reference to record (planned runs)."
+        ),
+        click.option("--classification", default=None, help="Classification label to record."),
+        click.option(
+            "--recommended-action", default=None, help="Recommended next action to record."
+        ),
         _flag("--update-run-ledger", "Upsert the records into the run ledger."),
-        click.option("--run-ledger-path", default=None),
+        click.option(
+            "--run-ledger-path",
+            default=None,
+            help="Ledger JSON (default: the one the store knows, else benchmark-run-ledger.json).",
+        ),
         click.option(
             "--ledger-id",
             default=None,
             help="Ledger key in the store (default: the ledger path relative to the project).",
         ),
-        click.option("--run-group-id", default=None),
-        click.option("--arm-id", default=None),
-        click.option("--run-ledger-note", default=None),
+        click.option(
+            "--run-group-id", default=None, help="Group id shared by runs compared together."
+        ),
+        click.option(
+            "--arm-id", default=None, help="Arm of every record (default: agent and model)."
+        ),
+        click.option("--run-ledger-note", default=None, help="A note kept on the ledger rows."),
         click.option("--delivery-batch-scale", type=click.Choice(_delivery_scales()), default=None),
         click.option("--delivery-outcome", type=click.Choice(_delivery_outcomes()), default=None),
         click.option(
@@ -228,7 +253,35 @@ def _run_options(func):  # noqa: ANN001, ANN202
     return func
 
 
-@click.command("run")
+SECTIONS = (
+    ("Source (what to read)", (
+        "benchmark_name", "harbor_job_dir", "skillsbench_result_root", "skillsbench_result_json",
+        "log_dir", "log", "scorer", "dataset", "jobs",
+    )),
+    ("Selection", (
+        "include_task_name", "selection_policy", "keep_corrupt", "arm_map", "arm_role", "arm_id",
+        "run_group_id",
+    )),
+    ("Recording", (
+        "goal_id", "execute", "dry_run", "update_run_ledger", "run_ledger_path", "ledger_id",
+        "run_ledger_note", "no_global_sync", "no_render", "classification",
+        "recommended_action", "delivery_batch_scale", "delivery_outcome", "output_format",
+    )),
+    ("Planning a run (no runner output yet)", (
+        "mode", "runner", "agent", "model", "skillsbench_route", "job_name", "n_attempts",
+        "n_concurrent", "runner_ref", "agent_kwarg", "timeout_preset", "timeout_multiplier",
+        "agent_timeout_multiplier", "verifier_timeout_multiplier",
+        "agent_setup_timeout_multiplier", "environment_build_timeout_multiplier",
+        "preflight_guard", "require_task_material_ready", "auth_env_name",
+    )),
+    ("loopx compatibility", (
+        "loopx_worker_artifacts", "codex_install_strategy", "codex_preflight_timeout_sec",
+        "worker_codex_materialization_strategy",
+    )),
+)  # fmt: skip
+
+
+@click.command("run", cls=GroupedHelpCommand, sections=SECTIONS)
 @_run_options
 @click.pass_context
 def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
@@ -275,6 +328,3 @@ def _markdown(payload: dict[str, Any]) -> str:
     else:
         details = render_append_markdown(payload)
     return with_summary(details, payload, cwd=Path.cwd())
-
-
-
