@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.plugin_contracts"]
+# tests.support_report: the `project` fixture (a two-arm ledger) the report tests share.
+pytest_plugins = ["tests.plugin_contracts", "tests.support_report"]
 
 # Harbor jobs, BenchFlow result trees and a real loopx ledger, kept with the tests so that a
 # clone runs its suite with nothing beside it (see tests/fixtures/README.md).

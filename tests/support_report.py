@@ -8,6 +8,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support_harbor_ingest_cli import cli, copy_job, ingest, load_manifest
 
 BENCHMARK = "terminal-bench@2.0"
@@ -43,6 +45,18 @@ def build_two_arm_ledger(fixtures_dir: Path, work: Path, db: str) -> None:
         db=db,
     )  # fmt: skip
     assert archived.code == 0, archived.result.output
+
+
+@pytest.fixture
+def project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures_dir: Path, db_url: str
+) -> Path:
+    """A working directory beside a store holding the two-arm ledger the report tests read."""
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    build_two_arm_ledger(fixtures_dir, tmp_path / "work", db_url)
+    return cwd
 
 
 def report(db: str, *args: str) -> Any:

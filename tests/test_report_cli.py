@@ -18,7 +18,6 @@ from tests.support_report import (
     HOSTILE_BENCHMARK,
     HOSTILE_CASE,
     build_hostile_ledger,
-    build_two_arm_ledger,
     compare_json,
     expected_numbers,
     overview_numbers,
@@ -27,17 +26,6 @@ from tests.support_report import (
     report_lists,
     run_facts,
 )
-
-
-@pytest.fixture
-def project(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures_dir: Path, db_url: str
-) -> Path:
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    monkeypatch.chdir(cwd)
-    build_two_arm_ledger(fixtures_dir, tmp_path / "work", db_url)
-    return cwd
 
 
 def _files(out: Path) -> dict[str, bytes]:

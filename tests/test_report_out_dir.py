@@ -12,20 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support_report import build_two_arm_ledger, report
+from tests.support_report import (
+    report,
+)
 
 MARKER = ".benchledger-report.json"
 
-
-@pytest.fixture
-def project(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures_dir: Path, db_url: str
-) -> Path:
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    monkeypatch.chdir(cwd)
-    build_two_arm_ledger(fixtures_dir, tmp_path / "work", db_url)
-    return cwd
 
 
 @pytest.fixture
