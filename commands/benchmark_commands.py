@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
 from benchledger.commands.grouped_help import GroupedHelpCommand
-from benchledger.commands.output import bullets, emit, format_option, progress_bar, resolve_format
+from benchledger.commands.output import emit, format_option, progress_bar, resolve_format
 from benchledger.commands.runtime import command_metadata
 from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.requests.benchmark_run_rules import validate_benchmark_run_options
+from benchledger.ledger.requests.goal_default import default_goal_source, with_default_goal_id
 from benchledger.ledger.rules.history.goal_runs import (
     DELIVERY_BATCH_SCALE_CHOICES,
     DELIVERY_OUTCOMES,
@@ -20,7 +22,7 @@ from benchledger.ledger.rules.history.goal_runs import (
 from benchledger.ledger.rules.record.vocabulary import MULTIPLIER_KEYS
 from benchledger.ledger.sources.planned.skillsbench_route_names import ROUTE_NAMES
 from benchledger.projections.publishing.goal_runs import render_append_markdown
-from benchledger.projections.reports.run_summary import with_summary
+from benchledger.projections.reports.run_summary import short_markdown, with_summary
 from benchledger.services.benchmark_run import run_benchmark
 
 TITLE = "Benchmark Run Append"
@@ -94,7 +96,12 @@ def _run_options(func):  # noqa: ANN001, ANN202
         click.argument(
             "benchmark_name", type=click.Choice(["terminal-bench", "skillsbench", "inspect"])
         ),
-        click.option("--goal-id", required=True, help="Goal whose run history records the runs."),
+        click.option(
+            "--goal-id",
+            default=None,
+            help="Goal whose run history records the runs (default for an ingest: the name of "
+            "the job directory, result root, log directory or log file read).",
+        ),
         click.option(
             "--mode",
             type=click.Choice(MODES),
@@ -246,6 +253,10 @@ def _run_options(func):  # noqa: ANN001, ANN202
             callback=_argparse_int,
             help="Read a Harbor job's trials on N cores (default 1); the records are the same.",
         ),
+        _flag(
+            "--verbose",
+            "List every run in full (the default summary shows the first few and how many more).",
+        ),
         format_option,
     ]
     for option in reversed(options):
@@ -266,6 +277,7 @@ SECTIONS = (
         "goal_id", "execute", "dry_run", "update_run_ledger", "run_ledger_path", "ledger_id",
         "run_ledger_note", "no_global_sync", "no_render", "classification",
         "recommended_action", "delivery_batch_scale", "delivery_outcome", "output_format",
+        "verbose",
     )),
     ("Planning a run (no runner output yet)", (
         "mode", "runner", "agent", "model", "skillsbench_route", "job_name", "n_attempts",
@@ -306,7 +318,10 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 def _run(ctx: click.Context, output_format: str | None, opts: dict[str, Any]) -> dict[str, Any]:
     fmt = resolve_format(ctx, output_format)
     root = ctx.find_root().obj
-    request = BenchmarkRunRequest.from_options(opts)
+    verbose = opts.pop("verbose")
+    given = BenchmarkRunRequest.from_options(opts)
+    request = with_default_goal_id(given)
+    goal_source = default_goal_source(given) if given.goal_id is None else None
     validate_benchmark_run_options(request)
     with progress_bar("reading trials") as progress:
         payload = run_benchmark(
@@ -317,14 +332,15 @@ def _run(ctx: click.Context, output_format: str | None, opts: dict[str, Any]) ->
             metadata=command_metadata(),
             progress=progress,
         )
-    emit(payload, fmt, TITLE, markdown=_markdown)
+    goal_default = goal_source[0] if goal_source else None
+    emit(payload, fmt, TITLE, markdown=partial(_markdown, verbose=verbose, goal=goal_default))
     return payload
 
 
-def _markdown(payload: dict[str, Any]) -> str:
-    """The summary first, then the per-run details (a recorded input has no new runs to show)."""
-    if payload.get("already_recorded"):
-        details = bullets(TITLE, payload)
-    else:
+def _markdown(payload: dict[str, Any], *, verbose: bool, goal: str | None) -> str:
+    """The summary and the first runs; with ``--verbose``, the summary and every run in full
+    (projections/reports/run_summary.py)."""
+    if verbose:
         details = render_append_markdown(payload)
-    return with_summary(details, payload, cwd=Path.cwd())
+        return with_summary(details, payload, cwd=Path.cwd(), goal_default=goal)
+    return short_markdown(payload, cwd=Path.cwd(), goal_default=goal)
