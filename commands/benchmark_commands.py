@@ -56,13 +56,28 @@ def _argparse_int(ctx: click.Context, param: click.Parameter, value: str | None)
         raise click.BadParameter(f"invalid int value: {value!r}", ctx, param) from None
 
 
-def _float_option(name: str, dest: str | None = None):  # noqa: ANN202
+def _float_option(name: str, dest: str | None = None, *, help_text: str):  # noqa: ANN202
     names = (name, dest) if dest else (name,)
-    return click.option(*names, metavar="FLOAT", default=None, callback=_argparse_float)
+    return click.option(
+        *names, metavar="FLOAT", default=None, callback=_argparse_float, help=help_text
+    )
 
 
-def _int_option(name: str):  # noqa: ANN202
-    return click.option(name, metavar="INTEGER", default=None, callback=_argparse_int)
+def _int_option(name: str, help_text: str):  # noqa: ANN202
+    return click.option(
+        name, metavar="INTEGER", default=None, callback=_argparse_int, help=help_text
+    )
+
+
+# What each of Harbor's timeout multipliers scales in a planned run's launch preview
+# (docs/formats/cli.md §5.1, §7.2); an ingest reads the policy from the job instead.
+MULTIPLIER_HELP = {
+    "timeout_multiplier": "Scale every Harbor timeout of the launch preview (planned runs).",
+    "agent_timeout_multiplier": "Scale the agent's timeout (wins over --timeout-multiplier).",
+    "verifier_timeout_multiplier": "Scale the verifier's timeout.",
+    "agent_setup_timeout_multiplier": "Scale the agent set-up timeout.",
+    "environment_build_timeout_multiplier": "Scale the environment build timeout.",
+}
 
 
 def _skillsbench_routes() -> tuple[str, ...]:
@@ -175,23 +190,36 @@ def _run_options(func):  # noqa: ANN001, ANN202
             help="Name the arm of an agent (and model) in a multi-agent job.",
         ),
         click.option(
-            "--arm-role", type=click.Choice(["baseline", "treatment", "other"]), default=None
+            "--arm-role",
+            type=click.Choice(["baseline", "treatment", "other"]),
+            default=None,
+            help="Role of the arm in comparisons (default: from the arm's name, else other).",
         ),
         _flag("--loopx-worker-artifacts", "Also read loopx worker artifacts of a Harbor job."),
-        *[_float_option("--" + m.replace("_", "-"), m) for m in MULTIPLIER_KEYS],
+        *[
+            _float_option("--" + m.replace("_", "-"), m, help_text=MULTIPLIER_HELP[m])
+            for m in MULTIPLIER_KEYS
+        ],
         click.option(
-            "--timeout-preset", type=click.Choice(["official", "long-horizon-8x"]), default=None
+            "--timeout-preset",
+            type=click.Choice(["official", "long-horizon-8x"]),
+            default=None,
+            help="Named multipliers: official (all 1) or long-horizon-8x (agent and set-up 8x).",
         ),
         click.option(
             "--codex-install-strategy",
             type=click.Choice(["runtime_install_if_missing", "require_existing_codex"]),
             default=None,
+            help="[loopx] Install Codex in the task container if missing (default), or require it.",
         ),
-        _int_option("--codex-preflight-timeout-sec"),
+        _int_option(
+            "--codex-preflight-timeout-sec", "[loopx] Seconds the Codex preflight check may take."
+        ),
         click.option(
             "--worker-codex-materialization-strategy",
             type=click.Choice(["worker_path_preprovisioned", "runtime_install_extended_setup"]),
             default=None,
+            help="[loopx] How a worker gets Codex: already on its PATH, or installed at set-up.",
         ),
         _loopx_switch("--worker-materialization-probe-only", "[loopx] probe-only record."),
         _loopx_switch("--setup-timeout-repair-profile", "[loopx] 8x setup-timeout repair profile."),
@@ -207,8 +235,8 @@ def _run_options(func):  # noqa: ANN001, ANN202
         _flag("--require-task-material-ready", "Make missing task material a blocker."),
         click.option("--auth-env-name", multiple=True, help="Auth variable NAME to check."),
         click.option("--job-name", default=None, help="Harbor job name of a planned run."),
-        _int_option("--n-attempts"),
-        _int_option("--n-concurrent"),
+        _int_option("--n-attempts", "Attempts per task in the launch preview (default 1)."),
+        _int_option("--n-concurrent", "Trials run at once in the launch preview (default 1)."),
         click.option(
             "--runner-ref", default=None, help="Runner reference to record (planned runs)."
         ),
@@ -234,8 +262,18 @@ def _run_options(func):  # noqa: ANN001, ANN202
             "--arm-id", default=None, help="Arm of every record (default: agent and model)."
         ),
         click.option("--run-ledger-note", default=None, help="A note kept on the ledger rows."),
-        click.option("--delivery-batch-scale", type=click.Choice(_delivery_scales()), default=None),
-        click.option("--delivery-outcome", type=click.Choice(_delivery_outcomes()), default=None),
+        click.option(
+            "--delivery-batch-scale",
+            type=click.Choice(_delivery_scales()),
+            default=None,
+            help="[loopx] Batch-scale label kept on the record and its rollout event.",
+        ),
+        click.option(
+            "--delivery-outcome",
+            type=click.Choice(_delivery_outcomes()),
+            default=None,
+            help="[loopx] Delivery outcome label kept on the record and its rollout event.",
+        ),
         click.option(
             "--agent-kwarg",
             multiple=True,
@@ -301,7 +339,7 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 
     Dry run unless --execute. Examples:
 
-      benchledger benchmark run terminal-bench --goal-id demo --harbor-job-dir jobs/J --execute
+      benchledger benchmark run terminal-bench --harbor-job-dir jobs/J --execute   # goal: J
 
       benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
 
