@@ -339,7 +339,7 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 
     Dry run unless --execute. Examples:
 
-      benchledger benchmark run terminal-bench --harbor-job-dir jobs/J --execute   # goal: J
+      benchledger benchmark run terminal-bench --harbor-job-dir jobs/J --execute
 
       benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
 
