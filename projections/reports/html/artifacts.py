@@ -5,7 +5,7 @@ ledger rows and run records keep only public-safe relative names: a row's ``hist
 names its goal run, and each attempt of that run's record its trial (``trial_name``) or
 rollout (``selection``). Where the runner's files were read is kept in one place only, the
 ``local_root`` of the ``run_built`` event that built the record, in the local store
-(docs/formats/history_registry_rollout.md). Each file is looked up on disk when the report is
+(docs/verification.md, docs/report.md). Each file is looked up on disk when the report is
 rendered: only a file that exists now gets a link; a trial directory that is gone says so.
 
 A link is a ``file://`` URL made by ``Path.as_uri``, which percent-encodes every character
