@@ -4,10 +4,11 @@ where they are on this disk now; without the flag the report holds no local path
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_to_bytes, urlsplit
 from urllib.request import url2pathname, urlopen
 
 from tests.conftest import FIXTURES_DIR
@@ -148,6 +149,21 @@ def test_a_hostile_file_name_cannot_leave_the_link(project: Path, db_url: str):
     assert _path(href) == directory / "agent" / name
 
 
+def test_a_file_name_that_is_not_utf8_is_shown_and_linked(project: Path, db_url: str):
+    assert report(db_url, "--out", "site", "--link-artifacts").code == 0
+    (_cell, (label, _note, links)) = _groups(project / "site")[0]
+    directory = _path(dict(links)["trial directory"])
+    (directory / "verifier").mkdir(exist_ok=True)
+    (directory / "verifier" / os.fsdecode(b"out\xff.txt")).write_bytes(b"bytes")
+    call = report(db_url, "--out", "site", "--link-artifacts")
+    assert call.code == 0, call.result.output
+    groups = {g[0]: dict(g[2]) for _cell, g in _groups(project / "site")}
+    href = groups[label]["verifier/out\ufffd.txt"]
+    assert href.endswith("/verifier/out%FF.txt")  # the bytes on disk, as a browser reads them
+    path = Path(os.fsdecode(unquote_to_bytes(urlsplit(href).path)))
+    assert path.read_bytes() == b"bytes"
+
+
 def test_benchflow_rollouts_link_their_trajectory_and_verifier_records(
     project: Path, db_url: str, tmp_path: Path
 ):
@@ -194,3 +210,13 @@ def test_an_inspect_run_links_its_log_file(project: Path, db_url: str, tmp_path:
         assert path.parent.parent == logs.resolve() and path.name == name
         with urlopen(href) as linked:
             assert linked.read() == (FIXTURES_DIR / "inspect_logs" / "main" / name).read_bytes()
+
+
+def test_a_past_report_links_the_files_of_the_runs_it_shows(project: Path, db_url: str):
+    live = report(db_url, "--out", "site", "--link-artifacts")
+    assert live.code == 0, live.result.output
+    head = cli(["verify", "--format", "json"], db=db_url).payload["verify"]["head_position"]
+    past = report(db_url, "--out", "past", "--link-artifacts", "--as-of", str(head))
+    assert past.code == 0, past.result.output
+    assert past.payload["artifact_links"] == live.payload["artifact_links"]
+    assert [g for _c, g in _groups(project / "past")] == [g for _c, g in _groups(project / "site")]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 NOT_ON_DISK = "not on this disk"
 NO_LOCATION = "no ingest location recorded (not ingested by benchmark run into this store)"
 NEVER_STARTED = "no trial directory (the attempt never started)"
+NOT_RECORDED = "its rollout directory is not named in the run record"
 # What a trial (Harbor) or rollout (BenchFlow) keeps that a user reads next, in this order: the
 # trajectory, the agent's logs, the verifier's output, the error (docs/formats/harbor.md §1,
 # docs/formats/benchflow.md §1). A name ending in "/" stands for the regular files directly in
@@ -169,6 +170,9 @@ def _groups(run: IngestedRun) -> Iterator[Group]:
             yield [label, NEVER_STARTED, []]
             continue
         relative = rollouts.get(name) if run.kind.startswith("benchflow") else name
+        if relative is None:
+            yield [label, NOT_RECORDED, []]
+            continue
         yield _trial_group(label, run.root, relative)
 
 
@@ -193,13 +197,13 @@ def _rollout_dirs(run: IngestedRun) -> dict[str, str]:
     return dirs
 
 
-def _trial_group(label: str, root: Path, relative: str | None) -> Group:
+def _trial_group(label: str, root: Path, relative: str) -> Group:
     """A trial or rollout directory's links, or why there are none."""
     directory = _inside(root, relative)
     if directory is None or directory.is_symlink() or not directory.is_dir():
         return [label, NOT_ON_DISK, []]
     links = [["trial directory", directory.as_uri()]]
-    links += [[name, path.as_uri()] for name, path in _artifact_files(directory)]
+    links += [[_shown(name), path.as_uri()] for name, path in _artifact_files(directory)]
     return [label, None, links]
 
 
@@ -216,6 +220,12 @@ def _artifact_files(directory: Path) -> Iterator[tuple[str, Path]]:
             if name not in seen:
                 seen.add(name)
                 yield name, directory / name
+
+
+def _shown(name: str) -> str:
+    """A file name as text: one that is not UTF-8 on disk shows U+FFFD where its bytes are
+    not (its link, percent-encoded from the bytes, still opens it)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _regular_files(directory: Path) -> list[str]:
@@ -243,7 +253,7 @@ def _inspect_groups(run: IngestedRun) -> Iterator[Group]:
         if path is None or not path.is_file():
             yield ["eval log", NOT_ON_DISK, []]
         else:
-            yield ["eval log", None, [[path.name, path.as_uri()]]]
+            yield ["eval log", None, [[_shown(path.name), path.as_uri()]]]
         return
     yield ["eval log", NOT_ON_DISK, []]
 
