@@ -29,7 +29,10 @@ if TYPE_CHECKING:
     from benchledger.ledger.store.events import StoredEvent
 
 NOT_ON_DISK = "not on this disk"
-NO_LOCATION = "no ingest location recorded (not ingested by benchmark run into this store)"
+NO_LOCATION = (
+    "no ingest location recorded (not ingested from runner files by this store's benchmark run,"
+    " or before it kept one)"
+)
 NEVER_STARTED = "no trial directory (the attempt never started)"
 NOT_RECORDED = "its rollout directory is not named in the run record"
 # What a trial (Harbor) or rollout (BenchFlow) keeps that a user reads next, in this order: the
