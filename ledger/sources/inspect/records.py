@@ -72,14 +72,19 @@ def read_inspect_logs(
         "kind": "inspect_logs",
         "adapter_version": ADAPTER_VERSION,
         "logs": [
-            {"relative_path": names[id(log)], "status": log.status, "kept": log in kept}
+            {
+                "relative_path": names[id(log)],
+                "status": log.status,
+                "kept": log in kept,
+                "task_id": log.task_id if is_public_safe(log.task_id) else "unsafe",
+            }
             for log in logs
         ],
         "superseded_log_count": len(superseded),
         "scorer": scorer if scorer is None or is_public_safe(scorer) else "unsafe",
         "files": {names[id(log)]: log.sha256 for log in sorted(logs, key=_path)},
     }
-    return SourceIngest(records, provenance, warnings)
+    return SourceIngest(records, provenance, warnings, root=root)
 
 
 def _public_names(logs: list[Log]) -> dict[int, str]:
