@@ -53,6 +53,23 @@ def test_samples_are_not_parsed_when_summaries_hold_the_figures(
     assert _figures(tmp_path, root) == expected
 
 
+def test_a_running_logs_journal_gives_the_same_figures(
+    tmp_path: Path, expected: dict[str, dict]
+) -> None:
+    """Without ``summaries.json`` (written when the eval ends), Inspect reads the summaries
+    its journal keeps while the eval runs (the samples emptied: nothing else could give them)."""
+
+    def running(name: str, data: bytes) -> bytes | None:
+        if name == "summaries.json":
+            return None
+        return b"{}" if name.startswith("samples/") else data
+
+    root = copy_logs(tmp_path, "main", "cancelled", "retry")
+    for log in root.rglob("*.eval"):
+        rewrite_log(log, running)
+    assert _figures(tmp_path, root) == expected
+
+
 def test_a_log_without_summaries_is_read_sample_by_sample(
     tmp_path: Path, expected: dict[str, dict]
 ) -> None:
