@@ -26,7 +26,7 @@ from tests.support_inspect import LOGS
 
 pytest.importorskip("inspect_ai", reason="the `inspect` extra (part of `test`) is not installed")
 
-SECRETS = (b"hunter2", b"ghp_", b"sk-live", b"site-packages>/")
+SECRETS = (b"hunter2", b"ghp_", b"sk-live", b"site-packages")
 #: What a path of the machine that made a fixture starts with (a checkout, a home, a venv, a
 #: pyenv, a temporary directory).
 LOCAL_PATH = re.compile(rb"/work/|/root/|/home/|/tmp/|/Users/|\.pyenv|/var/folders/")
