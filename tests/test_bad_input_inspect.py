@@ -29,7 +29,7 @@ pytest.importorskip("inspect_ai", reason="the `inspect` extra (part of `test`) i
 SECRETS = (b"hunter2", b"ghp_", b"sk-live", b"site-packages")
 #: What a path of the machine that made a fixture starts with (a checkout, a home, a venv, a
 #: pyenv, a temporary directory).
-LOCAL_PATH = re.compile(rb"/work/|/root/|/home/|/tmp/|/Users/|\.pyenv|/var/folders/")
+LOCAL_PATH = re.compile(rb"/(?:work|root|home|tmp|Users)/|\.pyenv|/var/folders/")
 
 
 @pytest.fixture(scope="module")
