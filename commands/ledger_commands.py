@@ -156,7 +156,7 @@ def render(
     if markdown is not None and fmt != "json":
         click.echo(printable(markdown), nl=False)
         return
-    emit(result, fmt, "Render As Of")
+    emit(result, fmt, "Render As Of", render_render)
 
 
 @click.group("import")

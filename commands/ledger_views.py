@@ -220,8 +220,11 @@ def render_check(payload: Mapping[str, Any]) -> str:
 
 
 def render_render(payload: Mapping[str, Any]) -> str:
+    """``render``, and ``render --as-of --output-json`` (the ledger as it stood then)."""
     files = payload.get("rendered") or []
-    lines = ["# Render", "", f"- wrote {plural(len(files), 'file')} from the store"]
+    moment = payload.get("as_of") or {}
+    then = f" as it stood at position {moment['position']}" if moment.get("position") else ""
+    lines = ["# Render", "", f"- wrote {plural(len(files), 'file')} from the store{then}"]
     if files:
         rows = [(shown_path(f.get("path")), f.get("kind")) for f in files[:SHOWN_ROWS]]
         lines += ["", *table(("file", "kind"), rows), *more_line(len(files), SHOWN_ROWS, "file")]

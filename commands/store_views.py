@@ -52,13 +52,17 @@ def verify_failure(report: Mapping[str, Any]) -> str | None:
         first = bad[0]
         problem = FILE_PROBLEMS.get(first["status"], first["status"])
         reasons.append(
-            f"{plural(len(bad), 'published file')} differ from the store (first: "
+            f"{plural(len(bad), 'published file')} {_differ(bad)} from the store (first: "
             f"{shown_path(first['path'])}, {problem}): run {RENDER} to write them again"
         )
     exports = report.get("exports") or {}
     if not exports.get("ok", True) and not bad:
         reasons.append(str(exports.get("reason")))
     return "; ".join(reasons) or "verification failed"
+
+
+def _differ(bad: Sequence[Any]) -> str:
+    return "differs" if len(bad) == 1 else "differ"
 
 
 def render_verify(payload: Mapping[str, Any]) -> str:
@@ -105,7 +109,7 @@ def _file_lines(report: Mapping[str, Any]) -> list[str]:
         lines = [f"- files: ok, {plural(len(files), 'published file')} match the store"]
     else:
         lines = [f"- files: FAILED, {len(bad)} of {plural(len(files), 'published file')} "
-                 "differ from the store:", ""]  # fmt: skip
+                 f"{_differ(bad)} from the store:", ""]  # fmt: skip
         rows = [
             (shown_path(f["path"]), f["kind"], FILE_PROBLEMS.get(f["status"], f["status"]))
             for f in bad[:SHOWN_ROWS]

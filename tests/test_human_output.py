@@ -57,6 +57,9 @@ CASES: dict[str, list[list[str]]] = {
          "--skillsbench-result-root", "bf/cases/02_fail"],
         ["benchmark", "run", "terminal-bench", "--goal-id", "plan",
          "--include-task-name", "fix-git"],
+        # already recorded: nothing appended, the payload through the generic view
+        ["benchmark", "run", "terminal-bench", "--goal-id", "tb2", "--harbor-job-dir", "job",
+         "--update-run-ledger", "--execute"],
     ],
     "benchmark run-ledger-upsert": [
         ["benchmark", "run-ledger-upsert", "--benchmark-run-json", "run.json"],
@@ -102,7 +105,8 @@ CASES: dict[str, list[list[str]]] = {
         ["import", "loopx-ledger", "loopx.json", "--run-ledger-path", "other.json"],
     ],
     "rebuild": [["rebuild"], ["rebuild", "--verify"]],
-    "render": [["render"], ["render", "--as-of", "20"]],
+    "render": [["render"], ["render", "--as-of", "20"],
+               ["render", "--as-of", "20", "--output-json", "past.json"]],
     "report": [["report", "--out", "report"]],
     "schema": [["schema"]],
     "snapshot create": [["snapshot", "create"]],

@@ -94,13 +94,26 @@ def inline_list(items: Sequence[Any], shown: int = SHOWN_ITEMS) -> str:
     return head if more <= 0 else f"{head} and {more} more ({ALL_IN_JSON})"
 
 
-def inline_mapping(mapping: Mapping[str, Any]) -> str:
-    """``key value, key value`` on one line (a nested mapping in parentheses)."""
+def inline_mapping(mapping: Mapping[str, Any], shown: int = 8) -> str:
+    """``key value, key value`` on one line (a nested mapping in parentheses); a mapping of
+    more than ``shown`` fields gives its first ones and how many more."""
     parts = []
-    for key, value in mapping.items():
-        shown = f"({word(value)})" if isinstance(value, Mapping) and value else word(value)
-        parts.append(f"{label(key)} {shown}")
-    return ", ".join(parts)
+    for key, value in list(mapping.items())[:shown]:
+        inner = f"({word(value)})" if isinstance(value, Mapping) and value else word(value)
+        parts.append(f"{label(key)} {inner}")
+    more = len(mapping) - shown
+    return ", ".join(parts) + (f" and {more} more fields" if more > 0 else "")
+
+
+def record_line(record: Mapping[str, Any], shown: int = 5) -> str:
+    """One record of a list as its first few plain fields (ids, names, counts): enough to
+    tell the records apart; ``--format json`` prints them whole."""
+    plain = {k: v for k, v in record.items() if k not in MACHINE_KEYS and _plain(v)}
+    return inline_mapping(dict(list(plain.items())[:shown])) or f"{len(record)} fields"
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
 
 
 def label(key: Any) -> str:
@@ -163,7 +176,7 @@ def outline_lines(
             lines += outline_lines(value, depth=depth + 1, hidden=hidden)
         elif _is_record_list(value) and depth < 3:
             lines.append(f"{pad}- {label(key)}: {len(value)}")
-            lines += [f"{pad}  - {inline_mapping(item)}" for item in value[:SHOWN_ITEMS]]
+            lines += [f"{pad}  - {record_line(item)}" for item in value[:SHOWN_ITEMS]]
             lines += [pad + "  " + n for n in more_line(len(value), SHOWN_ITEMS, "item")]
         else:
             lines.append(f"{pad}- {label(key)}: {word(value)}")
