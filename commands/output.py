@@ -126,6 +126,13 @@ def bullets(title: str, payload: dict[str, Any]) -> str:
     return outline(title, payload)
 
 
+def failed_check(message: str) -> None:
+    """The one line on stderr of a check that ran and failed (``verify``, ``rebuild --verify``,
+    ``snapshot verify``): its summary is on stdout, but a script or a terminal that shows only
+    stderr must see why the exit code is 1."""
+    click.echo(human_printable(f"error: {' '.join(message.split())}"), err=True)
+
+
 def fail(
     message: str,
     fmt: str,

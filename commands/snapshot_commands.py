@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.commands.output import emit, failed_check, format_option, resolve_format
 from benchledger.commands.store_views import (
     render_snapshot_create,
     render_snapshot_list,
     render_snapshot_verify,
+    snapshot_failure,
 )
 from benchledger.services.snapshots import create, listing, verify
 
@@ -68,6 +69,7 @@ def snapshot_verify(ctx: click.Context, directory: str | None, output_format: st
     result = verify(_db(ctx), directory)
     emit(result, fmt, "Snapshot Verify", render_snapshot_verify)
     if not result["ok"]:
+        failed_check(snapshot_failure(result))
         ctx.exit(1)
 
 

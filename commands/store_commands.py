@@ -8,8 +8,9 @@ from typing import Any
 import click
 
 from benchledger.commands.as_of import as_of_option, replay_progress
-from benchledger.commands.output import emit, format_option, human_printable, resolve_format
+from benchledger.commands.output import emit, failed_check, format_option, resolve_format
 from benchledger.commands.store_views import (
+    rebuild_failure,
     render_db,
     render_event,
     render_rebuild,
@@ -106,7 +107,7 @@ def _verify(
     emit({"ok": report["ok"], "verify": report}, fmt, "Verify", markdown=render_verify)
     failure = verify_failure(report)
     if failure is not None:
-        click.echo(human_printable(f"error: {failure}"), err=True)
+        failed_check(failure)
         ctx.exit(1)
 
 
@@ -181,6 +182,7 @@ def rebuild(
     result = rebuild_store(_db(ctx), projection_names, verify_only=verify_only)
     emit(result, fmt, "Rebuild", markdown=render_rebuild)
     if not result["ok"]:
+        failed_check(rebuild_failure(result))
         ctx.exit(1)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchledger.ledger.core.readable import (
+    inline_list,
     more_line,
     ok_failed,
     outline_lines,
@@ -66,6 +67,7 @@ def _differ(bad: Sequence[Any]) -> str:
 
 
 def render_verify(payload: Mapping[str, Any]) -> str:
+    """``verify`` (and ``events verify``): each check asked for, then one result line."""
     report = payload["verify"]
     lines = ["# Verify", "", *_chain_lines(report)]
     if "files" in report:
@@ -106,7 +108,8 @@ def _file_lines(report: Mapping[str, Any]) -> list[str]:
     bad = [f for f in files if not f.get("ok")]
     exports = report.get("exports") or {}
     if not bad:
-        lines = [f"- files: ok, {plural(len(files), 'published file')} match the store"]
+        lines = [f"- files: ok, {plural(len(files), 'published file')} checked, all as the "
+                 "store recorded them"]  # fmt: skip
     else:
         lines = [f"- files: FAILED, {len(bad)} of {plural(len(files), 'published file')} "
                  f"{_differ(bad)} from the store:", ""]  # fmt: skip
@@ -161,6 +164,16 @@ def _render_rebuild_verify(checked: Mapping[str, Any]) -> str:
               f"Result: FAILED, {plural(len(differences), 'difference')} (nothing changed)",
               ]  # fmt: skip
     return "\n".join(lines)
+
+
+def rebuild_failure(payload: Mapping[str, Any]) -> str:
+    """The one line saying why ``rebuild --verify`` failed."""
+    differences = payload["rebuild_verify"].get("differences") or []
+    first = differences[0] if differences else {}
+    return (
+        f"{plural(len(differences), 'read-model row')} {_differ(differences)} from a replay "
+        f"(first: {first.get('table')}, {_problem(first)}): run {REBUILD} to replay them"
+    )
 
 
 def difference_table(differences: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -220,6 +233,15 @@ def render_snapshot_verify(payload: Mapping[str, Any]) -> str:
                   "cache) and run `benchledger snapshot create`"]  # fmt: skip
     lines += ["", f"Result: {ok_failed(payload['ok'])}"]
     return "\n".join(lines)
+
+
+def snapshot_failure(payload: Mapping[str, Any]) -> str:
+    """The one line saying why ``snapshot verify`` failed: the snapshot files to delete."""
+    bad = [s["file"] for s in payload["snapshots"] if not s.get("ok")]
+    return (
+        f"{plural(len(bad), 'snapshot')} no longer {'matches' if len(bad) == 1 else 'match'} "
+        f"the store ({inline_list(bad)}): delete them and run `benchledger snapshot create`"
+    )
 
 
 # --------------------------------------------------------------------------- events, db
