@@ -33,7 +33,7 @@ def written_line(payload: Mapping[str, Any], done: str) -> str:
 
 
 def _ledger_files(block: Mapping[str, Any]) -> str:
-    return f"{block.get('ledger_path')} and {block.get('markdown_path')}"
+    return f"{word(block.get('ledger_path'))} and {word(block.get('markdown_path'))}"
 
 
 # --------------------------------------------------------------------------- upsert
@@ -50,19 +50,23 @@ def render_upsert(payload: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_ENTRY_KEYS = ("run_id", "benchmark_id", "case_id", "arm_id", "status", "score_status",
+               "failure_class")  # fmt: skip
+
+
 def _single_lines(payload: Mapping[str, Any], block: Mapping[str, Any]) -> list[str]:
     entry = block.get("entry") or {}
     if block.get("unchanged"):
         state = "- unchanged: the ledger already holds this run as it is"
     else:
         state = written_line(payload, f"recorded in {_ledger_files(block)}")
-    case = f"{entry.get('benchmark_id')} / {entry.get('case_id')}"
-    result = f"{entry.get('status')}, score {score(entry.get('official_score'))}"
+    shown = {key: word(entry.get(key)) for key in _ENTRY_KEYS}
     lines = [
         state,
-        f"- run {entry.get('run_id')}: {case}, arm {entry.get('arm_id')}",
-        f"- result: {result} ({entry.get('score_status')}), failure class "
-        f"{word(entry.get('failure_class'))}",
+        f"- run {shown['run_id']}: {shown['benchmark_id']} / {shown['case_id']}, "
+        f"arm {shown['arm_id']}",
+        f"- result: {shown['status']}, score {score(entry.get('official_score'))} "
+        f"({shown['score_status']}), failure class {shown['failure_class']}",
     ]
     if block.get("skipped"):
         lines.append(f"- skipped: {word(block.get('skip_reason'))}")
@@ -99,7 +103,9 @@ def render_archive(payload: Mapping[str, Any]) -> str:
     verb = "restored" if restore else "archived"
     lines = [f"# Benchmark Run Ledger {'Restore' if restore else 'Archive'}", ""]
     lines.append(written_line(payload, f"{verb} in {_ledger_files(payload)}"))
-    lines.append(f"- benchmark: {block.get('benchmark_id')}; reason: {word(block.get('reason'))}")
+    lines.append(
+        f"- benchmark: {word(block.get('benchmark_id'))}; reason: {word(block.get('reason'))}"
+    )
     matched = plural(block.get("matched_run_count") or 0, "run")
     if restore:
         counts = (f"{block.get('restored_run_count', 0)} to restore, "
@@ -153,15 +159,15 @@ def render_aggregate(payload: Mapping[str, Any]) -> str:
     policy = block.get("selection_policy") or {}
     chosen = policy.get("selection") or payload.get("selection_policy")
     lines = [
-        f"# Benchmark Run Ledger Aggregate: {block.get('benchmark_id')}", "",
-        f"- cases covered: {block.get('canonical_covered')} of "
+        f"# Benchmark Run Ledger Aggregate: {word(block.get('benchmark_id'))}", "",
+        f"- cases covered: {block.get('canonical_covered') or 0} of "
         f"{plural(block.get('canonical_total') or 0, 'canonical case')}",
         f"- runs considered: {block.get('deduped_run_count') or 0} (after removing duplicates) "
         f"from {plural(block.get('source_ledger_files') or 0, 'ledger file')}",
         f"- countable: {plural(summary.get('countable_case_count') or 0, 'case')}, mean score "
         f"{score(summary.get('countable_score_mean'))}, sum "
         f"{word(summary.get('countable_score_sum'))}",
-        f"- selection policy: {chosen} ({word(policy.get('description'))})",
+        f"- selection policy: {word(chosen)} ({word(policy.get('description'))})",
         "", *_bucket_table(block.get("cases_by_bucket") or {}),
     ]  # fmt: skip
     for key in ("missing_case_ids", "active_case_ids", "runnable_case_ids"):
@@ -193,7 +199,7 @@ def render_check(payload: Mapping[str, Any]) -> str:
     drift = payload.get("benchmark_run_ledger_drift") or {}
     missing = drift.get("missing_ledger_run_count") or 0
     lines = [
-        f"# Benchmark Run Ledger Check: goal {payload.get('goal_id')}", "",
+        f"# Benchmark Run Ledger Check: goal {word(payload.get('goal_id'))}", "",
         f"- history: {plural(drift.get('checked_history_run_count') or 0, 'run')} checked "
         f"(the newest {payload.get('history_limit')}), "
         f"{drift.get('terminal_history_run_count', 0)} finished, "
@@ -235,14 +241,14 @@ def render_import(payload: Mapping[str, Any]) -> str:
     if payload.get("already_recorded"):
         state = "- already recorded: this ledger was imported before; nothing new"
     else:
-        state = written_line(payload, f"imported as ledger {payload.get('ledger_id')}")
+        state = written_line(payload, f"imported as ledger {word(payload.get('ledger_id'))}")
     rows = plural(payload.get("row_count") or 0, "run")
     lines = [
         "# Import loopx Ledger", "", state,
-        f"- source: {payload.get('source')}: {rows} "
+        f"- source: {word(payload.get('source'))}: {rows} "
         f"({payload.get('archived_row_count', 0)} archived) in "
         f"{plural(payload.get('benchmark_count') or 0, 'benchmark')}",
-        f"- ledger: {payload.get('ledger_path')} and {payload.get('markdown_path')}",
+        f"- ledger: {_ledger_files(payload)}",
     ]  # fmt: skip
     dropped = payload.get("public_safety_dropped_field_count") or 0
     if dropped:
@@ -273,8 +279,8 @@ def render_sync(payload: Mapping[str, Any]) -> str:
     ]
     for collision in payload.get("route_collisions") or []:
         fields = inline_list(list(collision.get("changed_fields") or []))
-        lines.append(f"- route of goal {collision.get('goal_id')} replaced ({fields} changed; "
-                     "`--replace-state`)")  # fmt: skip
+        goal = word(collision.get("goal_id"))
+        lines.append(f"- route of goal {goal} replaced ({fields} changed; `--replace-state`)")
     if payload.get("backup_path"):
         lines.append(f"- backup: {shown_path(payload['backup_path'])}")
     extra = {k: v for k, v in payload.items() if k == "global_registry_writability" and v}
