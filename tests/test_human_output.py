@@ -309,6 +309,24 @@ def test_check_with_drift_lists_missing_runs_and_the_catch_up(project: Path) -> 
     assert "missing from the ledger" in err
 
 
+# Mistakes a user makes: each is refused in one readable line that names what exists.
+MISTAKES = [
+    ["events", "show", "99999"],
+    ["events", "list", "--type", "ledger_upsert"],
+    ["compare", "--benchmark-id", "terminal-bench@9"],
+    ["report", "--benchmark-id", "terminal-bench@9", "--out", "report-none"],
+    ["diff", "--from", "99999"],
+    ["render", "--ledger-id", "nope.json"],
+    ["sql", "DELETE FROM events"],
+    ["schema", "benchmark_run_v9"],
+]
+
+
+@pytest.mark.parametrize("args", MISTAKES, ids=[" ".join(a) for a in MISTAKES])
+def test_a_mistake_is_one_readable_line(project: Path, args: list[str]) -> None:
+    _readable_failure(args)
+
+
 def test_the_checks_catch_what_they_are_for() -> None:
     """The rules themselves: each bad line is caught, a readable one passes."""
     bad = ['- verify: {"ok": true}', "- dry_run: True", "- output_json: None",
