@@ -67,7 +67,8 @@ def emit(
         if not _echo_json_bytes(payload):
             click.echo(json_printable(dumps(payload)))
         return
-    click.echo(human_printable(markdown(payload) if markdown else bullets(title, payload)))
+    # No renderer of its own: the payload in words (``ledger/core/readable.py``), never cut JSON.
+    click.echo(human_printable(markdown(payload) if markdown else outline(title, payload)))
 
 
 def _echo_json_bytes(payload: dict[str, Any]) -> bool:
@@ -118,12 +119,6 @@ def json_printable(text: str) -> str:
     if text.isascii() and "\x7f" not in text:
         return text
     return _JSON_RAW_CONTROL_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def bullets(title: str, payload: dict[str, Any]) -> str:
-    """The generic human view of a payload without a renderer of its own: each field in
-    words, nested fields indented, long lists summarised (``ledger/core/readable.py``)."""
-    return outline(title, payload)
 
 
 def failed_check(message: str) -> None:

@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchledger.commands.cli import cli
+from benchledger.ledger.core.readable import number, outline, plural, score, word
 from tests.conftest import FIXTURES_DIR
 from tests.support_benchflow_source import materialize
 from tests.support_harbor_ingest_cli import copy_job, load_manifest
@@ -135,10 +136,10 @@ def offending_lines(text: str) -> list[str]:
         for pattern, name in BAD:
             if pattern.search(line):
                 found.append(f"{name}: {line}")
-        for number in FLOAT.findall(line):
-            digits = number.replace(".", "").lstrip("0")
+        for literal in FLOAT.findall(line):
+            digits = literal.replace(".", "").lstrip("0")
             if len(digits) > 6:
-                found.append(f"a float of {len(digits)} significant digits ({number}): {line}")
+                found.append(f"a float of {len(digits)} significant digits ({literal}): {line}")
     return found
 
 
@@ -338,3 +339,29 @@ def test_the_checks_catch_what_they_are_for() -> None:
             "- cost: 6.44509", "report: x (1 file)"]  # fmt: skip
     for line in good:
         assert not offending_lines(line), line
+
+
+def test_numbers_words_and_the_generic_view() -> None:
+    """The shared rules every view uses (``ledger/core/readable.py``)."""
+    assert number(6.445093000000001) == "6.44509"  # 6 significant digits
+    assert number(0.1 + 0.2) == "0.3" and number(3.0) == "3" and number(1234567.0) == "1234567"
+    assert number(0.0000123456789) == "0.0000123457"  # never an exponent
+    assert number(3951477.25) == "3951477" and number(123456.5) == "123456"
+    assert score(2 / 3) == "0.667" and score(None) == "none"
+    assert (word(None), word(True), word(False), word([])) == ("none", "yes", "no", "none")
+    assert plural(1, "file") == "1 file" and plural(2, "file") == "2 files"
+    assert plural(1, "match", "matches") == "1 match"
+    assert plural(0, "match", "matches") == "0 matches"
+    view = outline("Thing", {
+        "ok": True, "dry_run": False, "output_json": None, "cost_usd": 6.445093000000001,
+        "read_boundary": {"raw_logs_read": False}, "nested": {"inner_count": 2},
+        "ids": [f"case-{i}" for i in range(12)], "records": [{"run_id": "r1", "score": 0.5}],
+        "codex__gpt-5": 1,
+    })  # fmt: skip
+    assert offending_lines(view) == [], view
+    assert "- ok: yes" in view and "- dry run: no" in view and "- output json: none" in view
+    assert "- cost usd: 6.44509" in view and "read boundary" not in view
+    assert "- nested:\n  - inner count: 2" in view
+    assert "case-9 and 2 more (--format json shows all)" in view
+    assert "- records: 1\n  - run id r1, score 0.5" in view
+    assert "- codex__gpt-5: 1" in view  # a key that is data stays as it is

@@ -32,14 +32,18 @@ MACHINE_KEYS = frozenset({"schema_version", "read_boundary", "source_paths_recor
 
 
 def number(value: float | int, digits: int = 6) -> str:
-    """A number as a person reads it: at most ``digits`` significant digits, never an exponent,
-    no trailing zeros (``6.445093000000001`` -> ``6.445093``, ``3.0`` -> ``3``)."""
+    """A number as a person reads it: at most ``digits`` significant digits after rounding
+    off float noise, never an exponent, no trailing zeros (``6.445093000000001`` ->
+    ``6.44509``, ``3.0`` -> ``3``); a number of ``digits`` or more whole digits is shown
+    whole (``1234567.25`` -> ``1234567``: its integer digits are never dropped)."""
     if isinstance(value, bool):
         return yes_no(value)
     if isinstance(value, int):
         return str(value)
     if value != value or value in (float("inf"), float("-inf")):
         return str(value)
+    if abs(value) >= 10 ** (digits - 1):
+        return str(round(value))
     rounded = Decimal(f"{value:.{digits}g}")
     text = format(rounded, "f")
     if "." in text:
