@@ -150,11 +150,15 @@ def shown_path(path: Any, cwd: Path | None = None) -> str:
         return raw
 
 
-def more_line(total: int, shown: int, noun: str, flag: str = ALL_IN_JSON) -> list[str]:
-    """The note under a summarised list: how many were left out, and how to see them all."""
-    if total <= shown:
+def more_line(
+    total: int, shown: int, noun: str, flag: str = ALL_IN_JSON, many: str | None = None
+) -> list[str]:
+    """The note under a summarised list: how many were left out, and how to see them all
+    (``… and 79 more runs (`--verbose` to list all)``)."""
+    left = total - shown
+    if left <= 0:
         return []
-    return [f"… and {plural(total - shown, noun)} more ({flag})"]
+    return [f"… and {left} more {noun if left == 1 else many or noun + 's'} ({flag})"]
 
 
 def outline(title: str, payload: Mapping[str, Any], *, skip: Iterable[str] = ()) -> str:
