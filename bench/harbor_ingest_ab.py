@@ -29,7 +29,9 @@ from pathlib import Path
 from harbor_ingest import TB2_TASKS, TEMPLATE_JOB, benchledger_argv, generate_job
 
 
-def one_run(venv: Path, job: Path, project: Path, jobs: int = 1) -> tuple[float, float, float]:
+def one_run(
+    venv: Path, job: Path, project: Path, jobs: int | None = None
+) -> tuple[float, float, float]:
     """(wall, user + system, system) seconds of one ingest into a fresh store in ``project``,
     a new directory the caller deletes after the last run (``harbor_ingest.taking_turns``)."""
     exe = str(venv / "bin" / "benchledger")
@@ -54,8 +56,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=15, help="runs per build")
     parser.add_argument("--one-task", action="store_true", help="all trials attempts of one task")
-    parser.add_argument("--old-jobs", type=int, default=1, help="--jobs of the old build")
-    parser.add_argument("--new-jobs", type=int, default=1, help="--jobs of the new build")
+    parser.add_argument("--old-jobs", type=int, help="--jobs of the old build (default: none)")
+    parser.add_argument("--new-jobs", type=int, help="--jobs of the new build (default: none)")
     args = parser.parse_args()
     builds = [(args.old, args.old_jobs), (args.new, args.new_jobs)]
     samples: list[list[tuple[float, float, float]]] = [[], []]
@@ -71,7 +73,8 @@ def main() -> None:
     for (venv, jobs), runs in zip(builds, samples, strict=True):
         cols = [sorted(run[k] for run in runs) for k in range(3)]
         cells = " ".join(f"{statistics.median(c) * 1000:>8.0f} / {c[0] * 1000:<5.0f}" for c in cols)
-        print(f"{f'{venv} --jobs {jobs}':<40} {cells}")
+        flag = "" if jobs is None else f" --jobs {jobs}"
+        print(f"{f'{venv}{flag}':<40} {cells}")
 
 
 if __name__ == "__main__":

@@ -124,13 +124,57 @@ def test_harbor_jobs_read_on_several_cores_give_the_same_ingest(
     key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(harbor_parallel, "_MIN_TRIALS_PER_WORKER", 1)  # fork even for a few
-    alone = read_harbor_job(HarborReadOptions.from_flags(_job(key)))
+    alone = read_harbor_job(HarborReadOptions.from_flags(_job(key), jobs=1))
     calls: list[tuple[int, int]] = []
     shared = read_harbor_job(
         HarborReadOptions.from_flags(_job(key), jobs=3), progress=lambda d, t: calls.append((d, t))
     )
     assert shared == alone
     assert calls[0][0] == 0 and calls[-1][0] == calls[-1][1] == alone.provenance["trial_dir_count"]
+
+
+def test_a_large_harbor_job_is_read_on_several_cores_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without --jobs, a job of AUTO_MIN_TRIALS trials per core is shared with workers; --jobs 1
+    reads it here alone; the ingest is the same either way."""
+    job = _job("07_many_tasks_full_sweep")
+    alone = read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
+    trials = alone.provenance["trial_dir_count"]
+    monkeypatch.setattr(harbor_parallel, "AUTO_MIN_TRIALS", trials // 2)
+    monkeypatch.setattr(harbor_parallel, "_usable_cores", lambda: 2)
+    started: list[int] = []
+    start = harbor_parallel._start
+
+    def counted(root: str, names: list[str]) -> tuple[int, int] | None:
+        started.append(len(names))
+        return start(root, names)
+
+    monkeypatch.setattr(harbor_parallel, "_start", counted)
+    assert read_harbor_job(HarborReadOptions.from_flags(job)) == alone
+    assert len(started) == 1 and 0 < started[0] < trials  # one worker read the second half
+    started.clear()
+    assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=1)) == alone
+    assert started == []
+
+
+@pytest.mark.parametrize(
+    ("trials", "jobs", "cores", "parts"),
+    [
+        (3000, None, 2, 2),  # the default: a worker per 1,000 trials, on the cores there are
+        (999, None, 2, 1),
+        (3000, None, 1, 1),
+        (100_000, None, 64, 4),  # at most AUTO_MAX_JOBS
+        (3000, 1, 2, 1),  # --jobs 1: here alone
+        (3000, 8, 2, 8),  # --jobs N is taken as asked, down to 200 trials a run
+        (300, 8, 2, 1),
+    ],
+)
+def test_how_many_runs_a_job_is_read_in(
+    trials: int, jobs: int | None, cores: int, parts: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harbor_parallel, "_usable_cores", lambda: cores)
+    assert harbor_parallel._parts(trials, jobs) == parts
 
 
 def test_harbor_jobs_a_bad_trial_read_by_a_worker_is_reported_as_alone(
@@ -143,7 +187,7 @@ def test_harbor_jobs_a_bad_trial_read_by_a_worker_is_reported_as_alone(
     (last / "result.json").unlink()
     os.mkfifo(last / "result.json")  # a worker meets it; the command must name it the same way
     with pytest.raises(InputError) as alone:
-        read_harbor_job(HarborReadOptions.from_flags(job))
+        read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
     with pytest.raises(InputError) as shared:
         read_harbor_job(HarborReadOptions.from_flags(job, jobs=4))
     assert shared.value.message == alone.value.message

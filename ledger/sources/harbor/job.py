@@ -50,7 +50,7 @@ from benchledger.ledger.sources.harbor.scoring import (
     _job_status,
     _primary_reward,
 )
-from benchledger.ledger.sources.harbor.trials import Progress, _Attempt, read_trials
+from benchledger.ledger.sources.harbor.trials import Progress, _Attempt
 from benchledger.ledger.sources.harbor.values import _METRIC_KEYS, _dict, _number, _text
 
 _ERR_NOT_DIR = "--harbor-job-dir does not exist or is not a directory"
@@ -142,10 +142,7 @@ def _read_files(
         lock.data = _slim_lock(lock.data)
     job_result = reader.json("result.json")
     planned = _planned_from_lock(lock.obj) or _planned_from_config(config.obj)
-    if opts.jobs > 1:
-        observed = read_trials_on(reader, progress, opts.jobs)
-    else:
-        observed = read_trials(reader, progress)
+    observed = read_trials_on(reader, progress, opts.jobs)
     if config.state == lock.state == job_result.state == "missing" and not observed:
         raise SourceError(_ERR_NOT_JOB)
     warnings = _file_warnings(config, lock, job_result, observed)

@@ -36,7 +36,9 @@ class HarborReadOptions:
     arm_role: str | None = None
     run_group_id: str | None = None
     include_tasks: tuple[str, ...] = ()  # --include-task-name: keep only these cases
-    jobs: int = 1  # --jobs: cores the trials are read on (``parallel``); never changes a record
+    # --jobs: cores the trials are read on; None leaves it to ``parallel`` (several for a large
+    # job). Never changes a record.
+    jobs: int | None = None
 
     @classmethod
     def from_flags(
@@ -61,7 +63,7 @@ class HarborReadOptions:
             arm_role,
             run_group_id,
             tuple(include_tasks),
-            jobs or 1,
+            jobs,
         )
 
 

@@ -1,19 +1,24 @@
-"""Reading a large Harbor job's trials on several cores (``benchmark run --jobs N``).
+"""Reading a large Harbor job's trials on several cores: the one trick of the Harbor reader,
+kept behind one call (``read_trials_on``).
 
-The only trick of the Harbor reader, kept behind one call (``read_trials_on``) and used only
-when the user asks for it: after every import, the command forks ``jobs - 1`` workers; the
-trial directories are cut into ``jobs`` runs of neighbours, each worker reads one run with its
-own handle on the job directory, and the command reads the first one meanwhile. The runs are
-joined in trial order, so the attempts, the digests and the first error are those a reading on
-one core gives: a run whose worker failed for any reason is simply read again here, where the
-same file then raises the same error in its own words.
+A job of at least ``AUTO_MIN_TRIALS`` trials is read on up to ``AUTO_MAX_JOBS`` cores (as many
+as the process may run on) unless ``--jobs N`` says otherwise; ``--jobs 1`` reads on one. Why a
+default: the trials are most of a large ingest's work, and on two cores a 3,000-trial job is
+recorded ~0.1 s sooner, a quarter of the command, which is what issue 30's targets against
+loopx ask of it (bench/README.md). Below the threshold a worker costs more than it saves.
+
+How: after every import, the command forks ``jobs - 1`` workers; the trial directories are cut
+into ``jobs`` runs of neighbours, each worker reads one run with its own handle on the job
+directory, and the command reads the first one meanwhile. The runs are joined in trial order,
+so the attempts, the digests and the first error are those a reading on one core gives: a run
+whose worker failed for any reason is simply read again here, where the same file then raises
+the same error in its own words.
 
 Each worker is a plain ``fork`` with a pipe: its attempts cross back pickled (plain
 dataclasses of parsed JSON) once it has read them all, and it exits without running the
 command's exit handlers. ``concurrent.futures`` would do the same but costs every ``benchmark
 run`` ~15 ms of imports (``multiprocessing.connection``). Without ``fork`` (not POSIX), or
-with too few trials to share, the trials are read one after the other, as by
-``trials.read_trials``.
+with too few trials to share, the trials are read one after the other (``trials.read_trials``).
 """
 
 from __future__ import annotations
@@ -22,21 +27,37 @@ import os
 import pickle
 
 from benchledger.ledger.sources.harbor.files import _Reader
-from benchledger.ledger.sources.harbor.trials import Progress, _Attempt, _list_trials, _read_trial
+from benchledger.ledger.sources.harbor.trials import (
+    Progress,
+    _Attempt,
+    _list_trials,
+    _read_trial,
+    read_trials,
+)
 
-_MIN_TRIALS_PER_WORKER = 200  # below this a worker costs more than it reads
+_MIN_TRIALS_PER_WORKER = 200  # --jobs N: below this a worker costs more than it reads
+# Without --jobs: a worker per 1,000 trials, on at most 4 cores. Forking, pickling and joining
+# cost ~25 ms a worker (bench/README.md), which 1,000 trials read elsewhere repay; past 4 cores
+# the attempts joined here (unpickled one after the other) take back what another core saves.
+AUTO_MIN_TRIALS = 1000
+AUTO_MAX_JOBS = 4
 _Found = tuple[list[_Attempt | None], dict[str, str]]  # a run's attempts, and its digests
 
 
-def read_trials_on(reader: _Reader, progress: Progress | None, jobs: int) -> list[_Attempt]:
-    """The job's trials in name order, read on up to ``jobs`` cores; ``progress(done,
-    total)`` after each run of trials."""
+def read_trials_on(
+    reader: _Reader, progress: Progress | None, jobs: int | None = None
+) -> list[_Attempt]:
+    """The job's trials in name order, read on up to ``jobs`` cores (None: as the module
+    docstring says); ``progress(done, total)`` after each run of trials, or each trial when
+    they are read here alone."""
     names = _list_trials(reader)
     total = len(names)
+    parts = _parts(total, jobs)
+    if parts == 1:
+        return read_trials(reader, progress, names)
     if progress:
         progress(0, total)
-    parts = max(1, min(jobs, total // _MIN_TRIALS_PER_WORKER)) if hasattr(os, "fork") else 1
-    size = -(-total // parts) if total else 1
+    size = -(-total // parts)
     runs = [names[i : i + size] for i in range(0, total, size)]
     workers: list[tuple[int, int] | None] = [_start(reader.root, run) for run in runs[1:]]
     attempts: list[_Attempt] = []
@@ -52,6 +73,23 @@ def read_trials_on(reader: _Reader, progress: Progress | None, jobs: int) -> lis
         for i in range(len(workers)):
             _stop(workers, i)
     return attempts
+
+
+def _parts(total: int, jobs: int | None) -> int:
+    """How many runs ``total`` trials are read in: ``jobs`` when given, else one per
+    ``AUTO_MIN_TRIALS`` on the cores this process may use, at most ``AUTO_MAX_JOBS``."""
+    if not hasattr(os, "fork"):
+        return 1
+    if jobs is None:
+        return max(1, min(AUTO_MAX_JOBS, _usable_cores(), total // AUTO_MIN_TRIALS))
+    return max(1, min(jobs, total // _MIN_TRIALS_PER_WORKER))
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity where the OS tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _read_here(reader: _Reader, names: list[str]) -> list[_Attempt | None]:
