@@ -15,6 +15,7 @@ import pytest
 
 from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.requests import benchmark_run_rules
+from benchledger.ledger.sources.harbor import files as harbor_files
 from benchledger.ledger.sources.harbor import parallel as harbor_parallel
 from benchledger.ledger.sources.harbor.job import read_harbor_job
 from benchledger.ledger.sources.harbor.options import ArmMapping, HarborReadOptions
@@ -146,13 +147,24 @@ def test_a_large_harbor_job_is_read_on_several_cores_by_default(
     started: list[int] = []
     start = harbor_parallel._start
 
+    order: list[str] = []
+    read_json = harbor_files._Reader.json
+
     def counted(root: str, names: list[str]) -> tuple[int, int] | None:
         started.append(len(names))
+        order.append("worker")
         return start(root, names)
 
+    def noted(reader: harbor_files._Reader, rel: str) -> harbor_files._Json:
+        order.append(rel)
+        return read_json(reader, rel)
+
     monkeypatch.setattr(harbor_parallel, "_start", counted)
+    monkeypatch.setattr(harbor_files._Reader, "json", noted)
     assert read_harbor_job(HarborReadOptions.from_flags(job)) == alone
     assert len(started) == 1 and 0 < started[0] < trials  # one worker read the second half
+    # the worker reads while this process reads the job's own files (lock.json is the largest)
+    assert order[:3] == ["worker", "config.json", "lock.json"]
     started.clear()
     assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=1)) == alone
     assert started == []

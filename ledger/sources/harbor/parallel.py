@@ -1,5 +1,5 @@
 """Reading a large Harbor job's trials on several cores: the one trick of the Harbor reader,
-kept behind one call (``read_trials_on``).
+kept behind one call (``TrialReading``).
 
 A job of at least ``AUTO_MIN_TRIALS`` trials is read on up to ``AUTO_MAX_JOBS`` cores (as many
 as the process may run on) unless ``--jobs N`` says otherwise; ``--jobs 1`` reads on one. Why a
@@ -7,9 +7,10 @@ default: the trials are most of a large ingest's work, and on two cores a 3,000-
 recorded ~0.1 s sooner, a quarter of the command, which is what issue 30's targets against
 loopx ask of it (bench/README.md). Below the threshold a worker costs more than it saves.
 
-How: after every import, the command forks ``jobs - 1`` workers; the trial directories are cut
-into ``jobs`` runs of neighbours, each worker reads one run with its own handle on the job
-directory, and the command reads the first one meanwhile. The runs are joined in trial order,
+How: after every import, the command lists the trial directories and forks ``jobs - 1``
+workers; the directories are cut into ``jobs`` runs of neighbours, each worker reads one run
+with its own handle on the job directory, and the command reads the job's own files and then
+the first run meanwhile. The runs are joined in trial order,
 so the attempts, the digests and the first error are those a reading on one core gives: a run
 whose worker failed for any reason is simply read again here, where the same file then raises
 the same error in its own words.
@@ -44,35 +45,55 @@ AUTO_MAX_JOBS = 4
 _Found = tuple[list[_Attempt | None], dict[str, str]]  # a run's attempts, and its digests
 
 
-def read_trials_on(
-    reader: _Reader, progress: Progress | None, jobs: int | None = None
-) -> list[_Attempt]:
-    """The job's trials in name order, read on up to ``jobs`` cores (None: as the module
-    docstring says); ``progress(done, total)`` after each run of trials, or each trial when
-    they are read here alone."""
-    names = _list_trials(reader)
-    total = len(names)
-    parts = _parts(total, jobs)
-    if parts == 1:
-        return read_trials(reader, progress, names)
-    if progress:
-        progress(0, total)
-    size = -(-total // parts)
-    runs = [names[i : i + size] for i in range(0, total, size)]
-    workers: list[tuple[int, int] | None] = [_start(reader.root, run) for run in runs[1:]]
-    attempts: list[_Attempt] = []
-    done = 0
-    try:
-        for i, run in enumerate(runs):
-            found = _read_here(reader, run) if i == 0 else _join(reader, run, workers, i - 1)
+class TrialReading:
+    """The job's trials, read in name order on up to ``jobs`` cores (None: as the module
+    docstring says). The workers start at once, so the caller reads the job's own files
+    (a 3,000-trial job's ``lock.json`` is ~4.5 MB) while they read theirs::
+
+        with TrialReading(reader, progress, jobs) as trials:
+            ...  # read the job files
+            attempts = trials.attempts()
+
+    ``progress(done, total)`` after each run of trials, or after each trial when they are read
+    here alone. Leaving the block reaps every worker (killed if it has not finished)."""
+
+    def __init__(self, reader: _Reader, progress: Progress | None, jobs: int | None) -> None:
+        self.reader = reader
+        self.progress = progress
+        self.names = _list_trials(reader)
+        total = len(self.names)
+        size = -(-total // _parts(total, jobs)) if total else 1
+        self.runs = [self.names[i : i + size] for i in range(0, total, size)]
+        self.workers: list[tuple[int, int] | None] = [
+            _start(reader.root, run) for run in self.runs[1:]
+        ]
+
+    def __enter__(self) -> TrialReading:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for i in range(len(self.workers)):
+            _stop(self.workers, i)
+
+    def attempts(self) -> list[_Attempt]:
+        """This process's run of trials, then each worker's, joined in trial order."""
+        if not self.workers:
+            return read_trials(self.reader, self.progress, self.names)
+        total = len(self.names)
+        if self.progress:
+            self.progress(0, total)
+        attempts: list[_Attempt] = []
+        done = 0
+        for i, run in enumerate(self.runs):
+            if i == 0:
+                found = _read_here(self.reader, run)
+            else:
+                found = _join(self.reader, run, self.workers, i - 1)
             attempts.extend(a for a in found if a is not None)
             done += len(run)
-            if progress:
-                progress(done, total)
-    finally:
-        for i in range(len(workers)):
-            _stop(workers, i)
-    return attempts
+            if self.progress:
+                self.progress(done, total)
+        return attempts
 
 
 def _parts(total: int, jobs: int | None) -> int:
