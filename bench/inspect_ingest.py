@@ -2,8 +2,9 @@
 
 One log is made by Inspect itself (``inspect_ai.eval`` on ``mockllm/model``, 100 samples, 3
 epochs, the scorers of ``tools/make_inspect_logs.py``); the other 99 are clones of it with
-their own task, eval and run ids (each zip entry rewritten, nothing else changed), so the
-directory holds 100 distinct evals. Printed side by side, wall time of:
+their own task, eval and run ids (each zip entry rewritten under its name and compression,
+zstd as Inspect writes it; nothing else changed), so the directory holds 100 distinct evals.
+Printed side by side, wall and CPU time (user + system, of the command and its children) of:
 
 * ``inspect log list --json --log-dir DIR`` (Inspect's own listing of the same directory),
 * ``benchledger benchmark run inspect --log-dir DIR`` dry run, and with ``--execute``.
@@ -15,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,9 @@ def _one_log(out: Path, samples: int) -> Path:
 
 
 def _clone(source: Path, dest: Path, index: int) -> None:
-    """The same log as another eval: every id it carries replaced by one of the same length."""
+    """The same log as another eval: every id it carries replaced by one of the same length,
+    each zip entry rewritten under its name and compression (zstd, as Inspect writes it)."""
+    import make_inspect_logs as fixtures
     from inspect_ai.log import read_eval_log
 
     spec = read_eval_log(str(source), header_only=True).eval
@@ -60,21 +63,27 @@ def _clone(source: Path, dest: Path, index: int) -> None:
         (old.encode(), (f"{index:04d}" + old[4:]).encode())
         for old in (spec.task_id, spec.eval_id, spec.run_id)
     ]
-    with zipfile.ZipFile(source) as src, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as out:
-        for item in src.infolist():
-            data = src.read(item)
-            for old, new in swaps:
-                data = data.replace(old, new)
-            out.writestr(item.filename, data)
+
+    def swap(_name: str, data: bytes) -> bytes:
+        for old, new in swaps:
+            data = data.replace(old, new)
+        return data
+
+    shutil.copyfile(source, dest)
+    fixtures.rewrite_log(dest, swap)
 
 
-def _timed(argv: list[str], cwd: Path) -> float:
+def _timed(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, from the children's resource usage) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{argv[0]} failed: {done.stderr.strip().splitlines()[-1:]}")
-    return wall
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -92,8 +101,11 @@ def main(argv: list[str] | None = None) -> None:
         for index in range(args.logs):
             _clone(made, logs / f"{index:04d}_{made.name}", index)
         shutil.rmtree(work / "made")
-        print(f"{args.logs} logs x {args.samples} samples x 3 epochs")
-        timings: dict[str, list[float]] = {"inspect log list": [], "dry run": [], "--execute": []}
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"{args.logs} logs x {args.samples} samples x 3 epochs; load average {load}")
+        timings: dict[str, list[tuple[float, float]]] = {
+            "inspect log list": [], "dry run": [], "--execute": [],
+        }  # fmt: skip
         for run in range(args.runs):
             timings["inspect log list"].append(
                 _timed([str(bindir / "inspect"), "log", "list", "--json", "--log-dir", str(logs)],
@@ -109,8 +121,13 @@ def main(argv: list[str] | None = None) -> None:
                 _timed([*base, "--update-run-ledger", "--run-ledger-path",
                         str(work / f"ledger{run}.json"), "--execute"], work)
             )  # fmt: skip
-        for name, walls in timings.items():
-            print(f"{name:>18}: median {statistics.median(walls):6.2f} s  (runs {walls})")
+        for name, runs in timings.items():
+            walls = [round(wall, 2) for wall, _ in runs]
+            cpus = [cpu for _, cpu in runs]
+            print(
+                f"{name:>18}: median {statistics.median(walls):6.2f} s wall, "
+                f"{statistics.median(cpus):6.2f} s CPU  (walls {walls})"
+            )
 
 
 if __name__ == "__main__":

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
 from benchledger.commands.grouped_help import GroupedHelpCommand
-from benchledger.commands.output import bullets, emit, format_option, progress_bar, resolve_format
+from benchledger.commands.output import emit, format_option, progress_bar, resolve_format
 from benchledger.commands.runtime import command_metadata
 from benchledger.ledger.core.gc_pause import collector_paused
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.requests.benchmark_run_rules import validate_benchmark_run_options
+from benchledger.ledger.requests.goal_default import default_goal_source, with_default_goal_id
 from benchledger.ledger.rules.history.goal_runs import (
     DELIVERY_BATCH_SCALE_CHOICES,
     DELIVERY_OUTCOMES,
@@ -20,7 +22,7 @@ from benchledger.ledger.rules.history.goal_runs import (
 from benchledger.ledger.rules.record.vocabulary import MULTIPLIER_KEYS
 from benchledger.ledger.sources.planned.skillsbench_route_names import ROUTE_NAMES
 from benchledger.projections.publishing.goal_runs import render_append_markdown
-from benchledger.projections.reports.run_summary import with_summary
+from benchledger.projections.reports.run_summary import short_markdown, with_summary
 from benchledger.services.benchmark_run import run_benchmark
 
 TITLE = "Benchmark Run Append"
@@ -54,13 +56,28 @@ def _argparse_int(ctx: click.Context, param: click.Parameter, value: str | None)
         raise click.BadParameter(f"invalid int value: {value!r}", ctx, param) from None
 
 
-def _float_option(name: str, dest: str | None = None):  # noqa: ANN202
+def _float_option(name: str, dest: str | None = None, *, help_text: str):  # noqa: ANN202
     names = (name, dest) if dest else (name,)
-    return click.option(*names, metavar="FLOAT", default=None, callback=_argparse_float)
+    return click.option(
+        *names, metavar="FLOAT", default=None, callback=_argparse_float, help=help_text
+    )
 
 
-def _int_option(name: str):  # noqa: ANN202
-    return click.option(name, metavar="INTEGER", default=None, callback=_argparse_int)
+def _int_option(name: str, help_text: str):  # noqa: ANN202
+    return click.option(
+        name, metavar="INTEGER", default=None, callback=_argparse_int, help=help_text
+    )
+
+
+# What each of Harbor's timeout multipliers scales in a planned run's launch preview
+# (docs/formats/cli.md §5.1, §7.2); an ingest reads the policy from the job instead.
+MULTIPLIER_HELP = {
+    "timeout_multiplier": "Scale every Harbor timeout of the launch preview (planned runs).",
+    "agent_timeout_multiplier": "Scale the agent's timeout (wins over --timeout-multiplier).",
+    "verifier_timeout_multiplier": "Scale the verifier's timeout.",
+    "agent_setup_timeout_multiplier": "Scale the agent set-up timeout.",
+    "environment_build_timeout_multiplier": "Scale the environment build timeout.",
+}
 
 
 def _skillsbench_routes() -> tuple[str, ...]:
@@ -94,7 +111,12 @@ def _run_options(func):  # noqa: ANN001, ANN202
         click.argument(
             "benchmark_name", type=click.Choice(["terminal-bench", "skillsbench", "inspect"])
         ),
-        click.option("--goal-id", required=True, help="Goal whose run history records the runs."),
+        click.option(
+            "--goal-id",
+            default=None,
+            help="Goal whose run history records the runs (default for an ingest: the name of "
+            "the job directory, result root, log directory or log file read).",
+        ),
         click.option(
             "--mode",
             type=click.Choice(MODES),
@@ -168,23 +190,36 @@ def _run_options(func):  # noqa: ANN001, ANN202
             help="Name the arm of an agent (and model) in a multi-agent job.",
         ),
         click.option(
-            "--arm-role", type=click.Choice(["baseline", "treatment", "other"]), default=None
+            "--arm-role",
+            type=click.Choice(["baseline", "treatment", "other"]),
+            default=None,
+            help="Role of the arm in comparisons (default: from the arm's name, else other).",
         ),
         _flag("--loopx-worker-artifacts", "Also read loopx worker artifacts of a Harbor job."),
-        *[_float_option("--" + m.replace("_", "-"), m) for m in MULTIPLIER_KEYS],
+        *[
+            _float_option("--" + m.replace("_", "-"), m, help_text=MULTIPLIER_HELP[m])
+            for m in MULTIPLIER_KEYS
+        ],
         click.option(
-            "--timeout-preset", type=click.Choice(["official", "long-horizon-8x"]), default=None
+            "--timeout-preset",
+            type=click.Choice(["official", "long-horizon-8x"]),
+            default=None,
+            help="Named multipliers: official (all 1) or long-horizon-8x (agent and set-up 8x).",
         ),
         click.option(
             "--codex-install-strategy",
             type=click.Choice(["runtime_install_if_missing", "require_existing_codex"]),
             default=None,
+            help="[loopx] Install Codex in the task container if missing (default), or require it.",
         ),
-        _int_option("--codex-preflight-timeout-sec"),
+        _int_option(
+            "--codex-preflight-timeout-sec", "[loopx] Seconds the Codex preflight check may take."
+        ),
         click.option(
             "--worker-codex-materialization-strategy",
             type=click.Choice(["worker_path_preprovisioned", "runtime_install_extended_setup"]),
             default=None,
+            help="[loopx] How a worker gets Codex: already on its PATH, or installed at set-up.",
         ),
         _loopx_switch("--worker-materialization-probe-only", "[loopx] probe-only record."),
         _loopx_switch("--setup-timeout-repair-profile", "[loopx] 8x setup-timeout repair profile."),
@@ -200,8 +235,8 @@ def _run_options(func):  # noqa: ANN001, ANN202
         _flag("--require-task-material-ready", "Make missing task material a blocker."),
         click.option("--auth-env-name", multiple=True, help="Auth variable NAME to check."),
         click.option("--job-name", default=None, help="Harbor job name of a planned run."),
-        _int_option("--n-attempts"),
-        _int_option("--n-concurrent"),
+        _int_option("--n-attempts", "Attempts per task in the launch preview (default 1)."),
+        _int_option("--n-concurrent", "Trials run at once in the launch preview (default 1)."),
         click.option(
             "--runner-ref", default=None, help="Runner reference to record (planned runs)."
         ),
@@ -227,8 +262,18 @@ def _run_options(func):  # noqa: ANN001, ANN202
             "--arm-id", default=None, help="Arm of every record (default: agent and model)."
         ),
         click.option("--run-ledger-note", default=None, help="A note kept on the ledger rows."),
-        click.option("--delivery-batch-scale", type=click.Choice(_delivery_scales()), default=None),
-        click.option("--delivery-outcome", type=click.Choice(_delivery_outcomes()), default=None),
+        click.option(
+            "--delivery-batch-scale",
+            type=click.Choice(_delivery_scales()),
+            default=None,
+            help="[loopx] Batch-scale label kept on the record and its rollout event.",
+        ),
+        click.option(
+            "--delivery-outcome",
+            type=click.Choice(_delivery_outcomes()),
+            default=None,
+            help="[loopx] Delivery outcome label kept on the record and its rollout event.",
+        ),
         click.option(
             "--agent-kwarg",
             multiple=True,
@@ -246,6 +291,10 @@ def _run_options(func):  # noqa: ANN001, ANN202
             callback=_argparse_int,
             help="Read a Harbor job's trials on N cores (default: one per 1,000 trials, on up to "
             "4 of the cores there are; 1 reads them on one); the records are the same.",
+        ),
+        _flag(
+            "--verbose",
+            "List every run in full (the default summary shows the first few and how many more).",
         ),
         format_option,
     ]
@@ -267,6 +316,7 @@ SECTIONS = (
         "goal_id", "execute", "dry_run", "update_run_ledger", "run_ledger_path", "ledger_id",
         "run_ledger_note", "no_global_sync", "no_render", "classification",
         "recommended_action", "delivery_batch_scale", "delivery_outcome", "output_format",
+        "verbose",
     )),
     ("Planning a run (no runner output yet)", (
         "mode", "runner", "agent", "model", "skillsbench_route", "job_name", "n_attempts",
@@ -290,7 +340,7 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 
     Dry run unless --execute. Examples:
 
-      benchledger benchmark run terminal-bench --goal-id demo --harbor-job-dir jobs/J --execute
+      benchledger benchmark run terminal-bench --harbor-job-dir jobs/J --execute
 
       benchledger benchmark run skillsbench --goal-id demo --skillsbench-result-root jobs
 
@@ -307,7 +357,10 @@ def run(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
 def _run(ctx: click.Context, output_format: str | None, opts: dict[str, Any]) -> dict[str, Any]:
     fmt = resolve_format(ctx, output_format)
     root = ctx.find_root().obj
-    request = BenchmarkRunRequest.from_options(opts)
+    verbose = opts.pop("verbose")
+    given = BenchmarkRunRequest.from_options(opts)
+    request = with_default_goal_id(given)
+    goal_source = default_goal_source(given) if given.goal_id is None else None
     validate_benchmark_run_options(request)
     with progress_bar("reading trials") as progress:
         payload = run_benchmark(
@@ -318,14 +371,15 @@ def _run(ctx: click.Context, output_format: str | None, opts: dict[str, Any]) ->
             metadata=command_metadata(),
             progress=progress,
         )
-    emit(payload, fmt, TITLE, markdown=_markdown)
+    goal_default = goal_source[0] if goal_source else None
+    emit(payload, fmt, TITLE, markdown=partial(_markdown, verbose=verbose, goal=goal_default))
     return payload
 
 
-def _markdown(payload: dict[str, Any]) -> str:
-    """The summary first, then the per-run details (a recorded input has no new runs to show)."""
-    if payload.get("already_recorded"):
-        details = bullets(TITLE, payload)
-    else:
+def _markdown(payload: dict[str, Any], *, verbose: bool, goal: str | None) -> str:
+    """The summary and the first runs; with ``--verbose``, the summary and every run in full
+    (projections/reports/run_summary.py)."""
+    if verbose:
         details = render_append_markdown(payload)
-    return with_summary(details, payload, cwd=Path.cwd())
+        return with_summary(details, payload, cwd=Path.cwd(), goal_default=goal)
+    return short_markdown(payload, cwd=Path.cwd(), goal_default=goal)

@@ -68,13 +68,22 @@ def _db(ctx: click.Context) -> str | None:
     help="[loopx] a post-launch materialization record.",
 )
 @_ledger_options
-@click.option("--run-group-id", default=None)
+@click.option(
+    "--run-group-id", default=None, help="Group id shared by runs compared together."
+)
 @click.option("--arm-id", default=None, help="Arm label; an explicit arm is always kept.")
-@click.option("--arm-role", type=click.Choice(["baseline", "treatment", "other"]), default=None)
+@click.option(
+    "--arm-role",
+    type=click.Choice(["baseline", "treatment", "other"]),
+    default=None,
+    help="Role of the arm in comparisons (default: the record's, else from the arm's name).",
+)
 @click.option("--run-key", default=None, help="Stable run identity (feeds run_id).")
 @click.option("--recorded-at", default=None, help="ISO 8601 time the run happened.")
-@click.option("--compact-artifact-ref", default=None)
-@click.option("--run-ledger-note", default=None)
+@click.option(
+    "--compact-artifact-ref", default=None, help="Public ref of the compact record to keep."
+)
+@click.option("--run-ledger-note", default=None, help="A note kept on the ledger row.")
 @click.option(
     "--no-render",
     is_flag=True,
@@ -153,7 +162,11 @@ def import_group() -> None:
     help="Where the imported ledger lives and is rendered (default: PATH itself, which is "
     "only rewritten with --in-place).",
 )
-@click.option("--ledger-id", default=None)
+@click.option(
+    "--ledger-id",
+    default=None,
+    help="Ledger key in the store (default: the ledger path relative to the project).",
+)
 @click.option(
     "--in-place",
     is_flag=True,
@@ -344,9 +357,21 @@ _SELECTION_CHOICES = ["best", "latest_countable", "best-of-n", "latest-countable
 @click.option("--active-case-ids-file", default=None, help="One active case id per line.")
 @click.option("--include-noncanonical-sanity-sources", is_flag=True, help="[loopx] keep them.")
 @click.option("--target-lane-id", default=None, help="Label of the target lane.")
-@click.option("--target-run-group-contains", multiple=True)
-@click.option("--target-current-run-group-contains", multiple=True)
-@click.option("--target-backfill-run-group-contains", multiple=True)
+@click.option(
+    "--target-run-group-contains",
+    multiple=True,
+    help="Target lane: runs whose group, id or job name contain this (repeatable).",
+)
+@click.option(
+    "--target-current-run-group-contains",
+    multiple=True,
+    help="Target lane: runs that are current evidence (repeatable).",
+)
+@click.option(
+    "--target-backfill-run-group-contains",
+    multiple=True,
+    help="Target lane: runs that only fill in for missing current ones (repeatable).",
+)
 @click.option(
     "--selection-policy",
     type=click.Choice(_SELECTION_CHOICES),

@@ -29,6 +29,13 @@ DEFAULT_OUT = "benchledger-report"
 )
 @click.option("--run-ledger-path", default=None, help="Ledger JSON whose store rows to show.")
 @click.option("--ledger-id", default=None, help="Ledger key in the store.")
+@click.option(
+    "--link-artifacts",
+    is_flag=True,
+    help="Link each cell's attempts to their trajectory, agent logs and verifier output (the "
+    "Inspect log) where those files are on this disk now. Off by default: the links are local "
+    "paths, and a report may be shared.",
+)
 @as_of_option
 @format_option
 @click.pass_context
@@ -38,6 +45,7 @@ def report(
     benchmark_ids: tuple[str, ...],
     run_ledger_path: str | None,
     ledger_id: str | None,
+    link_artifacts: bool,
     as_of: str | None,
     output_format: str | None,
 ) -> None:
@@ -45,7 +53,8 @@ def report(
     score against cost, timeline, case decisions, repair backlog and an audit panel.
 
     Opens from disk with no server and fetches nothing. Needs the report extra
-    (pip install 'benchledger[report]').
+    (pip install 'benchledger[report]'). The page holds no local path unless
+    --link-artifacts is given (keep such a report to yourself).
 
     \b
       benchledger report --run-ledger-path benchmark-run-ledger.json --out benchledger-report
@@ -62,12 +71,23 @@ def report(
             db=ctx.find_root().obj.get("db"),
             version=__version__,
             progress=progress,
+            link_artifacts=link_artifacts,
         )
     emit(
         payload,
         fmt,
         "Report",
-        markdown=lambda r: f"report: {r['report']} ({r['files']} files)",
+        markdown=_summary,
     )
 
 
+def _summary(payload: dict) -> str:
+    line = f"report: {payload['report']} ({payload['files']} files)"
+    counts = payload.get("artifact_links")
+    if counts is None:
+        return line
+    return (
+        f"{line}; artifacts linked: {counts['files']} files, "
+        f"{counts['not_on_disk']} attempts not on this disk, "
+        f"{counts['without_location']} runs without an ingest location"
+    )

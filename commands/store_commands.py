@@ -33,7 +33,7 @@ def events_group() -> None:
 @click.option("--to", "to_position", type=int, default=None, help="Last position.")
 @click.option("--stream", default=None, help="Only this stream (e.g. goal/<goal_id>).")
 @click.option("--type", "event_types", multiple=True, help="Only these event types.")
-@click.option("--limit", type=int, default=100, show_default=True)
+@click.option("--limit", type=int, default=100, show_default=True, help="Most events listed.")
 @click.option("--payload/--no-payload", default=False, help="Include payloads in JSON output.")
 @as_of_option
 @format_option

@@ -6,9 +6,8 @@ from typing import Any
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.gc_pause import collector_paused
-from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
-from benchledger.ledger.handlers.ledger_store import display_path_text
-from benchledger.ledger.handlers.store_ledger import ledger_the_store_knows
+from benchledger.ledger.core.ledger_target import resolve_ledger_target
+from benchledger.ledger.handlers.store_ledger import ledger_the_store_knows, no_rows_message
 from benchledger.projections.history.snapshots import default_snapshot_dir
 from benchledger.projections.read_models.queries import StoreReads
 from benchledger.projections.reports.diff import build_diff
@@ -61,35 +60,6 @@ def _compare(
     as_of_block = {"as_of": moment} if moment is not None else {}
     document = build_compare_from_facts(facts, request)
     return {"ok": True, **as_of_block, "compare": document}
-
-
-LISTED = 10  # names an error lists before "and N more"
-
-
-def no_rows_message(reads: StoreReads, target: LedgerTarget, benchmark_id: str) -> str:
-    """Say which ledger was read and what exists: its benchmarks, else the store's ledgers and
-    the flags that pick one (a bare "no rows" left users guessing which ledger was read)."""
-    shown = display_path_text(target.display_path)
-    head = f"no ledger rows for benchmark {benchmark_id} in ledger {shown}"
-    benchmarks = reads.benchmark_ids(target.ledger_id)
-    if benchmarks:
-        return f"{head} (benchmarks in it: {_listed(benchmarks)})"
-    others = [i for i in reads.ledger_ids() if i != target.ledger_id]
-    if others:
-        names = _listed([display_path_text(i) for i in others])
-        return (
-            f"{head}, which holds no rows; ledgers in this store: {names} "
-            "(pick one with --run-ledger-path or --ledger-id)"
-        )
-    return (
-        f"{head}: the store holds no ledger rows yet (record runs with "
-        "`benchledger benchmark run ... --update-run-ledger --execute`)"
-    )
-
-
-def _listed(names: list[str]) -> str:
-    more = len(names) - LISTED
-    return ", ".join(names[:LISTED]) + (f" and {more} more" if more > 0 else "")
 
 
 def default_metric(per_case: str, metric: str | None) -> str:

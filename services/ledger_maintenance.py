@@ -20,7 +20,11 @@ from benchledger.ledger.core.errors import BenchledgerError, InputError
 from benchledger.ledger.core.ledger_target import LedgerTarget, resolve_ledger_target
 from benchledger.ledger.core.read_boundary import LEDGER_READ_BOUNDARY as READ_BOUNDARY
 from benchledger.ledger.core.registry import validate_goal_id
-from benchledger.ledger.handlers.ledger_aggregate import AggregateRequest, aggregate_view
+from benchledger.ledger.handlers.ledger_aggregate import (
+    AggregateRequest,
+    aggregate_view,
+    require_known_benchmark,
+)
 from benchledger.ledger.handlers.ledger_archive import ArchiveRequest, plan_archive, plan_restore
 from benchledger.ledger.handlers.ledger_drift import drift_view
 from benchledger.ledger.handlers.ledger_merge import plan_merge
@@ -283,6 +287,7 @@ def _aggregate_view(
         # a past moment's scratch store is thrown away: nothing is kept there
         kept = AggregateCasesReader(conn, keep=moment is None)
         aggregate, preview = aggregate_view(reads, target, sources, selection, kept)
+        require_known_benchmark(reads, target, sources, aggregate)
         if moment is None:
             keep_aggregate_cases(conn, kept)
     return aggregate, preview, moment

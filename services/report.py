@@ -12,6 +12,7 @@ from benchledger.projections.history.past_report import write_past_report
 from benchledger.projections.read_models.queries import StoreReads
 from benchledger.projections.reports.html.site import (
     ReportRequest,
+    WrittenReport,
     require_report_extra,
     write_report,
 )
@@ -29,8 +30,10 @@ def run_report(
     db: str | None,
     version: str,
     progress: Progress | None = None,
+    link_artifacts: bool = False,
 ) -> dict[str, Any]:
-    """Write the report files; the payload names the index page and counts the files."""
+    """Write the report files; the payload names the index page, counts the files and says
+    whether the cells link to the runs' files on this disk (and how many were found)."""
     require_report_extra()
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     out = Path(out_dir).expanduser()
@@ -40,16 +43,24 @@ def run_report(
             named = run_ledger_path is not None or ledger_id is not None
             target = ledger_the_store_knows(StoreReads(conn), target, named=named)
         wanted = tuple(dict.fromkeys(benchmark_ids))
-        request = ReportRequest(target.ledger_id, out.absolute(), wanted)
+        request = ReportRequest(target.ledger_id, out.absolute(), wanted, link_artifacts)
         if as_of is None:
-            exports = _live_report(opened, request, version)
+            written = _live_report(opened, request, version)
         else:
-            exports, moment = _past_report(opened, request, as_of, version, progress)
+            written, moment = _past_report(opened, request, as_of, version, progress)
     as_of_block = {"as_of": moment} if moment is not None else {}
-    return {"ok": True, **as_of_block, "report": str(out / "index.html"), "files": len(exports)}
+    links = {"artifact_links": written.link_counts} if written.link_counts is not None else {}
+    return {
+        "ok": True,
+        **as_of_block,
+        "report": str(out / "index.html"),
+        "files": len(written.exports),
+        "artifacts_linked": link_artifacts,
+        **links,
+    }
 
 
-def _live_report(opened: Any, request: Any, version: str) -> list:
+def _live_report(opened: Any, request: Any, version: str) -> WrittenReport:
     with opened.store.database.connect() as conn:
         if StoreReads(conn).ledger(request.ledger_id) is None:
             raise InputError(f"no ledger {request.ledger_id} in the store")
@@ -58,12 +69,12 @@ def _live_report(opened: Any, request: Any, version: str) -> list:
 
 def _past_report(
     opened: Any, request: Any, as_of: str, version: str, progress: Progress | None
-) -> tuple[list, Any]:
+) -> tuple[WrittenReport, Any]:
     # the past report copies the events up to that moment into its scratch store
     with read_database(opened, as_of, progress, own_file=True) as (database, moment):
         with database.connect() as conn:
             if StoreReads(conn).ledger(request.ledger_id) is None:
                 raise InputError(f"no ledger {request.ledger_id} in the store at that moment")
         position = moment["position"] if moment is not None else opened.store.head_position()
-        exports = write_past_report(opened.store, database, position, request, version)
-    return exports, moment
+        written = write_past_report(opened.store, database, position, request, version)
+    return written, moment

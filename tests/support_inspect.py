@@ -12,8 +12,10 @@ from typing import Any
 
 from tests.conftest import FIXTURES_DIR
 from tests.support_harbor_ingest_cli import Call, cli
+from tools.make_inspect_logs import rewrite_log
 
 LOGS = FIXTURES_DIR / "inspect_logs"
+__all__ = ["LOGS", "copy_logs", "ingest", "inspect_float", "inspect_logs", "rewrite_log"]
 
 
 def copy_logs(dest: Path, *parts: str) -> Path:

@@ -3,15 +3,19 @@
 Each case damages a copy of the real fixture logs: a truncated ``.eval`` zip, a zip bomb, a
 log declaring a 1 GB sample, a link out of the log directory. Each is refused in one line with
 nothing ledgered (``support_bad_input.assert_honest``). The fixture logs themselves carry fake
-secrets in sample inputs (so in messages), metadata and an error message, and tracebacks with
-the generating machine's paths: none of it may reach a published file or the event table.
+secrets in sample inputs (so in messages), metadata and an error message, and tracebacks (with
+the placeholders ``tools/make_inspect_logs.py`` puts for the generating machine's paths), all
+of it also in the sample summaries the reader reads: none may reach a published file or the
+event table. No committed fixture holds a path of the machine that made it.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 import struct
+import sys
 import zipfile
 from pathlib import Path
 
@@ -22,7 +26,10 @@ from tests.support_inspect import LOGS
 
 pytest.importorskip("inspect_ai", reason="the `inspect` extra (part of `test`) is not installed")
 
-SECRETS = (b"hunter2", b"ghp_", b"sk-live", b"/wt/h12/", b"site-packages")
+SECRETS = (b"hunter2", b"ghp_", b"sk-live", b"site-packages")
+#: What a path of the machine that made a fixture starts with (a checkout, a home, a venv, a
+#: pyenv, a temporary directory).
+LOCAL_PATH = re.compile(rb"/(?:work|root|home|tmp|Users)/|\.pyenv|/var/folders/")
 
 
 @pytest.fixture(scope="module")
@@ -117,9 +124,8 @@ def test_no_secret_or_local_path_reaches_a_public_file_or_event(base: Path) -> N
     with workspace(base) as ws:
         root = ws.project / "logs"
         shutil.copytree(LOGS, root)
-        # the fixtures do hold them: the test is not vacuous
-        raw = b"".join(p.read_bytes() for p in root.rglob("*.json"))
-        assert all(secret in raw for secret in SECRETS[:2])
+        # the summaries the reader reads do hold them: the test is not vacuous
+        assert all(secret in _summaries_text(root) for secret in SECRETS)
         result = _run(ws, root)
         assert result.exit_code == 0, result.output
         published = ws.published()
@@ -146,3 +152,34 @@ def test_a_secret_in_a_log_file_name_stays_out_of_the_ledger(base: Path) -> None
         assert "ghp_" not in events and "unsafe-name-" in events
         for name, text in ws.published().items():
             assert b"ghp_" not in text, name
+
+
+def _summaries_text(root: Path) -> bytes:
+    """Every sample summary Inspect reads from the logs under ``root`` (its error messages,
+    metadata, inputs and score fields), as JSON."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    return b"".join(
+        summary.model_dump_json().encode()
+        for path in sorted([*root.rglob("*.eval"), *root.rglob("*.json")])
+        for summary in read_eval_log_sample_summaries(str(path))
+    )
+
+
+def _entries(path: Path) -> list[tuple[str, bytes]]:
+    """A ``.json`` log, or every entry of an ``.eval`` zip decompressed (zstd or deflate)."""
+    if path.suffix == ".json":
+        return [(path.name, path.read_bytes())]
+    if sys.version_info < (3, 14):
+        import zipfile_zstd  # noqa: F401  (Inspect's dependency: zstd entries in zipfile)
+    with zipfile.ZipFile(path) as archive:
+        return [(f"{path.name}:{item.filename}", archive.read(item)) for item in archive.infolist()]
+
+
+def test_no_committed_fixture_holds_a_local_path() -> None:
+    logs = sorted([*LOGS.rglob("*.eval"), *LOGS.rglob("*.json")])
+    entries = [entry for log in logs for entry in _entries(log)]
+    assert len(logs) >= 9 and len(entries) > len(logs)
+    assert any(b"<site-packages>/" in data for _, data in entries)  # tracebacks, scrubbed
+    leaks = [name for name, data in entries if LOCAL_PATH.search(data)]
+    assert leaks == []

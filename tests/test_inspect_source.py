@@ -249,5 +249,11 @@ def test_harbor_and_inspect_runs_of_one_terminal_bench_task_compare_in_one_call(
         in markdown.result.stdout
     )
     (log,) = inspect_logs(root)
-    (metric,) = log.results.scores[0].metrics.values()  # Inspect's mean of the epoch means
+    assert log.eval.task == "inspect_harbor/terminal_bench_2_0"  # inspect-harbor's naming
+    assert log.eval.dataset.name is None
+    metric = log.results.scores[0].metrics["accuracy"]  # Inspect's mean of the epoch means
     assert arms["codex__mockllm-model"]["mean"] == pytest.approx(metric.value, abs=1e-12)
+    def sources(call) -> set:  # noqa: ANN001
+        return {t.get("source") for r in call.payload["benchmark_runs"] for t in r["trials"]}
+
+    assert sources(inspect_call) == sources(harbor) == {"terminal-bench"}

@@ -11,6 +11,8 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import pytest
 
@@ -223,3 +225,33 @@ def test_the_grid_shows_the_case_values_the_overview_means_are_means_of(page, si
         assert sum(map(float, values)) / len(values) == pytest.approx(arm["mean"], abs=1e-12)
     page.select_option("#grid-view", "best")
     assert "best-of run (as run-ledger-aggregate)" in page.locator("#grid-count").inner_text()
+
+
+def test_with_link_artifacts_a_cell_links_its_trajectory(chromium, site, monkeypatch):  # noqa: F811
+    """``--link-artifacts``: the cell's details hold a working link to the trial's
+    trajectory; clicking it opens the runner's file (the only request outside the report)."""
+    out, db = site
+    monkeypatch.chdir(out.parent)
+    assert report(db, "--out", "linked", "--link-artifacts").code == 0
+    linked = out.parent / "linked"
+    context = chromium.new_context()
+    page = context.new_page()
+    errors, requests = [], []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    context.route("**/*", lambda r: (requests.append(r.request.url), r.continue_()))
+    page.goto((linked / "index.html").as_uri())
+    page.wait_for_selector("#grid-table tbody tr")
+    page.locator('#grid-table td[data-bucket="pass"] button').first.click()
+    links = page.locator('#run-dialog [data-fact="artifacts"]')
+    link = links.locator('a[data-artifact="agent/trajectory.json"]')
+    link.first.wait_for()
+    href = link.first.get_attribute("href")
+    assert href.startswith("file:///") and link.first.is_visible() and link.first.is_enabled()
+    with context.expect_page() as opened:
+        link.first.click()
+    trajectory = opened.value
+    trajectory.wait_for_load_state()
+    shown = trajectory.locator("body").inner_text()
+    assert json.loads(shown) == json.loads(Path(url2pathname(urlsplit(href).path)).read_text())
+    assert errors == [] and [u for u in requests if not _inside(u, linked)] == [href]
+    context.close()

@@ -9,7 +9,9 @@ from benchledger.projections.reports.run_summary import (
     code,
     intake_line,
     recorded_line,
+    runs_table,
     score_table,
+    short_markdown,
     shown_path,
     summary_lines,
 )
@@ -82,3 +84,44 @@ def test_a_payload_without_runs_or_ledger_still_reads(tmp_path: Path) -> None:
     lines = summary_lines({"dry_run": True, "goal_id": "g"}, cwd=tmp_path)
     assert lines[0] == "**0 cases, 0 attempts**"
     assert "- ledger: not updated (add `--update-run-ledger`)" in lines
+
+
+def test_the_score_table_lists_the_first_arms_then_how_many_more() -> None:
+    runs = [run("a", 1.0, agent=f"agent-{n}") for n in range(5)]
+    assert len(score_table(runs)) == 2 + 5
+    cut = score_table(runs, 3)
+    assert cut[2:5] == [f"| agent-{n} | gpt-5 | 1 | 0 | 1.00 | 0 |" for n in range(3)]
+    assert cut[5:] == ["", "... and 2 more agents and models (`--verbose` to list all)"]
+    assert score_table(runs, 4)[-1] == "... and 1 more agent and model (`--verbose` to list all)"
+
+
+def test_the_runs_table_has_a_row_per_run() -> None:
+    rows = runs_table([{**run("a|b", 0.5, attempts=3), "arm_id": "x", "run_status": "completed"},
+                       {"case_id": "c"}])  # fmt: skip
+    assert rows[2] == "| a\\|b | x | completed | 0.50 | 3 |"
+    assert rows[3] == "| c | - | - | - | 0 |"
+
+
+def test_the_short_output_cuts_the_runs_and_says_how_many_more(tmp_path: Path) -> None:
+    runs = [{**run(f"case-{n:02d}", 1.0), "arm_id": "x"} for n in range(25)]
+    payload = {"dry_run": True, "goal_id": "g", "benchmark_runs": runs,
+               "recommended_action": "look\nat it"}  # fmt: skip
+    lines = short_markdown(payload, cwd=tmp_path).splitlines()
+    assert "- next: look at it" in lines
+    listed = [line for line in lines if line.startswith("| case-")]
+    assert listed == [f"| case-{n:02d} | x | - | 1.00 | 1 |" for n in range(10)]
+    assert lines[-1] == "... and 15 more runs (`--verbose` to list all)"
+    planned = [{**r, "run_status": "planned", "launch_preview": {"command": "harbor run"}}
+               for r in runs[:3]]  # fmt: skip
+    payload = {"dry_run": True, "goal_id": "g", "benchmark_runs": planned}
+    text = short_markdown(payload, cwd=tmp_path)
+    assert text.count("## Benchmark Run") == 2 and text.count("- launch command: `harbor run`") == 2
+    assert text.endswith("... and 1 more planned run (`--verbose` to list all)")
+
+
+def test_an_already_recorded_input_says_when_it_was_recorded() -> None:
+    payload = {"already_recorded": True,
+               "message": "nothing to append: this input was already recorded at positions 1-4"}
+    assert recorded_line(payload, 2) == (
+        "- already recorded: nothing appended (this input was already recorded at positions 1-4)"
+    )

@@ -96,7 +96,7 @@ def test_harbor_summary_counts_cases_attempts_and_scores_per_agent_model(
     assert ("in " in lines[2]) is (len(runs["benchmark_runs"]) != len(tasks))  # runs != cases
     assert "- ledger: `out/ledger.json` and `out/ledger.md`" in head
     assert "- run files: `rt/goals/demo/runs/`" in head
-    assert head.index("- recorded:") < markdown.index("## Benchmark Run")
+    assert head.index("- recorded:") < markdown.index("## Runs")
 
 
 @pytest.mark.parametrize(

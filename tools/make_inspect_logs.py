@@ -7,6 +7,12 @@ two models and two solvers (one pair written as ``.json`` logs), a cancelled eva
 running (``status: started``, copied while the eval runs) and a failed eval retried with
 ``eval_retry``. Sample inputs, metadata and one error message carry fake secrets.
 
+Inspect writes tracebacks (and, for a cancelled sample, a coroutine's repr) naming the files of
+the machine that ran it: every log written is scrubbed (``scrub_log``), each path of this
+Python's libraries and of this repository replaced by a placeholder (``<site-packages>``,
+``<stdlib>``, ``<repo>``), every zip entry kept under its name and compression method, so
+Inspect reads the logs as before and no committed fixture names a local path.
+
     python tools/make_inspect_logs.py OUT_DIR
 """
 
@@ -14,9 +20,71 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import sys
+import sysconfig
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+if sys.version_info < (3, 14):
+    import zipfile_zstd  # noqa: F401  (Inspect's own dependency: zstd entries in zipfile)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _local_paths() -> list[tuple[bytes, bytes]]:
+    """This machine's directories a traceback names -> placeholders, most specific first:
+    this Python's libraries, this checkout, the venv and Python's prefix, the home."""
+    named = [
+        *((path, "<site-packages>") for path in site.getsitepackages()),
+        (sysconfig.get_paths()["purelib"], "<site-packages>"),
+        (sysconfig.get_paths()["stdlib"], "<stdlib>"),
+        (str(REPO), "<repo>"),
+        (sys.prefix, "<venv>"),
+        (sys.base_prefix, "<python>"),
+        (str(Path.home()), "<home>"),
+    ]
+    pairs = {os.path.realpath(path).encode(): label.encode() for path, label in named}
+    pairs.update({path.encode(): label.encode() for path, label in named})
+    return sorted(pairs.items(), key=lambda pair: -len(pair[0]))
+
+
+def scrub_paths(data: bytes) -> bytes:
+    """The log text with every local directory replaced by its placeholder (placeholders hold
+    no quote or backslash, so JSON stays JSON). Plain text replacement, not a pattern: Inspect's
+    rich tracebacks put a colour code right before a path."""
+    for path, placeholder in _local_paths():
+        data = data.replace(path + b"/", placeholder + b"/")
+    return data
+
+
+def rewrite_log(path: Path, edit: Callable[[str, bytes], bytes | None]) -> None:
+    """Apply ``edit(entry name, data)`` to a ``.json`` log (name ``""``) or to every entry of an
+    ``.eval`` zip, where ``None`` drops the entry; each entry kept keeps its name, order and
+    compression method (zstd or deflate), so Inspect reads the log as before."""
+    if path.suffix == ".json":
+        path.write_bytes(edit("", path.read_bytes()) or b"")
+        return
+    rewritten = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(rewritten, "w") as out:
+        for item in source.infolist():
+            data = edit(item.filename, source.read(item))
+            if data is None:
+                continue
+            entry = zipfile.ZipInfo(item.filename, date_time=item.date_time)
+            entry.compress_type = item.compress_type
+            entry.external_attr = item.external_attr
+            out.writestr(entry, data)
+    rewritten.replace(path)
+
+
+def scrub_logs(out: Path) -> None:
+    """Every log under ``out`` without a local path (``scrub_paths``)."""
+    for path in sorted([*out.rglob("*.eval"), *out.rglob("*.json")]):
+        rewrite_log(path, lambda _name, data: scrub_paths(data))
+
 
 #: (sample id, epoch) -> (verdict scorer value, points scorer value)
 VERDICTS: dict[str, list[str]] = {
@@ -182,7 +250,7 @@ def _cancelled_eval(log_dir: Path) -> None:
 
 
 #: Terminal-Bench 2.0 tasks the Harbor fixture job ``tb2-pilot-20260502/jobs/2026-05-02__09-14-07``
-#: ran, as ``inspect-harbor`` names them: the task is the benchmark, each Harbor task a sample.
+#: ran, with the reward of each of two epochs.
 TERMINAL_BENCH_TASKS = {
     "fix-git": [1.0, 1.0],
     "log-summary-date-ranges": [0.0, 1.0],
@@ -193,33 +261,41 @@ TERMINAL_BENCH_TASKS = {
 
 
 def _terminal_bench(log_dir: Path) -> None:
-    """A Terminal-Bench 2.0 eval the way ``inspect-harbor`` runs one: task ``terminal-bench``
-    version ``2.0``, sample ids the Harbor task names, the agent and its version in the eval's
-    metadata, the verifier's reward as the score."""
-    from inspect_ai import Task
+    """A Terminal-Bench 2.0 eval named the way ``inspect-harbor`` 0.4 names one
+    (github.com/meridianlabs-ai/inspect_harbor, ``src/inspect_harbor/_tasks.py`` and
+    ``_harbor/task.py`` at v0.4.18): the task ``inspect_harbor/terminal_bench_2_0``, a wrapper
+    of ``harbor(dataset_name_version="terminal-bench@2.0")``, built without a name, version or
+    dataset name; each Harbor task a sample whose id is the task's name; the verifier's reward
+    the score of ``harbor_scorer`` (accuracy, stderr). Harbor's containers and the agent are
+    not run here: ``generate`` stands in for the agent, named in the eval's metadata as a user
+    names it (``inspect eval ... --metadata agent=codex --metadata agent_version=0.46.0``)."""
+    from inspect_ai import Task, task
     from inspect_ai import eval as inspect_eval
-    from inspect_ai.dataset import MemoryDataset, Sample
-    from inspect_ai.scorer import Score, Target, mean, scorer
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
     from inspect_ai.solver import TaskState, generate
 
-    @scorer(metrics=[mean()], name="reward")
-    def reward() -> Any:
+    @scorer(metrics=[accuracy(), stderr()], name="harbor_scorer")
+    def harbor_scorer() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
             return Score(value=TERMINAL_BENCH_TASKS[str(state.sample_id)][state.epoch - 1])
 
         return score
 
-    samples = [Sample(id=name, input=f"Solve {name}.") for name in TERMINAL_BENCH_TASKS]
+    @task(name="inspect_harbor/terminal_bench_2_0")
+    def terminal_bench_2_0(
+        dataset_task_names: list[str] | None = None, n_tasks: int | None = None
+    ) -> Task:
+        samples = [
+            Sample(id=name, input=f"Solve {name}.", metadata={"task_name": name})
+            for name in TERMINAL_BENCH_TASKS
+        ]
+        return Task(dataset=samples, solver=generate(), scorer=harbor_scorer())
+
     inspect_eval(
-        Task(
-            name="terminal-bench",
-            version="2.0",
-            dataset=MemoryDataset(samples, name="terminal-bench"),
-            solver=generate(),
-            scorer=reward(),
-            epochs=2,
-        ),
+        terminal_bench_2_0(),
         model=_mock_model("model"),
+        epochs=2,
         metadata={"agent": "codex", "agent_version": "0.46.0"},
         log_dir=str(log_dir),
         display="none",
@@ -296,6 +372,7 @@ def make_logs(out: Path) -> None:
         )
     finally:
         del os.environ[_FLAG]
+    scrub_logs(out)
 
 
 if __name__ == "__main__":

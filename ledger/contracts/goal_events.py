@@ -18,6 +18,9 @@ class Provenance(Open):
     adapter_version: str = optional()
     files: dict[str, str] = optional()  # relative path -> sha256 of every file read
     source_file_count: Count = optional()
+    # the resolved directory the files were read from: a local path, kept in the store's event
+    # only (never in a record or a published file) for ``report --link-artifacts``
+    local_root: str = optional()
 
 
 class RunBuiltV1(Closed):

@@ -39,10 +39,17 @@ class BuiltSource:
     selection: dict[str, Any] | None = None
     semantic_options: dict[str, Any] = field(default_factory=dict)
     record_dirs: dict[str, frozenset[str]] = field(default_factory=dict)
+    local_root: str | None = None  # the resolved directory the source was read from
 
     def provenance_for(self, record: dict[str, Any]) -> dict[str, Any]:
-        """What one record's ``run_built`` event carries (its own files, not the whole job's)."""
-        return self._record_provenance(record.get("run_key"))
+        """What one record's ``run_built`` event carries (its own files, not the whole job's),
+        and where on this machine they were read: ``local_root`` stays in the store's event,
+        never in a record or a published file; only ``report --link-artifacts`` reads it
+        (docs/report.md)."""
+        provenance = self._record_provenance(record.get("run_key"))
+        if self.local_root is None:
+            return provenance
+        return {**provenance, "local_root": self.local_root}
 
     @cached_property
     def _record_provenance(self) -> RecordProvenance:
@@ -102,6 +109,7 @@ def built_source(
         selection=selection,
         semantic_options=semantic,
         record_dirs=ingest.record_dirs,
+        local_root=None if ingest.root is None else str(ingest.root.resolve()),
     )
 
 

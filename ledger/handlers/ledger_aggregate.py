@@ -16,6 +16,7 @@ from benchledger.ledger.handlers.ledger_store import (
     MaintenanceReads,
     display_path_text,
 )
+from benchledger.ledger.handlers.store_ledger import StoreBenchmarks, no_rows_message
 from benchledger.ledger.rules.operations.aggregate import (
     CaseResult,
     Run,
@@ -27,6 +28,7 @@ from benchledger.ledger.rules.operations.aggregate import (
 )
 from benchledger.ledger.rules.operations.aggregate_facts import RowFacts
 from benchledger.ledger.rules.operations.merge import MergeResult, merge_ledgers
+from benchledger.ledger.rules.row.rows import document_rows
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,39 @@ def aggregate_view(
         result = aggregate(rows, selection=request.selection, lanes=request.lanes, **options)
     primary = (reads.row_count(target.ledger_id), considered) if has_primary else None
     return result, aggregate_merge_preview(merged, sources.unique_paths, primary)
+
+
+def require_known_benchmark(
+    reads: StoreBenchmarks,
+    target: LedgerTarget,
+    sources: LedgerSources,
+    aggregate: dict[str, Any],
+) -> None:
+    """Refuse an aggregate of a benchmark no ledger it read holds a row of.
+
+    loopx 0.4.8 returns an empty aggregate with exit 0, which reads like "every case missing"
+    when the id was mistyped (issue 34; docs/loopx-compat.md). Checked only when the aggregate
+    found no run, so a benchmark that exists costs no extra read."""
+    if aggregate.get("deduped_run_count"):
+        return
+    benchmark_id = str(aggregate.get("benchmark_id"))
+    if benchmark_id in reads.benchmark_ids(target.ledger_id):
+        return  # rows without a run id, or only archived ones: the benchmark is there
+    in_sources = {
+        str(row.get("benchmark_id"))
+        for document in sources.documents
+        for row in document_rows(document)  # read as the merge reads them
+    }
+    if benchmark_id in in_sources:
+        return
+    raise InputError(
+        no_rows_message(
+            reads,
+            target,
+            benchmark_id,
+            source_benchmarks=sorted(in_sources) if sources.documents else None,
+        )
+    )
 
 
 def _kept_cases(

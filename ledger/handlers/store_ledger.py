@@ -11,6 +11,7 @@ which flags pick one.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,13 +21,18 @@ from benchledger.ledger.core.ledger_target import (
     project_dir_for_ledgers,
     resolve_ledger_target,
 )
+from benchledger.ledger.handlers.ledger_store import display_path_text
 
-LISTED = 10  # ledgers an error names before "and N more"
+LISTED = 10  # ledgers or benchmarks an error names before "and N more"
 
 
 class StoreLedgers(Protocol):
     def ledger(self, ledger_id: str) -> dict[str, Any] | None: ...
     def ledger_ids(self) -> list[str]: ...
+
+
+class StoreBenchmarks(StoreLedgers, Protocol):
+    def benchmark_ids(self, ledger_id: str) -> list[str]: ...
 
 
 def ledger_the_store_knows(
@@ -63,8 +69,45 @@ def target_of(reads: StoreLedgers, ledger_id: str, *, cwd: Path | None = None) -
     return resolve_ledger_target(recorded, ledger_id=ledger_id, cwd=cwd)
 
 
+def no_rows_message(
+    reads: StoreBenchmarks,
+    target: LedgerTarget,
+    benchmark_id: str,
+    *,
+    source_benchmarks: Iterable[str] | None = None,
+) -> str:
+    """Say which ledger was read and what exists: its benchmarks, else the store's ledgers and
+    the flags that pick one (a bare "no rows", or an empty result, left users guessing which
+    ledger was read; issue 34). ``source_benchmarks``: the benchmarks of the source ledgers a
+    command read beside the store's (``run-ledger-aggregate --source-run-ledger-path``)."""
+    shown = display_path_text(target.display_path)
+    head = f"no ledger rows for benchmark {benchmark_id} in ledger {shown}"
+    benchmarks = reads.benchmark_ids(target.ledger_id)
+    if source_benchmarks is not None:
+        head += " or its source ledgers"
+        benchmarks = sorted({*benchmarks, *source_benchmarks})
+        if benchmarks:
+            return f"{head} (benchmarks in them: {listed(benchmarks)})"
+    if benchmarks:
+        return f"{head} (benchmarks in it: {listed(benchmarks)})"
+    others = [i for i in reads.ledger_ids() if i != target.ledger_id]
+    if others:
+        return (
+            f"{head}, which holds no rows; ledgers in this store: {listed_ledgers(others)} "
+            "(pick one with --run-ledger-path or --ledger-id)"
+        )
+    return (
+        f"{head}: the store holds no ledger rows yet (record runs with "
+        "`benchledger benchmark run ... --update-run-ledger --execute`)"
+    )
+
+
 def listed_ledgers(ids: list[str]) -> str:
     """Ledger ids as a short list (an absolute one by its file name only)."""
-    names = [Path(i).name if os.path.isabs(i) else i for i in ids]
+    return listed([display_path_text(i) for i in ids])
+
+
+def listed(names: list[str]) -> str:
+    """``a, b, c`` up to ``LISTED`` names, then how many more."""
     more = len(names) - LISTED
     return ", ".join(names[:LISTED]) + (f" and {more} more" if more > 0 else "")

@@ -133,8 +133,11 @@ def _check_choice(flag: str, value: Any, choices: Iterable[str]) -> None:
 def check_parser_choices(opts: BenchmarkRunRequest) -> None:
     """What the parser rejects before any rule runs (exit 2); the command layer may do it first."""
     _check_choice("benchmark_name", opts.benchmark_name, BENCHMARK_NAMES)
-    if opts.goal_id is None:
-        raise UsageError("the following arguments are required: --goal-id")
+    if opts.goal_id is None:  # an ingest got its default already (requests/goal_default.py)
+        raise UsageError(
+            "--goal-id is required here: only an ingest of one job directory, result root, "
+            "log directory or log file has a default goal (its name)"
+        )
     _check_choice("--mode", opts.mode, TERMINAL_BENCH_MODES)
     _check_choice("--runner", opts.runner, RUNNERS)
     _check_choice("--skillsbench-route", opts.skillsbench_route, skillsbench_routes())

@@ -7,7 +7,8 @@ needed to make ingest idempotent (a digest of every file read). They never touch
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
@@ -23,6 +24,10 @@ class SourceIngest:
     # run_key -> the top-level directories (trial dirs) whose files fed that record, so each
     # run_built event names its own inputs instead of repeating every file of a 3,000-trial job
     record_dirs: dict[str, frozenset[str]] = field(default_factory=dict)
+    # the directory the provenance's relative paths are relative to; the only absolute path an
+    # adapter returns, kept out of records and provenance (the handler stores it in the local
+    # ``run_built`` event only, for ``report --link-artifacts``: docs/report.md)
+    root: Path | None = None
 
     @property
     def content_digest(self) -> str:
@@ -79,4 +84,4 @@ def keep_tasks(ingest: SourceIngest, tasks: tuple[str, ...]) -> SourceIngest:
     kept = [r for r in ingest.records if r.get("case_id") in wanted]
     if not kept:
         raise InputError(f"no records for --include-task-name {', '.join(sorted(wanted))}")
-    return SourceIngest(kept, ingest.provenance, ingest.warnings, ingest.record_dirs)
+    return replace(ingest, records=kept)

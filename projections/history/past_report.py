@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.store.event_store import EventStore as Store
 from benchledger.projections.history.as_of_sql import copy_events
-from benchledger.projections.reports.html.contents import gather
 from benchledger.projections.reports.html.site import (
+    WrittenReport,
     check_out_dir,
+    gather_request,
     render_files,
     write_directory,
 )
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from benchledger.ledger.store.event_store import EventStore
 def write_past_report(
     store: EventStore, scratch: Database, upto: int, request: Any, version: str
-) -> list[dict[str, str]]:
+) -> WrittenReport:
 
     index = request.out_dir / "index.html"
     with store.database.connect() as conn:
@@ -40,8 +41,9 @@ def write_past_report(
     check_out_dir(request.out_dir)
     copy_events(store, scratch, upto)
     with scratch.connect() as conn:
-        contents = gather(Store(scratch), conn, request.ledger_id, request.benchmark_ids)
+        contents = gather_request(Store(scratch), conn, request)
     files = render_files(contents, version)
     write_directory(request.out_dir, files)
     sha256 = hashlib.sha256(files["index.html"]).hexdigest()
-    return [{"path": str(index), "kind": "report_html", "sha256": sha256}]
+    exports = [{"path": str(index), "kind": "report_html", "sha256": sha256}]
+    return WrittenReport(exports, contents.link_counts)

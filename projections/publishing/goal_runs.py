@@ -128,16 +128,22 @@ def render_append_markdown(payload: Mapping[str, Any]) -> str:
     lines += [_bullet(key, payload.get(key)) for key in _HEAD_KEYS]
     lines += [_bullet(key, payload[key]) for key in _OPTIONAL_KEYS if payload.get(key) is not None]
     for run in payload_runs(payload):
-        lines += ["", "## Benchmark Run", ""]
-        lines += [_bullet(key, run.get(key)) for key in _RUN_KEYS if run.get(key) is not None]
-        lines += _planned_lines(run)
-        if isinstance(run.get("progress"), Mapping):
-            lines.append(_progress_line(run))
-        if isinstance(run.get("metrics"), Mapping):
-            lines.append(_metrics_line(run))
+        lines += run_section_lines(run)
     if payload.get("error"):
         lines += ["", _bullet("error", payload["error"])]
     return "\n".join(lines) + "\n"
+
+
+def run_section_lines(run: Mapping[str, Any]) -> list[str]:
+    """One run's ``## Benchmark Run`` section (a blank line first)."""
+    lines = ["", "## Benchmark Run", ""]
+    lines += [_bullet(key, run.get(key)) for key in _RUN_KEYS if run.get(key) is not None]
+    lines += _planned_lines(run)
+    if isinstance(run.get("progress"), Mapping):
+        lines.append(_progress_line(run))
+    if isinstance(run.get("metrics"), Mapping):
+        lines.append(_metrics_line(run))
+    return lines
 
 
 def render_record_markdown(record: Mapping[str, Any], *, goal_id: str, stem: str) -> str:

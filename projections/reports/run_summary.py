@@ -1,9 +1,13 @@
-"""The short summary that opens ``benchmark run``'s Markdown output.
+"""The short summary that is ``benchmark run``'s Markdown output.
 
-Below it come one section per run, which for a real job is a long scroll; a person first wants
-to know how much came in, how each (agent, model) scored, what was recorded and where the files
-went. Only the terminal output carries it: ``--format json`` is the machine contract, and the
-``<stem>.md`` run files keep the format loopx wrote.
+A person first wants to know how much came in, how each (agent, model) scored, what will not
+count, what was recorded and where the files went; then a glance at the runs. One section per
+run, as loopx printed, is a long scroll for a real job (1,089 lines for 3,000 trials, issue 34),
+so by default the runs are a table of the first few (a planned run's section, which holds its
+launch command, for the first two) and a line saying how many more ``--verbose`` lists; with
+``--verbose`` the summary opens the full per-run sections. Only the terminal output carries it:
+``--format json`` is the machine contract, and the ``<stem>.md`` run files keep the format loopx
+wrote.
 """
 
 from __future__ import annotations
@@ -14,25 +18,101 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchledger.ledger.core.markdown import code_span, table_text
-from benchledger.projections.publishing.goal_runs import payload_runs
+from benchledger.ledger.core.markdown import code_span, one_line, table_text
+from benchledger.projections.publishing.goal_runs import (
+    MARKDOWN_TITLE,
+    payload_runs,
+    run_section_lines,
+)
 
 MAX_JOBS_NAMED = 3
+MAX_ARMS = 8  # (agent, model) rows of the score table without --verbose
+MAX_RUNS = 10  # rows of the runs table without --verbose
+MAX_PLANNED = 2  # planned runs' sections (each holds a launch command) without --verbose
+VERBOSE_HINT = "(`--verbose` to list all)"
 
 
-def with_summary(details: str, payload: Mapping[str, Any], *, cwd: Path) -> str:
-    """``details`` (a ``# Title`` then the per-run Markdown) with the summary after its title."""
+def with_summary(
+    details: str, payload: Mapping[str, Any], *, cwd: Path, goal_default: str | None = None
+) -> str:
+    """``details`` (a ``# Title`` then the per-run Markdown) with the whole summary after its
+    title: the ``--verbose`` output."""
     title, _, rest = details.partition("\n")
-    return "\n".join([title, "", *summary_lines(payload, cwd=cwd), "", rest.lstrip("\n")])
+    summary = summary_lines(payload, cwd=cwd, max_arms=None, goal_default=goal_default)
+    return "\n".join([title, "", *summary, "", rest.lstrip("\n")])
 
 
-def summary_lines(payload: Mapping[str, Any], *, cwd: Path) -> list[str]:
+def short_markdown(
+    payload: Mapping[str, Any], *, cwd: Path, goal_default: str | None = None
+) -> str:
+    """The default output: the summary, the next step, then the first runs and how many more.
+
+    A screenful whatever the size of the input: every list in it is cut, with a line that says
+    how many were left out and that ``--verbose`` lists them."""
     runs = payload_runs(payload)
-    lines = [intake_line(runs), "", *score_table(runs), *not_counted_lines(runs), ""]
+    lines = [MARKDOWN_TITLE, ""]
+    lines += summary_lines(payload, cwd=cwd, max_arms=MAX_ARMS, goal_default=goal_default)
+    action = payload.get("recommended_action")
+    if isinstance(action, str) and action:
+        lines.append(f"- next: {one_line(action)}")
+    if runs and all(run.get("run_status") == "planned" for run in runs):
+        for run in runs[:MAX_PLANNED]:
+            lines += run_section_lines(run)
+        lines += more_line(len(runs) - MAX_PLANNED, "planned run")
+    elif runs:
+        lines += ["", "## Runs", "", *runs_table(runs[:MAX_RUNS])]
+        lines += more_line(len(runs) - MAX_RUNS, "run")
+    if payload.get("error"):
+        lines += ["", f"- error: {one_line(str(payload['error']))}"]
+    return "\n".join(lines)
+
+
+def summary_lines(
+    payload: Mapping[str, Any],
+    *,
+    cwd: Path,
+    max_arms: int | None = None,
+    goal_default: str | None = None,
+) -> list[str]:
+    """Intake, scores per (agent, model) (the first ``max_arms``), what will not count, what
+    was recorded (``goal_default``: what the goal was named after, when ``--goal-id`` was not
+    given) and where the files are."""
+    runs = payload_runs(payload)
+    lines = [intake_line(runs), "", *score_table(runs, max_arms), *not_counted_lines(runs), ""]
     lines.append(recorded_line(payload, len(runs)))
+    if goal_default:
+        goal = code(payload.get("goal_id"))
+        lines.append(f"- goal: {goal} is the {goal_default}'s name (`--goal-id` names another)")
     if not payload.get("already_recorded"):  # that payload names no files: none were written
         lines += file_lines(payload, cwd)
     return lines
+
+
+def runs_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One row per run: its case, arm, status, official score and attempts."""
+    lines = [
+        "| case | arm | status | score | attempts |",
+        "| --- | --- | --- | ---: | ---: |",
+    ]
+    for run in runs:
+        score = official_score(run)
+        cells = [
+            cell(text(run.get("case_id"))),
+            cell(text(run.get("arm_id"))),
+            cell(text(run.get("run_status"))),
+            "-" if score is None else f"{score:.2f}",
+            str(attempt_count(run)),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def more_line(left_out: int, noun: str, nouns: str | None = None) -> list[str]:
+    """``... and 79 more runs (`--verbose` to list all)`` when some were left out."""
+    if left_out <= 0:
+        return []
+    named = noun if left_out == 1 else nouns or noun + "s"
+    return ["", f"... and {left_out} more {named} {VERBOSE_HINT}"]
 
 
 def intake_line(runs: Sequence[Mapping[str, Any]]) -> str:
@@ -74,8 +154,9 @@ def job_of(run: Mapping[str, Any]) -> str:
     return job if isinstance(job, str) else ""
 
 
-def score_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One row per (agent, model): cases, passed, mean official score, runs without a score."""
+def score_table(runs: Sequence[Mapping[str, Any]], max_rows: int | None = None) -> list[str]:
+    """One row per (agent, model): cases, passed, mean official score, runs without a score;
+    the first ``max_rows`` of them, then how many more."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for run in runs:
         agent = mapping(run.get("agent"))
@@ -85,7 +166,8 @@ def score_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         "| agent | model | cases | passed | mean score | no score |",
         "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
-    for (agent_name, model), group in sorted(groups.items()):
+    shown = sorted(groups.items())[:max_rows]
+    for (agent_name, model), group in shown:
         scores = [score for run in group if (score := official_score(run)) is not None]
         passed = sum(mapping(run.get("official_task_score")).get("passed") is True for run in group)
         mean = f"{sum(scores) / len(scores):.2f}" if scores else "-"
@@ -93,7 +175,7 @@ def score_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         unscored = len(group) - len(scores)
         cells = [cell(agent_name), cell(model), str(cases), str(passed), mean, str(unscored)]
         lines.append("| " + " | ".join(cells) + " |")
-    return lines
+    return lines + more_line(len(groups) - len(shown), "agent and model", "agents and models")
 
 
 MAX_REASONS = 3
@@ -165,7 +247,7 @@ def recorded_line(payload: Mapping[str, Any], run_count: int) -> str:
     """What this invocation wrote, would write, or found already written."""
     goal = code(payload.get("goal_id"))
     if payload.get("already_recorded"):
-        return "- already recorded: nothing appended (see `message` below)"
+        return already_recorded_line(payload)
     ledger = mapping(payload.get("benchmark_run_ledger"))
     if payload.get("dry_run"):
         line = f"- dry run: nothing written; `--execute` would append {plural(run_count, 'run')}"
@@ -181,6 +263,18 @@ def recorded_line(payload: Mapping[str, Any], run_count: int) -> str:
             f"{ledger.get('skipped_entry_count', 0)} skipped"
         )
     return line
+
+
+ALREADY_PREFIX = "nothing to append: "
+
+
+def already_recorded_line(payload: Mapping[str, Any]) -> str:
+    """``- already recorded: nothing appended (this input was already recorded at ...)``."""
+    message = payload.get("message")
+    if not isinstance(message, str) or not message:
+        return "- already recorded: nothing appended"
+    reason = message.removeprefix(ALREADY_PREFIX)
+    return f"- already recorded: nothing appended ({one_line(reason)})"
 
 
 def file_lines(payload: Mapping[str, Any], cwd: Path) -> list[str]:

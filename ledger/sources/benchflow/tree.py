@@ -87,7 +87,7 @@ def read_benchflow_root(options: BenchflowReadOptions) -> SourceIngest:
     provenance = _provenance("benchflow_result_root", ".", name, candidates, ctx)
     provenance["unattributed_attempt_count"] = len(scan.unattributed_relative_paths)
     provenance["ignored"] = dict(sorted(scan.ignored_relative_paths.items()))
-    return SourceIngest(records=records, provenance=provenance, warnings=warnings)
+    return SourceIngest(records=records, provenance=provenance, warnings=warnings, root=root)
 
 
 def _note_unattributed(records: list[dict[str, Any]], count: int) -> list[str]:
@@ -131,7 +131,7 @@ def read_benchflow_result(options: BenchflowReadOptions) -> SourceIngest:
     provenance = _provenance(
         "benchflow_result_json", candidate.relative_path, ctx.policy, candidates, ctx
     )
-    return SourceIngest(records=records, provenance=provenance)
+    return SourceIngest(records=records, provenance=provenance, root=ctx.base)
 
 
 def _explicit_candidate(path: Path, ctx: _Context) -> Candidate:

@@ -184,7 +184,11 @@ def _read_files(
     }
     provenance = _provenance(job, job_dir.name, reader, len(observed))
     return SourceIngest(
-        records=records, provenance=provenance, warnings=warnings, record_dirs=record_dirs
+        records=records,
+        provenance=provenance,
+        warnings=warnings,
+        record_dirs=record_dirs,
+        root=job_dir,
     )
 
 

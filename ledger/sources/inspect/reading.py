@@ -4,9 +4,13 @@ one, and the compact facts taken from each (docs/formats/inspect.md).
 Logs are read with Inspect's own reader (``inspect_ai.log``), which knows both formats and
 every log version. It is imported here only, inside ``_inspect_log_api``: the package is the
 optional ``inspect`` extra and the import costs about a second, which no other command pays.
-Headers are read first (``header_only``), then samples stream one at a time with the
-messages, events, metadata and store left unread: no trajectory or secret a sample carries
-is loaded, and nothing free-form (input, target, error text) is recorded.
+Per log, the header (``header_only``) and then the sample summaries
+(``read_eval_log_sample_summaries``): an ``.eval`` log keeps them in ``summaries.json`` (or, while
+it runs, in its journal), so no sample's messages, events or store is parsed, which is what made
+full samples cost ~1 s per 300-sample log. A summary holds every field the mapping reads (id,
+epoch, scores, model usage, times, error); only an ``.eval`` log holding samples without their
+summaries (written before Inspect kept them) is read sample by sample, trajectories excluded.
+Nothing free-form (input, target, metadata, error text) is recorded.
 
 Before Inspect opens a file it is checked here: a link out of the log directory, a truncated
 or oversized ``.eval`` zip (a zip bomb declares far more than it holds) and an oversized
@@ -27,6 +31,7 @@ from typing import Any
 from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.core.input_files import MIB, relative_to, shown_path
 from benchledger.ledger.core.safety import is_public_safe
+from benchledger.ledger.sources.inspect.harbor_names import harbor_task_args
 
 ADAPTER_VERSION = "inspect-ai-0.3-adapter/1"
 SOURCE_RUNNER = "inspect"
@@ -41,8 +46,9 @@ SAMPLE_ENTRY_LIMIT = 256 * MIB
 LOG_TOTAL_LIMIT = 1024 * MIB
 #: A zip entry may expand at most this many times (Inspect's JSON compresses ~10-30x).
 MAX_EXPANSION = 200
-#: Sample fields never read: trajectories and free-form data stay in the log (Inspect's
-#: sample model requires ``input`` and ``target``, so those are parsed, and never recorded).
+#: Where summaries are missing and whole samples are read instead: the fields left unread, so
+#: trajectories and free-form data stay in the log (Inspect's sample model requires ``input``
+#: and ``target``, so those are parsed, and never recorded).
 EXCLUDED_SAMPLE_FIELDS = frozenset(
     {
         "messages",
@@ -58,6 +64,8 @@ EXCLUDED_SAMPLE_FIELDS = frozenset(
         "setup",
     }
 )
+#: The zip entries of an ``.eval`` log that hold one sample each.
+SAMPLE_ENTRY = re.compile(r"^samples/[^/]+\.json$")
 _EXCEPTION_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]{0,80})\s*[(:]")
 
 
@@ -80,7 +88,6 @@ class Attempt:
     error_type: str | None
     usage: dict[str, float]
     timing: dict[str, float]
-    retries: int
 
 
 @dataclass
@@ -92,6 +99,7 @@ class Log:
     status: str
     task: str
     task_version: str
+    task_args: dict[str, str]
     dataset: str | None
     task_id: str
     run_id: str
@@ -146,18 +154,15 @@ def find_logs(log_dir: Path | None, log_files: tuple[str, ...]) -> tuple[Path, l
 def read_log(path: Path, root: Path, scorer: str | None) -> Log:
     """One log's header and attempts; any failure is one line naming the file."""
     shown = relative_to(path, root) if path.is_relative_to(root) else path.name
-    digest = _checked_digest(path, shown)
+    digest, sample_entries = _checked_digest(path, shown)
     api = _inspect_log_api()
     try:
         header = api.read_eval_log(str(path), header_only=True)
         log = _header(header, shown, digest)
         if scorer is not None and scorer not in log.scorers and log.scorers:
             raise SourceError(f"{shown}: no scorer named {scorer!r} (has {', '.join(log.scorers)})")
-        if header.status != "started" or _has_samples(path):
-            for sample in api.read_eval_log_samples(
-                str(path), all_samples_required=False, exclude_fields=set(EXCLUDED_SAMPLE_FIELDS)
-            ):
-                log.samples.setdefault(str(sample.id), []).append(_attempt(sample))
+        for summary in _summaries(api, path, sample_entries):
+            log.samples.setdefault(str(summary.id), []).append(_attempt(summary))
     except InputError:
         raise
     except Exception as exc:  # Inspect's reader: pydantic, zip, JSON and OS errors alike
@@ -167,13 +172,23 @@ def read_log(path: Path, root: Path, scorer: str | None) -> Log:
     return log
 
 
-def _has_samples(path: Path) -> bool:
-    """A running ``.eval`` log may hold samples already; a running ``.json`` one holds none."""
-    return path.suffix == ".eval"
+def _summaries(api: Any, path: Path, sample_entries: int) -> list[Any]:
+    """Inspect's summary of each (sample, epoch): from ``summaries.json`` or the journal of an
+    ``.eval`` log, from the parsed file of a ``.json`` one. An ``.eval`` log holding more
+    samples than summaries (written before Inspect kept summaries) is read sample by sample,
+    each summarised by Inspect's own ``EvalSample.summary``."""
+    summaries = list(api.read_eval_log_sample_summaries(str(path)))
+    if len(summaries) >= sample_entries:
+        return summaries
+    samples = api.read_eval_log_samples(
+        str(path), all_samples_required=False, exclude_fields=set(EXCLUDED_SAMPLE_FIELDS)
+    )
+    return [sample.summary() for sample in samples]
 
 
-def _checked_digest(path: Path, shown: str) -> str:
-    """The file's digest, after the checks that keep Inspect from reading a hostile file."""
+def _checked_digest(path: Path, shown: str) -> tuple[str, int]:
+    """The file's digest and, for an ``.eval`` zip, how many sample entries it holds: after the
+    checks that keep Inspect from reading a hostile file."""
     try:
         size = path.stat().st_size
     except OSError:
@@ -182,17 +197,17 @@ def _checked_digest(path: Path, shown: str) -> str:
         raise InputError(f"not a regular file: {shown}")
     if size > LOG_TOTAL_LIMIT:
         raise SourceError(f"{shown}: larger than {LOG_TOTAL_LIMIT // MIB} MiB")
-    if path.suffix == ".eval":
-        _check_zip(path, shown)
+    sample_entries = _check_zip(path, shown) if path.suffix == ".eval" else 0
     h = hashlib.sha256()
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             h.update(chunk)
-    return h.hexdigest()
+    return h.hexdigest(), sample_entries
 
 
-def _check_zip(path: Path, shown: str) -> None:
-    """Refuse a truncated zip and one that declares more than a log can hold."""
+def _check_zip(path: Path, shown: str) -> int:
+    """Refuse a truncated zip and one that declares more than a log can hold; the number of
+    distinct sample entries it holds."""
     try:
         with zipfile.ZipFile(path) as archive:
             entries = archive.infolist()
@@ -212,6 +227,7 @@ def _check_zip(path: Path, shown: str) -> None:
         total += entry.file_size
     if total > LOG_TOTAL_LIMIT:
         raise SourceError(f"{shown}: declares over {LOG_TOTAL_LIMIT // MIB} MiB uncompressed")
+    return len({entry.filename for entry in entries if SAMPLE_ENTRY.match(entry.filename)})
 
 
 def _header(header: Any, shown: str, digest: str) -> Log:
@@ -223,6 +239,7 @@ def _header(header: Any, shown: str, digest: str) -> Log:
         status=str(header.status),
         task=str(spec.task_registry_name or spec.task),
         task_version=str(spec.task_version),
+        task_args=harbor_task_args(spec.task_args),
         dataset=_text(spec.dataset.name if spec.dataset else None),
         task_id=str(spec.task_id),
         run_id=str(spec.run_id),
@@ -268,23 +285,23 @@ def _results(header: Any) -> dict[str, dict[str, float]]:
     return out
 
 
-def _attempt(sample: Any) -> Attempt:
+def _attempt(summary: Any) -> Attempt:
+    """One epoch from Inspect's ``EvalSampleSummary`` (whose ``error`` is the error's message)."""
     scores: dict[str, float] = {}
     unconvertible: list[str] = []
-    for name, score in (sample.scores or {}).items():
+    for name, score in (summary.scores or {}).items():
         value = score_to_float(score.value)
         if value is None:
             unconvertible.append(str(name))
         else:
             scores[str(name)] = value
     return Attempt(
-        epoch=int(sample.epoch),
+        epoch=int(summary.epoch),
         scores=scores,
         unconvertible=unconvertible,
-        error_type=_exception_name(sample.error.message) if sample.error else None,
-        usage=_usage(sample.model_usage or {}),
-        timing=_timing(sample),
-        retries=len(sample.error_retries or []),
+        error_type=_exception_name(summary.error) if summary.error is not None else None,
+        usage=_usage(summary.model_usage or {}),
+        timing=_timing(summary),
     )
 
 
@@ -340,9 +357,9 @@ def _usage(model_usage: dict[str, Any]) -> dict[str, float]:
     return totals
 
 
-def _timing(sample: Any) -> dict[str, float]:
+def _timing(summary: Any) -> dict[str, float]:
     timing: dict[str, float] = {}
-    for key, value in (("total", sample.total_time), ("working", sample.working_time)):
+    for key, value in (("total", summary.total_time), ("working", summary.working_time)):
         if isinstance(value, int | float) and value >= 0:
             timing[key] = float(value)
     return timing

@@ -24,6 +24,7 @@ from benchledger.ledger.sources.attempt_accounting import (
 )
 from benchledger.ledger.sources.base import SourceIngest
 from benchledger.ledger.sources.common import pass_at_k, slug_uncut_trim
+from benchledger.ledger.sources.inspect.harbor_names import dataset_name, harbor_dataset
 from benchledger.ledger.sources.inspect.reading import (
     ADAPTER_VERSION,
     SOURCE_RUNNER,
@@ -72,14 +73,19 @@ def read_inspect_logs(
         "kind": "inspect_logs",
         "adapter_version": ADAPTER_VERSION,
         "logs": [
-            {"relative_path": names[id(log)], "status": log.status, "kept": log in kept}
+            {
+                "relative_path": names[id(log)],
+                "status": log.status,
+                "kept": log in kept,
+                "task_id": log.task_id if is_public_safe(log.task_id) else "unsafe",
+            }
             for log in logs
         ],
         "superseded_log_count": len(superseded),
         "scorer": scorer if scorer is None or is_public_safe(scorer) else "unsafe",
         "files": {names[id(log)]: log.sha256 for log in sorted(logs, key=_path)},
     }
-    return SourceIngest(records, provenance, warnings)
+    return SourceIngest(records, provenance, warnings, root=root)
 
 
 def _public_names(logs: list[Log]) -> dict[int, str]:
@@ -118,12 +124,25 @@ def _rank(log: Log) -> tuple[int, str, str]:
 
 
 def benchmark_of(log: Log, flag: str | None) -> str:
-    """Flag, else the task's registry name and version, else the dataset's name."""
+    """Flag, else the Harbor dataset an ``inspect-harbor`` eval ran, else the task's registry
+    name and version, else the dataset's name."""
     if flag:
         return flag
+    harbor = harbor_dataset(log.task, log.task_args)
+    if harbor:
+        return harbor
     if log.task:
         return f"{log.task}@{log.task_version}"
     return log.dataset or "inspect-adhoc"
+
+
+def trial_source(log: Log) -> str | None:
+    """The dataset the trials name as their source: the log's, else (``inspect-harbor`` builds
+    its dataset without a name) the Harbor dataset, as Harbor's own trials name it."""
+    if log.dataset:
+        return log.dataset
+    harbor = harbor_dataset(log.task, log.task_args)
+    return dataset_name(harbor) if harbor else None
 
 
 def _record(
@@ -139,8 +158,9 @@ def _record(
     benchmark_id = benchmark_of(log, benchmark_flag)
     case_id = sample_id if is_public_safe(sample_id) else "unsafe"
     run_status = RUN_STATUS.get(log.status, "incomplete")
+    source = trial_source(log)
     trials = [
-        _trial(case_id, attempt, primary, index, log.dataset)
+        _trial(case_id, attempt, primary, index, source)
         for index, attempt in enumerate(attempts, start=1)
     ]
     scored = [t["primary_reward"] for t in trials if "primary_reward" in t]

@@ -51,7 +51,11 @@ class Audit:
 
 
 def build_audit(
-    store: EventStore, conn: Connection, ledger_id: str, benchmark_ids: Sequence[str]
+    store: EventStore,
+    conn: Connection,
+    ledger_id: str,
+    benchmark_ids: Sequence[str],
+    link_artifacts: bool = False,
 ) -> Audit:
     found = conn.execute(_LAST_CONTENT_EVENT, (EXPORT_WRITTEN,)).first()
     position, head_hash, recorded_at = found if found else (0, "", "")
@@ -65,7 +69,7 @@ def build_audit(
         recorded_at=str(recorded_at),
         verify_ok=verified.ok,
         verify_text=_verify_text(verified.as_dict(), int(position)),
-        reproduce=reproduce_command(ledger_id, benchmark_ids),
+        reproduce=reproduce_command(ledger_id, benchmark_ids, link_artifacts),
         files_ok=files_ok,
         files_text=files_text,
     )
@@ -97,9 +101,14 @@ def _verify_text(report: dict[str, Any], position: int) -> str:
     )
 
 
-def reproduce_command(ledger_id: str, benchmark_ids: Sequence[str]) -> str:
-    """The command that renders this page again from a store at the same position."""
+def reproduce_command(
+    ledger_id: str, benchmark_ids: Sequence[str], link_artifacts: bool = False
+) -> str:
+    """The command that renders this page again from a store at the same position (with
+    ``--link-artifacts``, from the same files on disk too)."""
     argv = ["benchledger", "report", "--ledger-id", ledger_id]
     for benchmark_id in benchmark_ids:
         argv += ["--benchmark-id", benchmark_id]
+    if link_artifacts:
+        argv.append("--link-artifacts")
     return shlex.join(argv)

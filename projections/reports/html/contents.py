@@ -25,6 +25,7 @@ from benchledger.projections.publishing.ledger_v0 import (
     routing_class,
 )
 from benchledger.projections.read_models.ledger_queries import LedgerQueries
+from benchledger.projections.reports.html.artifacts import artifact_links
 from benchledger.projections.reports.html.audit import Audit, build_audit
 from benchledger.projections.reports.html.grid import (
     BUCKET_LABELS,
@@ -79,17 +80,24 @@ class ReportContents:
     data: dict[str, Any] = field(default_factory=dict)
     facts: dict[str, list[list[Any] | None]] = field(default_factory=dict)  # by grid slug
     lists: dict[str, Any] = field(default_factory=dict)  # decisions and backlog, own strings
+    link_counts: dict[str, int] | None = None  # --link-artifacts: ``ArtifactLinks.counts``
 
 
 def gather(
-    store: EventStore, conn: Connection, ledger_id: str, benchmark_ids: Sequence[str] = ()
+    store: EventStore,
+    conn: Connection,
+    ledger_id: str,
+    benchmark_ids: Sequence[str] = (),
+    link_artifacts: bool = False,
 ) -> ReportContents:
-    """Read the ledger and build every view; unknown ``benchmark_ids`` are a user error."""
+    """Read the ledger and build every view; unknown ``benchmark_ids`` are a user error.
+    ``link_artifacts``: each cell's run links to its files on this disk (``artifacts``)."""
     from benchledger.projections.reports.compare.document import arm_labels, matches_benchmark
     queries = LedgerQueries(conn)
     rows = list(queries.all_rows(ledger_id))
     present = sorted({str(r.get("benchmark_id") or "") for r in rows} - {""})
     chosen = _chosen(present, benchmark_ids, ledger_id)
+    links = artifact_links(store, conn, rows) if link_artifacts else None
     events = _archive_events(store, conn, ledger_id)
     strings = StringTable()
     sections, grids, facts = [], [], {}
@@ -107,7 +115,13 @@ def gather(
             own = [{**r, "arm_id": labels.get(str(r.get("run_id")), r.get("arm_id"))} for r in own]
         arms = grid_arms(own, overview.arm_order)
         grid = build_grid(
-            own, benchmark_id, arms, strings, overview.case_values, overview.policy
+            own,
+            benchmark_id,
+            arms,
+            strings,
+            overview.case_values,
+            overview.policy,
+            links.for_row if links is not None else None,
         )
         grids.append({"benchmark": strings.ref(benchmark_id), "slug": f"b{i}", **grid.page})
         facts[f"b{i}"] = grid.facts
@@ -133,6 +147,7 @@ def gather(
         "decision_columns": DECISION_COLUMNS,
         "backlog_columns": BACKLOG_COLUMNS,
         "strings": strings.strings,
+        "artifacts_linked": link_artifacts,
     }
     list_strings = StringTable()
     lists = {
@@ -140,8 +155,9 @@ def gather(
         "decisions": _decisions(cases, list_strings, values),
         "backlog": _backlog(cases, list_strings),
     }
-    audit = build_audit(store, conn, ledger_id, benchmark_ids)
-    return ReportContents(ledger_id, sections, audit, data, facts, lists)
+    audit = build_audit(store, conn, ledger_id, benchmark_ids, link_artifacts)
+    link_counts = links.counts if links is not None else None
+    return ReportContents(ledger_id, sections, audit, data, facts, lists, link_counts)
 
 
 def _chosen(present: list[str], wanted: Sequence[str], ledger_id: str) -> list[str]:

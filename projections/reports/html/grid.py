@@ -11,7 +11,7 @@ weight of a large ledger, go to chunk files the page loads only when a cell is o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,7 @@ RUN_COLUMNS = (
     "job_name",
     "active_runs",
     "archived_runs",
+    "artifact_links",  # None unless the report links artifacts (``artifacts``)
 )
 
 
@@ -80,10 +81,12 @@ def build_grid(
     strings: StringTable,
     case_values: Mapping[str, Mapping[str, float | None]] | None = None,
     policy: str = "mean",
+    links: Callable[[dict], list] | None = None,
 ) -> Grid:
     """The grid of ``rows``; ``case_values`` (compare's value of each arm's case under
     ``policy``, ``Overview.case_values``) go on the page beside the buckets, so a cell can show
-    the very number the overview's mean is the mean of (the page's default view)."""
+    the very number the overview's mean is the mean of (the page's default view). ``links``
+    (``report --link-artifacts`` only) gives a selected run's links to its files on disk."""
     cases = sorted({str(r.get("case_id") or "") for r in rows} - {""})
     counts = _run_counts(rows)
     by_id = {r.get("run_id"): r for r in rows if not is_archived(r)}
@@ -100,7 +103,9 @@ def build_grid(
             row = by_id.get(summary.get("run_id"))
             if row is not None:
                 scores[cell] = _number(row.get("official_score"))
-                facts[cell] = _run_facts(row, *counts.get((case, arm), (0, 0)))
+                fact = _run_facts(row, *counts.get((case, arm), (0, 0)))
+                fact.append(links(row) if links is not None else None)
+                facts[cell] = fact
     known = case_values or {}
     values = [
         _number(known.get(arm, {}).get(case)) for case in cases for arm in arms
@@ -127,7 +132,8 @@ def _run_counts(rows: Sequence[dict]) -> dict[tuple[str, str], tuple[int, int]]:
 
 
 def _run_facts(row: dict, active: int, archived: int) -> list[Any]:
-    """One run as a list in ``RUN_COLUMNS`` order; every text through the safety filter."""
+    """One run as a list in ``RUN_COLUMNS`` order but the last (its links, added by the grid);
+    every text through the safety filter."""
     artifact_refs = row.get("artifact_refs")
     refs = artifact_refs if isinstance(artifact_refs, dict) else {}
     return [

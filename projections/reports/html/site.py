@@ -48,14 +48,23 @@ class ReportRequest:
     ledger_id: str
     out_dir: Path
     benchmark_ids: tuple[str, ...] = ()
+    link_artifacts: bool = False  # local file links in the cells (``artifacts``), opt-in
 
 
-def write_report(opened: Any, request: ReportRequest, version: str) -> list[dict[str, str]]:
-    """Read, render, swap the directory in and record the export; returns the export list."""
+@dataclass
+class WrittenReport:
+    """The files recorded as exported, and with ``link_artifacts`` what was linked."""
+
+    exports: list[dict[str, str]]
+    link_counts: dict[str, int] | None = None
+
+
+def write_report(opened: Any, request: ReportRequest, version: str) -> WrittenReport:
+    """Read, render, swap the directory in and record the export."""
     require_report_extra()
     check_out_dir(request.out_dir)
     with render_lock(opened) as uow:
-        contents = gather(opened.store, uow.conn, request.ledger_id, request.benchmark_ids)
+        contents = gather_request(opened.store, uow.conn, request)
         files = render_files(contents, version)
         write_directory(request.out_dir, files)
         index = files["index.html"]
@@ -67,7 +76,14 @@ def write_report(opened: Any, request: ReportRequest, version: str) -> list[dict
             }
         ]
         finish_exports(uow, exports)
-    return exports
+    return WrittenReport(exports, contents.link_counts)
+
+
+def gather_request(store: Any, conn: Any, request: ReportRequest) -> ReportContents:
+    """``gather`` with the request's options (the live and the past report alike)."""
+    return gather(
+        store, conn, request.ledger_id, request.benchmark_ids, request.link_artifacts
+    )
 
 
 def require_report_extra() -> None:
@@ -106,6 +122,7 @@ def render_files(contents: ReportContents, version: str) -> dict[str, bytes]:
             charts=chart_refs,
             cost_labels={s.slug: _cost_label(s.overview.cost_basis) for s in contents.sections},
             version=version,
+            artifacts_linked=bool(contents.data.get("artifacts_linked")),
             data=page_data_json(orjson.dumps({**contents.data, **_page_extras(files)})),
         )
     )

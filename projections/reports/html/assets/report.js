@@ -213,6 +213,30 @@
       dl.appendChild(el("dd", { "data-fact": f[0] }, f[1]));
     });
     body.appendChild(dl);
+    var links = run[col.artifact_links];
+    if (links) { body.appendChild(artifactList(links)); }
+  }
+
+  /* report --link-artifacts: per attempt, links to its files on the disk that rendered the
+     report, or why there are none. Only file:/// URLs become links (set as attributes). */
+  function artifactList(groups) {
+    var box = el("div", { "class": "artifacts", "data-fact": "artifacts" });
+    box.appendChild(el("h4", null, "Files on this disk"));
+    groups.forEach(function (group) {
+      var item = el("div", { "class": "attempt" });
+      item.appendChild(el("p", { "class": "attempt-label" }, group[0]));
+      if (group[1]) { item.appendChild(el("p", { "class": "note", "data-artifact-note": "" }, group[1])); }
+      var list = el("ul");
+      group[2].forEach(function (link) {
+        if (String(link[1]).indexOf("file:///") !== 0) { return; }
+        var li = el("li");
+        li.appendChild(el("a", { href: link[1], target: "_blank", rel: "noopener", "data-artifact": link[0] }, link[0]));
+        list.appendChild(li);
+      });
+      if (list.childNodes.length) { item.appendChild(list); }
+      box.appendChild(item);
+    });
+    return box;
   }
 
   bench.addEventListener("change", function () { G.g = +bench.value; G.page = 0; resetArms(); legend(); drawGrid(); });
