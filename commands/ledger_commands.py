@@ -12,8 +12,18 @@ from typing import Any
 import click
 
 from benchledger.commands.as_of import as_of_option, replay_progress
-from benchledger.commands.output import bullets, emit, format_option, printable, resolve_format
+from benchledger.commands.ledger_views import (
+    render_aggregate,
+    render_archive,
+    render_check,
+    render_import,
+    render_merge,
+    render_render,
+    render_upsert,
+)
+from benchledger.commands.output import emit, format_option, printable, resolve_format
 from benchledger.commands.runtime import command_metadata
+from benchledger.ledger.core.readable import plural
 from benchledger.ledger.requests.ledger import (
     ImportLoopxRequest,
     LedgerAggregateCommand,
@@ -101,7 +111,7 @@ def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any
     payload = run_ledger_upsert(
         request, db=_db(ctx), metadata=command_metadata()
     )
-    emit(payload, fmt, "Benchmark Run Ledger Upsert")
+    emit(payload, fmt, "Benchmark Run Ledger Upsert", render_upsert)
     if not payload["ok"]:
         ctx.exit(1)
 
@@ -138,7 +148,7 @@ def render(
     fmt = resolve_format(ctx, output_format)
     request = RenderRequest(run_ledger_path, ledger_id, all_ledgers, as_of, output_json)
     if as_of is None and output_json is None:
-        emit(run_render(request, db=_db(ctx)), fmt, "Render")
+        emit(run_render(request, db=_db(ctx)), fmt, "Render", render_render)
         return
     with replay_progress() as progress:
         result = run_render_as_of(request, db=_db(ctx), progress=progress)
@@ -146,7 +156,7 @@ def render(
     if markdown is not None and fmt != "json":
         click.echo(printable(markdown), nl=False)
         return
-    emit(result, fmt, "Render As Of")
+    emit(result, fmt, "Render As Of", render_render)
 
 
 @click.group("import")
@@ -199,29 +209,12 @@ def import_loopx_ledger(
         in_place=in_place,
     )
     payload = run_import_loopx(request, db=_db(ctx), metadata=command_metadata())
-    emit(payload, fmt, "Import loopx Ledger")
+    emit(payload, fmt, "Import loopx Ledger", render_import)
 
 
 # ---------------------------------------------------------------------------------------------
 # Maintenance commands (docs/formats/ledger_v0.md §9-§12, docs/formats/cli.md §9-§12)
 # ---------------------------------------------------------------------------------------------
-
-
-def _summary_markdown(title: str, block_key: str):  # noqa: ANN202
-    """``# Title`` and ``- key: value`` bullets: the envelope's scalars, then the scalars of its
-    main block (its counts are what a reader looks for), lists shown when short."""
-    def render(payload: dict[str, Any]) -> str:
-        top = {k: v for k, v in payload.items() if not isinstance(v, dict)}
-        block = payload.get(block_key)
-        inner = {
-            f"{block_key}.{k}": v
-            for k, v in (block.items() if isinstance(block, dict) else ())
-            if not (isinstance(v, dict) and len(v) > 8)
-            and not (isinstance(v, list) and len(v) > 10)
-        }
-        return bullets(title, {**top, **inner})
-
-    return render
 
 
 def _archive_filter_options(func):  # noqa: ANN001, ANN202
@@ -290,9 +283,6 @@ def run_ledger_restore(ctx: click.Context, output_format: str | None, **opts: An
     _archive(ctx, output_format, opts, "run-ledger-restore", restore=True)
 
 
-_ARCHIVE_TITLE = "Benchmark Run Ledger Archive"
-
-
 def _archive(
     ctx: click.Context,
     output_format: str | None,
@@ -310,7 +300,7 @@ def _archive(
         db=_db(ctx),
         metadata=command_metadata(),
     )
-    emit(payload, fmt, _ARCHIVE_TITLE, _summary_markdown(_ARCHIVE_TITLE, "archive"))
+    emit(payload, fmt, "Benchmark Run Ledger Archive", render_archive)
 
 
 @click.command("run-ledger-merge")
@@ -336,8 +326,7 @@ def run_ledger_merge(ctx: click.Context, output_format: str | None, **opts: Any)
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerMergeRequest, opts)
     payload = run_merge(request, db=_db(ctx), metadata=command_metadata())
-    title = "Benchmark Run Ledger Merge"
-    emit(payload, fmt, title, _summary_markdown(title, "merge"))
+    emit(payload, fmt, "Benchmark Run Ledger Merge", render_merge)
 
 
 _SELECTION_CHOICES = ["best", "latest_countable", "best-of-n", "latest-countable"]
@@ -392,8 +381,7 @@ def run_ledger_aggregate(ctx: click.Context, output_format: str | None, **opts: 
     request = request_from_options(LedgerAggregateCommand, opts)
     with replay_progress() as progress:
         payload = run_aggregate(request, db=_db(ctx), progress=progress)
-    title = "Benchmark Run Ledger Aggregate"
-    emit(payload, fmt, title, _summary_markdown(title, "aggregate"))
+    emit(payload, fmt, "Benchmark Run Ledger Aggregate", render_aggregate)
 
 
 @click.command("run-ledger-check")
@@ -411,12 +399,12 @@ def run_ledger_check(ctx: click.Context, output_format: str | None, **opts: Any)
     command per missing run; read-only."""
     fmt = resolve_format(ctx, output_format)
     payload = run_check(request_from_options(LedgerCheckRequest, opts), db=_db(ctx))
-    title = "Benchmark Run Ledger Check"
-    emit(payload, fmt, title, _summary_markdown(title, "benchmark_run_ledger_drift"))
+    emit(payload, fmt, "Benchmark Run Ledger Check", render_check)
     if payload.get("drift_gate_failed"):
         count = payload["benchmark_run_ledger_drift"]["missing_ledger_run_count"]
         click.echo(
-            f"error: drift detected: {count} terminal history run(s) missing from the ledger",
+            f"error: drift detected: {plural(count, 'finished history run')} missing from "
+            "the ledger",
             err=True,
         )
         ctx.exit(1)

@@ -1,7 +1,8 @@
 """Printing payloads and errors the same way for every command.
 
-JSON is the stable machine format (indent 2, non-ASCII kept); Markdown is a ``# Title`` line
-and ``- key: value`` bullets. Errors are one line on stderr, plus a JSON error object on
+JSON is the stable machine format (indent 2, non-ASCII kept), the full payload; the human
+(Markdown) view is the command's own renderer, else ``# Title`` and the payload in words
+(``ledger/core/readable.py``). Errors are one line on stderr, plus a JSON error object on
 stdout with ``--format json``; tracebacks never reach the user.
 """
 
@@ -18,7 +19,8 @@ from typing import Any
 import click
 
 from benchledger.ledger.core.jsonfmt import json_like_stdlib, orjson_like_stdlib
-from benchledger.ledger.core.markdown import escape_controls, one_line
+from benchledger.ledger.core.markdown import escape_controls
+from benchledger.ledger.core.readable import outline
 
 FORMATS = ("markdown", "json")
 # Raw in JSON text only as DEL and C1 (``json`` escapes C0 itself); C1 holds the 8-bit CSI.
@@ -65,7 +67,8 @@ def emit(
         if not _echo_json_bytes(payload):
             click.echo(json_printable(dumps(payload)))
         return
-    click.echo(human_printable(markdown(payload) if markdown else bullets(title, payload)))
+    # No renderer of its own: the payload in words (``ledger/core/readable.py``), never cut JSON.
+    click.echo(human_printable(markdown(payload) if markdown else outline(title, payload)))
 
 
 def _echo_json_bytes(payload: dict[str, Any]) -> bool:
@@ -118,15 +121,11 @@ def json_printable(text: str) -> str:
     return _JSON_RAW_CONTROL_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def bullets(title: str, payload: dict[str, Any]) -> str:
-    lines = [f"# {title}", ""]
-    for key, value in payload.items():
-        if isinstance(value, dict | list):
-            value = json.dumps(value, ensure_ascii=False, default=str)
-            if len(value) > 200:
-                value = value[:197] + "..."
-        lines.append(f"- {key}: {one_line(str(value))}")
-    return "\n".join(lines)
+def failed_check(message: str) -> None:
+    """The one line on stderr of a check that ran and failed (``verify``, ``rebuild --verify``,
+    ``snapshot verify``): its summary is on stdout, but a script or a terminal that shows only
+    stderr must see why the exit code is 1."""
+    click.echo(human_printable(f"error: {' '.join(message.split())}"), err=True)
 
 
 def fail(

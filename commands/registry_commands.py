@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from benchledger.commands.ledger_views import render_sync
 from benchledger.commands.output import emit, format_option, resolve_format
 from benchledger.commands.runtime import command_metadata
 from benchledger.ledger.requests.global_sync import GlobalSyncRequest
@@ -42,7 +43,7 @@ def sync_global_command(
         runtime_root=root.get("runtime_root"),
         metadata=command_metadata(),
     )
-    emit(payload, fmt, "Global Registry Sync")
+    emit(payload, fmt, "Global Registry Sync", render_sync)
     if not payload.get("ok", True):
         ctx.exit(1)
 

@@ -7,6 +7,7 @@ import click
 from benchledger import __version__
 from benchledger.commands.as_of import as_of_option, replay_progress
 from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.ledger.core.readable import plural
 from benchledger.services.report import run_report
 
 DEFAULT_OUT = "benchledger-report"
@@ -82,12 +83,19 @@ def report(
 
 
 def _summary(payload: dict) -> str:
-    line = f"report: {payload['report']} ({payload['files']} files)"
+    """Where the report is, and what of the runs' artifacts it could link (one plural rule:
+    ``ledger/core/readable.py``)."""
+    lines = [
+        "# Report",
+        "",
+        f"- wrote {payload['report']} ({plural(payload['files'], 'file')} in all); it opens "
+        "from disk, no server needed",
+    ]
     counts = payload.get("artifact_links")
-    if counts is None:
-        return line
-    return (
-        f"{line}; artifacts linked: {counts['files']} files, "
-        f"{counts['not_on_disk']} attempts not on this disk, "
-        f"{counts['without_location']} runs without an ingest location"
-    )
+    if counts is not None:
+        lines.append(
+            f"- artifacts linked: {plural(counts['files'], 'file')}, "
+            f"{plural(counts['not_on_disk'], 'attempt')} not on this disk, "
+            f"{plural(counts['without_location'], 'run')} without an ingest location"
+        )
+    return "\n".join(lines)

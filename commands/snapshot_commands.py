@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from benchledger.commands.output import emit, format_option, resolve_format
+from benchledger.commands.output import emit, failed_check, format_option, resolve_format
+from benchledger.commands.store_views import (
+    render_snapshot_create,
+    render_snapshot_list,
+    render_snapshot_verify,
+    snapshot_failure,
+)
 from benchledger.services.snapshots import create, listing, verify
 
 _DIR_HELP = (
@@ -41,7 +45,7 @@ def snapshot_create(
 ) -> None:
     """Store the read models as they stand at a position (the head by default)."""
     fmt = resolve_format(ctx, output_format)
-    emit(create(_db(ctx), directory, at), fmt, "Snapshot")
+    emit(create(_db(ctx), directory, at), fmt, "Snapshot", render_snapshot_create)
 
 
 @snapshot_group.command("list")
@@ -51,19 +55,7 @@ def snapshot_create(
 def snapshot_list(ctx: click.Context, directory: str | None, output_format: str | None) -> None:
     """Snapshots in the directory, and whether each matches this store."""
     fmt = resolve_format(ctx, output_format)
-    emit(listing(_db(ctx), directory), fmt, "Snapshots", markdown=_list_markdown)
-
-
-def _list_markdown(result: dict[str, Any]) -> str:
-    lines = ["# Snapshots", "", f"- count: {result['count']}", ""]
-    if result["snapshots"]:
-        lines += ["| position | recorded_at | matches store | file |", "| --- | --- | --- | --- |"]
-        for s in result["snapshots"]:
-            lines.append(
-                f"| {s['position']} | {s['recorded_at']} | "
-                f"{'yes' if s['matches_store'] else 'no'} | {s['file']} |"
-            )
-    return "\n".join(lines)
+    emit(listing(_db(ctx), directory), fmt, "Snapshots", markdown=render_snapshot_list)
 
 
 @snapshot_group.command("verify")
@@ -75,8 +67,9 @@ def snapshot_verify(ctx: click.Context, directory: str | None, output_format: st
     with the snapshot; exit 1 when one differs or no longer matches the store."""
     fmt = resolve_format(ctx, output_format)
     result = verify(_db(ctx), directory)
-    emit(result, fmt, "Snapshot Verify")
+    emit(result, fmt, "Snapshot Verify", render_snapshot_verify)
     if not result["ok"]:
+        failed_check(snapshot_failure(result))
         ctx.exit(1)
 
 

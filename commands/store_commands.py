@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import click
 
 from benchledger.commands.as_of import as_of_option, replay_progress
-from benchledger.commands.output import dumps, emit, format_option, resolve_format
+from benchledger.commands.output import emit, failed_check, format_option, resolve_format
+from benchledger.commands.store_views import (
+    rebuild_failure,
+    render_db,
+    render_event,
+    render_rebuild,
+    render_verify,
+    row_count,
+    verify_failure,
+)
 from benchledger.ledger.core.errors import InputError
-from benchledger.ledger.core.markdown import table_text
+from benchledger.ledger.core.readable import plural, table
 from benchledger.ledger.store.sql_query import check_timeout
 from benchledger.services.store_admin import db_current as current
 from benchledger.services.store_admin import db_upgrade as upgrade
@@ -65,16 +75,12 @@ def events_list(
 
 
 def _events_markdown(result: dict[str, Any]) -> str:
-    lines = ["# Events", "", *_as_of_line(result), f"- count: {result['count']}"]
+    lines = ["# Events", "", *_as_of_line(result), f"- shown: {plural(result['count'], 'event')}"]
     lines += [f"- note: {result['note']}", ""] if result.get("truncated") else [""]
     if result["events"]:
-        lines += [
-            "| position | recorded_at | stream | version | type |",
-            "| --- | --- | --- | --- | --- |",
-        ]
-        for e in result["events"]:
-            keys = ("position", "recorded_at", "stream", "stream_version", "event_type")
-            lines.append("| " + " | ".join(table_text(str(e[key])) for key in keys) + " |")
+        keys = ("position", "recorded_at", "stream", "stream_version", "event_type")
+        rows = [[e[key] for key in keys] for e in result["events"]]
+        lines += table(("position", "recorded at", "stream", "version", "type"), rows)
     return "\n".join(lines)
 
 
@@ -85,16 +91,7 @@ def _events_markdown(result: dict[str, Any]) -> str:
 def events_show(ctx: click.Context, key: str, output_format: str | None) -> None:
     """Show one event by position or event id."""
     fmt = resolve_format(ctx, output_format)
-    emit(
-        show_event(_db(ctx), key),
-        fmt,
-        "Event",
-        markdown=lambda r: "# Event\n\n```json\n" + _json(r["event"]) + "\n```",
-    )
-
-
-def _json(value: Any) -> str:
-    return dumps(value)
+    emit(show_event(_db(ctx), key), fmt, "Event", markdown=render_event)
 
 
 def _verify(
@@ -107,10 +104,10 @@ def _verify(
     fmt = resolve_format(ctx, output_format)
     result = verify_store(_db(ctx), files=files, expect_head=expect_head, schemas=schemas)
     report = result["verify"]
-    emit({"ok": report["ok"], "verify": report}, fmt, "Event Chain Verify")
-    if schemas and not report["schemas"]["ok"]:
-        click.echo(report["schemas"]["reason"], err=True)
-    if not report["ok"]:
+    emit({"ok": report["ok"], "verify": report}, fmt, "Verify", markdown=render_verify)
+    failure = verify_failure(report)
+    if failure is not None:
+        failed_check(failure)
         ctx.exit(1)
 
 
@@ -183,8 +180,9 @@ def rebuild(
     """Drop the read models and replay every event from position 1."""
     fmt = resolve_format(ctx, output_format)
     result = rebuild_store(_db(ctx), projection_names, verify_only=verify_only)
-    emit(result, fmt, "Rebuild Verify" if verify_only else "Rebuild")
+    emit(result, fmt, "Rebuild", markdown=render_rebuild)
     if not result["ok"]:
+        failed_check(rebuild_failure(result))
         ctx.exit(1)
 
 
@@ -242,17 +240,14 @@ def _as_of_line(result: dict[str, Any]) -> list[str]:
 
 
 def _sql_markdown(result: dict[str, Any]) -> str:
+    """The rows as a table; cells in words (NULL as ``none``, numbers rounded for reading:
+    ``--format json`` keeps every digit)."""
     cols = result["columns"]
     head = _as_of_line(result)
     lines = [*head, *([""] if head else [])]
-    lines.append("| " + " | ".join(table_text(str(c)) for c in cols) + " |")
-    lines.append("|" + " --- |" * len(cols))
-    for row in result["rows"]:
-        lines.append(
-            "| " + " | ".join("" if v is None else table_text(str(v)) for v in row) + " |"
-        )
+    lines += table([str(c) for c in cols], result["rows"])
     lines.append("")
-    lines.append(f"{result['row_count']} row(s){' (truncated)' if result['truncated'] else ''}")
+    lines.append(row_count(result["row_count"], result["truncated"]))
     return "\n".join(lines)
 
 
@@ -267,7 +262,7 @@ def db_group() -> None:
 def db_upgrade(ctx: click.Context, output_format: str | None) -> None:
     """Upgrade the store's schema to this version's head."""
     fmt = resolve_format(ctx, output_format)
-    emit(upgrade(_db(ctx)), fmt, "Database Upgrade")
+    emit(upgrade(_db(ctx)), fmt, "Database Upgrade", partial(render_db, "Database Upgrade"))
 
 
 @db_group.command("current")
@@ -276,6 +271,6 @@ def db_upgrade(ctx: click.Context, output_format: str | None) -> None:
 def db_current(ctx: click.Context, output_format: str | None) -> None:
     """Show the store's schema revision and whether it is current."""
     fmt = resolve_format(ctx, output_format)
-    emit(current(_db(ctx)), fmt, "Database Revision")
+    emit(current(_db(ctx)), fmt, "Database Revision", partial(render_db, "Database Revision"))
 
 

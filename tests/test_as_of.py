@@ -234,7 +234,7 @@ def test_diff_names_each_change_and_its_positions(store_url):
     assert ok_json(["diff", "--ledger-id", "L", "--from", "3", "--to", "3"],
                    store_url)["diff"]["cases"] == []  # fmt: skip
     markdown = run(["diff", "--ledger-id", "L", "--from", "2"], store_url).stdout
-    assert "run archived `b`" in markdown and "(positions 4)" in markdown
+    assert "run archived `b`" in markdown and "(position 4)" in markdown
     only = ok_json(["diff", "--ledger-id", "L", "--from", "2", "--benchmark-id", "x"], store_url)
     assert only["diff"]["cases"] == []
 

@@ -255,8 +255,8 @@ def test_comparability_guard_refuses_and_lists_each_mismatch() -> None:
         compare(rows)
     message = refused.value.message
     assert "\n" not in message
-    assert "task_digest differs B vs A on 1 case(s): c1" in message
-    assert "timeout_policy differs B vs A on 1 case(s): c2" in message
+    assert "task_digest differs B vs A on 1 case: c1" in message
+    assert "timeout_policy differs B vs A on 1 case: c2" in message
     assert "--allow-incomparable" in message
     doc = compare(rows, allow_incomparable=True)
     assert doc["banner"] and "task_digest" in doc["banner"]
@@ -464,7 +464,7 @@ def test_a_five_case_pass_fail_pair_gets_a_verdict_a_bounded_interval_and_a_note
     assert "5 paired cases — no difference shown; too few to detect a 0.05 difference" in (
         doc["verdict"]
     )
-    assert doc["small_sample_note"].startswith("Small sample: 5 case(s), fewer than 30.")
+    assert doc["small_sample_note"].startswith("Small sample: 5 cases, fewer than 30.")
     old, new = doc["arms"]
     assert old["interval_method"] == new["interval_method"] == "clopper_pearson_exact"
     # 2 of 5: Clopper–Pearson [0.0527, 0.8534] (scipy's binomtest agrees, test_compare_stats)
@@ -472,7 +472,7 @@ def test_a_five_case_pass_fail_pair_gets_a_verdict_a_bounded_interval_and_a_note
     pair = doc["paired"][0]
     assert -1 <= pair["ci_low"] < pair["mean_diff"] < pair["ci_high"] <= 1
     text = render_compare_markdown(doc)
-    assert text.startswith(f"**Verdict:** {doc['verdict']}\n\n> Small sample: 5 case(s)")
+    assert text.startswith(f"**Verdict:** {doc['verdict']}\n\n> Small sample: 5 cases")
     assert "`betting_waudby_smith_ramdas`" in text and "`clopper_pearson_exact`" in text
 
 

@@ -140,7 +140,8 @@ def test_verify_schemas_names_the_first_payload_edited_out_of_shape(
     # one line on stderr says where and why
     line = err.strip()
     assert "\n" not in line
-    assert line.startswith(f"position {position}: {event_type} v1") and field in line
+    assert line.startswith("error: ") and f"position {position}: {event_type} v1" in line
+    assert field in line
 
 
 def test_verify_without_schemas_does_not_check_payloads(db_url, tmp_path):

@@ -67,7 +67,7 @@ def test_the_summary_fits_a_screen_dry_run_and_execute(job: Path, project: Path)
         shown = re.findall(r"^\| (\S+) \| codex__openai-gpt-5 \|", text, re.MULTILINE)
         assert 0 < len(shown) < len(cases) and set(shown) <= cases
         more = len(cases) - len(shown)
-        assert lines[-1] == f"... and {more} more runs (`--verbose` to list all)"
+        assert lines[-1] == f"… and {more} more runs (`--verbose` to list all)"
     assert "- recorded: 89 runs appended to goal `big`" in text
 
 

@@ -294,7 +294,7 @@ def test_aggregate_selection_policies(env, policy, used, fix_git):
     assert out["dry_run"] and not (env.root / "agg.json").exists()
     md = env.run("benchmark", "run-ledger-aggregate", "--benchmark-id", TB,
                  "--selection-policy", policy).stdout  # fmt: skip
-    assert f"- selection_policy: {used}" in md
+    assert f"- selection policy: {used} (" in md
 
 
 def test_aggregate_output_json_canonical_ids_and_sources(env, fixtures_dir):
@@ -352,7 +352,7 @@ def test_check_reports_drift_and_the_gate(env, fixtures_dir):
     body = json.loads(gated.stdout)
     assert body["ok"] is True and body["drift_gate_failed"] is True
     assert gated.stderr.strip().splitlines() == [
-        "error: drift detected: 5 terminal history run(s) missing from the ledger"
+        "error: drift detected: 5 finished history runs missing from the ledger"
     ]
 
     update = env.run(*ingest[:5], "--goal-id", "g2", *ingest[5:], "--update-run-ledger")

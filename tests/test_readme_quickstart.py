@@ -89,7 +89,8 @@ def test_readme_set_up_demo_and_quickstart_work_as_printed(clone: Path, tmp_path
     outputs = {command: _sh(command, clone, env).stdout for command in nexts}
     compare_out = outputs["benchledger compare --benchmark-id terminal-bench@2.0"]
     assert "terminal-bench@2.0" in compare_out
-    assert "- ok: True" in outputs["benchledger verify --files"]  # chain and files
+    verified = outputs["benchledger verify --files"]
+    assert "- chain: ok" in verified and "- files: ok" in verified and "Result: ok" in verified
 
     # the quickstart, the demo's job standing in for "your job"
     quickstart = bash_block(readme, "## Quickstart")
@@ -108,5 +109,5 @@ def test_readme_set_up_demo_and_quickstart_work_as_printed(clone: Path, tmp_path
     # one project, one ledger: the quickstart's ingest went to the ledger the demo made
     assert not (clone / "benchmark-run-ledger.json").exists()
     assert (clone / ".benchledger" / "goals" / "tb2" / "runs" / "index.jsonl").is_file()
-    assert "- ok: True" in _sh("benchledger verify --files", clone, env).stdout
+    assert "\nResult: ok" in _sh("benchledger verify --files", clone, env).stdout
     assert not (tmp_path / "home" / ".benchledger").exists()  # (matplotlib keeps its caches)

@@ -91,8 +91,8 @@ def test_the_score_table_lists_the_first_arms_then_how_many_more() -> None:
     assert len(score_table(runs)) == 2 + 5
     cut = score_table(runs, 3)
     assert cut[2:5] == [f"| agent-{n} | gpt-5 | 1 | 0 | 1.00 | 0 |" for n in range(3)]
-    assert cut[5:] == ["", "... and 2 more agents and models (`--verbose` to list all)"]
-    assert score_table(runs, 4)[-1] == "... and 1 more agent and model (`--verbose` to list all)"
+    assert cut[5:] == ["", "… and 2 more agents and models (`--verbose` to list all)"]
+    assert score_table(runs, 4)[-1] == "… and 1 more agent and model (`--verbose` to list all)"
 
 
 def test_the_runs_table_has_a_row_per_run() -> None:
@@ -110,13 +110,13 @@ def test_the_short_output_cuts_the_runs_and_says_how_many_more(tmp_path: Path) -
     assert "- next: look at it" in lines
     listed = [line for line in lines if line.startswith("| case-")]
     assert listed == [f"| case-{n:02d} | x | - | 1.00 | 1 |" for n in range(10)]
-    assert lines[-1] == "... and 15 more runs (`--verbose` to list all)"
+    assert lines[-1] == "… and 15 more runs (`--verbose` to list all)"
     planned = [{**r, "run_status": "planned", "launch_preview": {"command": "harbor run"}}
                for r in runs[:3]]  # fmt: skip
     payload = {"dry_run": True, "goal_id": "g", "benchmark_runs": planned}
     text = short_markdown(payload, cwd=tmp_path)
     assert text.count("## Benchmark Run") == 2 and text.count("- launch command: `harbor run`") == 2
-    assert text.endswith("... and 1 more planned run (`--verbose` to list all)")
+    assert text.endswith("… and 1 more planned run (`--verbose` to list all)")
 
 
 def test_an_already_recorded_input_says_when_it_was_recorded() -> None:

@@ -56,7 +56,9 @@ def _verify_fails_at(db_url: str, position: int, reason: str) -> None:
     assert verdict["ok"] is False
     assert verdict["verify"]["first_bad_position"] == position
     assert reason in verdict["verify"]["reason"]
-    assert err.strip() == ""  # a verdict, not a crash
+    # a verdict, not a crash: the one-line reason on stderr too (issue 34)
+    assert err.startswith("error: the event chain is broken: ") and err.count("\n") == 1, err
+    assert reason in err
 
 
 def test_an_edited_event_is_named(db_url, ingested):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchledger.ledger.core.errors import InputError
+from benchledger.ledger.core.readable import word
 from benchledger.ledger.rules.operations.aggregate import case_result
 from benchledger.ledger.rules.operations.aggregate_facts import row_facts
 from benchledger.ledger.rules.row.archive_state import is_archived
@@ -306,9 +307,12 @@ def render_diff_markdown(doc: dict[str, Any]) -> str:
 
 
 def _change_text(change: dict[str, Any]) -> str:
-    positions = ", ".join(str(p) for p in change["positions"])
+    """One change in words: a missing value reads ``none``, a score is rounded for reading
+    (``ledger/core/readable.py``; the JSON keeps the values as stored)."""
+    found = change["positions"]
+    positions = ("position " if len(found) == 1 else "positions ") + ", ".join(map(str, found))
     kind = change["kind"].replace("_", " ")
     if "from" in change:
-        return f"{kind}: {change['from']} -> {change['to']} (positions {positions})"
+        return f"{kind}: {word(change['from'])} -> {word(change['to'])} ({positions})"
     detail = f" ({', '.join(change['fields'])})" if change.get("fields") else ""
-    return f"{kind} `{change['run_id']}`{detail} (positions {positions})"
+    return f"{kind} `{change['run_id']}`{detail} ({positions})"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.core.markdown import code_span, one_line, table_text
+from benchledger.ledger.core.readable import more_line, plural, shown_path
 from benchledger.projections.publishing.goal_runs import (
     MARKDOWN_TITLE,
     payload_runs,
@@ -29,7 +30,7 @@ MAX_JOBS_NAMED = 3
 MAX_ARMS = 8  # (agent, model) rows of the score table without --verbose
 MAX_RUNS = 10  # rows of the runs table without --verbose
 MAX_PLANNED = 2  # planned runs' sections (each holds a launch command) without --verbose
-VERBOSE_HINT = "(`--verbose` to list all)"
+VERBOSE_HINT = "`--verbose` to list all"
 
 
 def with_summary(
@@ -58,10 +59,10 @@ def short_markdown(
     if runs and all(run.get("run_status") == "planned" for run in runs):
         for run in runs[:MAX_PLANNED]:
             lines += run_section_lines(run)
-        lines += more_line(len(runs) - MAX_PLANNED, "planned run")
+        lines += more_lines(len(runs), MAX_PLANNED, "planned run")
     elif runs:
         lines += ["", "## Runs", "", *runs_table(runs[:MAX_RUNS])]
-        lines += more_line(len(runs) - MAX_RUNS, "run")
+        lines += more_lines(len(runs), MAX_RUNS, "run")
     if payload.get("error"):
         lines += ["", f"- error: {one_line(str(payload['error']))}"]
     return "\n".join(lines)
@@ -107,12 +108,10 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def more_line(left_out: int, noun: str, nouns: str | None = None) -> list[str]:
-    """``... and 79 more runs (`--verbose` to list all)`` when some were left out."""
-    if left_out <= 0:
-        return []
-    named = noun if left_out == 1 else nouns or noun + "s"
-    return ["", f"... and {left_out} more {named} {VERBOSE_HINT}"]
+def more_lines(total: int, shown: int, noun: str, many: str | None = None) -> list[str]:
+    """A blank line and the note under a cut list, or nothing when the list is whole."""
+    more = more_line(total, shown, noun, VERBOSE_HINT, many)
+    return ["", *more] if more else []
 
 
 def intake_line(runs: Sequence[Mapping[str, Any]]) -> str:
@@ -175,7 +174,7 @@ def score_table(runs: Sequence[Mapping[str, Any]], max_rows: int | None = None) 
         unscored = len(group) - len(scores)
         cells = [cell(agent_name), cell(model), str(cases), str(passed), mean, str(unscored)]
         lines.append("| " + " | ".join(cells) + " |")
-    return lines + more_line(len(groups) - len(shown), "agent and model", "agents and models")
+    return lines + more_lines(len(groups), len(shown), "agent and model", "agents and models")
 
 
 MAX_REASONS = 3
@@ -293,21 +292,6 @@ def file_lines(payload: Mapping[str, Any], cwd: Path) -> list[str]:
         runs_dir = shown_path(os.path.dirname(index), cwd).rstrip("/") + "/"
         lines.append(f"- run files: {would}{code(runs_dir)} (a JSON and a Markdown file per run)")
     return lines
-
-
-def shown_path(path: Any, cwd: Path) -> str:
-    """A path under the working directory as a relative one; anything else as it came."""
-    raw = str(path)
-    if not os.path.isabs(raw):
-        return raw
-    try:
-        return str(Path(raw).relative_to(cwd))
-    except ValueError:
-        return raw
-
-
-def plural(count: Any, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def mapping(value: Any) -> Mapping[str, Any]:

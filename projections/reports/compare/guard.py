@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from benchledger.ledger.core.readable import plural
+
 if TYPE_CHECKING:
     from benchledger.projections.reports.compare.document import ArmCase, ArmResult
 
@@ -74,7 +76,7 @@ class Mismatch:
             else f"{case} ({_short(mine)})"
             for case, mine, theirs in self.cases
         )
-        return f"{self.kind} differs {where} on {len(self.cases)} case(s): {shown}"
+        return f"{self.kind} differs {where} on {plural(len(self.cases), 'case')}: {shown}"
 
 
 def _short(values: Sequence[str]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchledger.ledger.core.readable import plural
 from benchledger.projections.reports.compare.intervals import MANY_CASES, SHORT_NAMES
 
 
@@ -83,7 +84,7 @@ def small_sample_note(
     if fewest >= MANY_CASES:
         return None
     return (
-        f"Small sample: {fewest} case(s), fewer than {MANY_CASES}. The intervals keep their "
-        "level at any number of cases (exact or betting methods) and are wide for that reason; "
-        "the t-interval and the bootstrap, shown for reference, do not keep it here."
+        f"Small sample: {plural(fewest, 'case')}, fewer than {MANY_CASES}. The intervals keep "
+        "their level at any number of cases (exact or betting methods) and are wide for that "
+        "reason; the t-interval and the bootstrap, shown for reference, do not keep it here."
     )
