@@ -1,11 +1,14 @@
 """Reading a large Harbor job's trials on several cores: the one trick of the Harbor reader,
 kept behind one call (``TrialReading``).
 
-A job of at least ``AUTO_MIN_TRIALS`` trials is read on up to ``AUTO_MAX_JOBS`` cores (as many
-as the process may run on) unless ``--jobs N`` says otherwise; ``--jobs 1`` reads on one. Why a
-default: the trials are most of a large ingest's work, and on two cores a 3,000-trial job is
-recorded ~0.1 s sooner, a quarter of the command, which is what issue 30's targets against
-loopx ask of it (bench/README.md). Below the threshold a worker costs more than it saves.
+A job of ``AUTO_MIN_TRIALS`` trials or more per core is read on up to ``AUTO_MAX_JOBS`` cores
+(as many as the process may run on) unless ``--jobs N`` says otherwise; ``--jobs 1`` reads on
+one. Why a default: reading the trials is most of a large ingest, and with a core to spare a
+3,000-trial job was recorded ~0.1 s sooner (0.76 -> 0.67 s on a quiet 2-core machine), which
+issue 30's targets against loopx need; a 30,000-trial job saves seconds. The price is CPU: a
+worker costs ~45 ms (the pages fork shares and both processes then copy, pickling the attempts
+both ways), so on a machine whose cores are all busy the default is ~10 % slower than
+``--jobs 1`` (bench/README.md).
 
 How: after every import, the command lists the trial directories and forks ``jobs - 1``
 workers; the directories are cut into ``jobs`` runs of neighbours, each worker reads one run
@@ -37,9 +40,9 @@ from benchledger.ledger.sources.harbor.trials import (
 )
 
 _MIN_TRIALS_PER_WORKER = 200  # --jobs N: below this a worker costs more than it reads
-# Without --jobs: a worker per 1,000 trials, on at most 4 cores. Forking, pickling and joining
-# cost ~25 ms a worker (bench/README.md), which 1,000 trials read elsewhere repay; past 4 cores
-# the attempts joined here (unpickled one after the other) take back what another core saves.
+# Without --jobs: a worker per 1,000 trials, on at most 4 cores. A worker costs ~45 ms of CPU
+# (module docstring), which 1,000 trials (~50 ms) read elsewhere repay; past 4 cores the
+# attempts joined here (unpickled one after the other) take back what another core saves.
 AUTO_MIN_TRIALS = 1000
 AUTO_MAX_JOBS = 4
 _Found = tuple[list[_Attempt | None], dict[str, str]]  # a run's attempts, and its digests
