@@ -14,10 +14,10 @@ the speed-up loopx time / benchledger time is printed for wall and CPU (user + s
 with issue 30's targets at the largest size: >= 3x, and >= 5x for ``--one-task`` (the same
 number of attempts of one task, where each tool writes one record). loopx files a whole job as
 one case; benchledger writes one record and one ledger row per task. ``--jobs N`` passes
-benchledger's ``--jobs`` (trials read on N cores; without it, benchledger's default, which reads
-a job of 1,000+ trials per core on several). The project's
-modules are byte-compiled first, as a wheel install does, so PYTHONDONTWRITEBYTECODE in the
-environment does not make every benchledger process compile its sources.
+benchledger's ``--jobs`` (trials read on N cores; without it, benchledger's default: one).
+The project's modules are byte-compiled first, as a wheel install does, so
+PYTHONDONTWRITEBYTECODE in the environment does not make every benchledger process compile its
+sources.
 
 Usage: python bench/harbor_ingest.py [--sizes 10,100,1000,3000] [--runs 3] [--with-loopx]
        [--one-task] [--jobs N]

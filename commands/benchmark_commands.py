@@ -289,8 +289,7 @@ def _run_options(func):  # noqa: ANN001, ANN202
             metavar="N",
             default=None,
             callback=_argparse_int,
-            help="Read a Harbor job's trials on N cores (default: one per 1,000 trials, on up to "
-            "4 of the cores there are; 1 reads them on one); the records are the same.",
+            help="Read a Harbor job's trials on N cores (default 1); the records are the same.",
         ),
         _flag(
             "--verbose",

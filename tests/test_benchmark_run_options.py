@@ -134,20 +134,19 @@ def test_harbor_jobs_read_on_several_cores_give_the_same_ingest(
     assert calls[0][0] == 0 and calls[-1][0] == calls[-1][1] == alone.provenance["trial_dir_count"]
 
 
-def test_a_large_harbor_job_is_read_on_several_cores_by_default(
+def test_harbor_workers_start_before_the_job_files_are_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Without --jobs, a job of AUTO_MIN_TRIALS trials per core is shared with workers; --jobs 1
-    reads it here alone; the ingest is the same either way."""
+    """With --jobs 2 one worker reads the second half of the trials, started before this process
+    reads the job's own files (lock.json is the largest); without --jobs nothing is forked.
+    The ingest is the same either way."""
+    monkeypatch.setattr(harbor_parallel, "_MIN_TRIALS_PER_WORKER", 1)
     job = _job("07_many_tasks_full_sweep")
     alone = read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
     trials = alone.provenance["trial_dir_count"]
-    monkeypatch.setattr(harbor_parallel, "AUTO_MIN_TRIALS", trials // 2)
-    monkeypatch.setattr(harbor_parallel, "_usable_cores", lambda: 2)
     started: list[int] = []
-    start = harbor_parallel._start
-
     order: list[str] = []
+    start = harbor_parallel._start
     read_json = harbor_files._Reader.json
 
     def counted(root: str, names: list[str]) -> tuple[int, int] | None:
@@ -161,31 +160,25 @@ def test_a_large_harbor_job_is_read_on_several_cores_by_default(
 
     monkeypatch.setattr(harbor_parallel, "_start", counted)
     monkeypatch.setattr(harbor_files._Reader, "json", noted)
-    assert read_harbor_job(HarborReadOptions.from_flags(job)) == alone
+    assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=2)) == alone
     assert len(started) == 1 and 0 < started[0] < trials  # one worker read the second half
-    # the worker reads while this process reads the job's own files (lock.json is the largest)
     assert order[:3] == ["worker", "config.json", "lock.json"]
     started.clear()
-    assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=1)) == alone
+    assert read_harbor_job(HarborReadOptions.from_flags(job)) == alone
     assert started == []
 
 
 @pytest.mark.parametrize(
-    ("trials", "jobs", "cores", "parts"),
+    ("trials", "jobs", "parts"),
     [
-        (3000, None, 2, 2),  # the default: a worker per 1,000 trials, on the cores there are
-        (999, None, 2, 1),
-        (3000, None, 1, 1),
-        (100_000, None, 64, 4),  # at most AUTO_MAX_JOBS
-        (3000, 1, 2, 1),  # --jobs 1: here alone
-        (3000, 8, 2, 8),  # --jobs N is taken as asked, down to 200 trials a run
-        (300, 8, 2, 1),
+        (3000, None, 1),  # the default: here alone
+        (3000, 1, 1),
+        (3000, 2, 2),
+        (3000, 8, 8),  # --jobs N is taken as asked, down to 200 trials a run
+        (300, 8, 1),
     ],
 )
-def test_how_many_runs_a_job_is_read_in(
-    trials: int, jobs: int | None, cores: int, parts: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(harbor_parallel, "_usable_cores", lambda: cores)
+def test_how_many_runs_a_job_is_read_in(trials: int, jobs: int | None, parts: int) -> None:
     assert harbor_parallel._parts(trials, jobs) == parts
 
 

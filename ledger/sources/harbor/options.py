@@ -36,9 +36,7 @@ class HarborReadOptions:
     arm_role: str | None = None
     run_group_id: str | None = None
     include_tasks: tuple[str, ...] = ()  # --include-task-name: keep only these cases
-    # --jobs: cores the trials are read on; None leaves it to ``parallel`` (several for a large
-    # job). Never changes a record.
-    jobs: int | None = None
+    jobs: int | None = None  # --jobs: cores the trials are read on (None: one); changes no record
 
     @classmethod
     def from_flags(

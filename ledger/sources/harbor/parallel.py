@@ -1,22 +1,19 @@
 """Reading a large Harbor job's trials on several cores: the one trick of the Harbor reader,
 kept behind one call (``TrialReading``).
 
-A job of ``AUTO_MIN_TRIALS`` trials or more per core is read on up to ``AUTO_MAX_JOBS`` cores
-(as many as the process may run on) unless ``--jobs N`` says otherwise; ``--jobs 1`` reads on
-one. Why a default: reading the trials is most of a large ingest, and with a core to spare a
-3,000-trial job was recorded ~0.1 s sooner (0.76 -> 0.67 s on a quiet 2-core machine), which
-issue 30's targets against loopx need; a 30,000-trial job saves seconds. The price is CPU: a
-worker costs ~45 ms (the pages fork shares and both processes then copy, pickling the attempts
-both ways), so on a machine whose cores are all busy the default is ~10 % slower than
-``--jobs 1`` (bench/README.md).
+Used only when the user asks for it (``--jobs N``): with a core to spare, a 3,000-trial job
+was recorded ~0.1 s sooner on two cores (0.76 -> 0.67 s on a quiet 2-core machine); but a
+worker costs ~45 ms of CPU (the pages fork shares and both processes then copy, pickling the
+attempts both ways), so on a machine whose cores are busy two cores were ~10 % slower than one,
+and the loopx ratios of issue 30 did not move with it (bench/README.md). It is therefore not
+the default.
 
 How: after every import, the command lists the trial directories and forks ``jobs - 1``
 workers; the directories are cut into ``jobs`` runs of neighbours, each worker reads one run
 with its own handle on the job directory, and the command reads the job's own files and then
-the first run meanwhile. The runs are joined in trial order,
-so the attempts, the digests and the first error are those a reading on one core gives: a run
-whose worker failed for any reason is simply read again here, where the same file then raises
-the same error in its own words.
+the first run meanwhile. The runs are joined in trial order, so the attempts, the digests and
+the first error are those a reading on one core gives: a run whose worker failed for any reason
+is simply read again here, where the same file then raises the same error in its own words.
 
 Each worker is a plain ``fork`` with a pipe: its attempts cross back pickled (plain
 dataclasses of parsed JSON) once it has read them all, and it exits without running the
@@ -39,18 +36,13 @@ from benchledger.ledger.sources.harbor.trials import (
     read_trials,
 )
 
-_MIN_TRIALS_PER_WORKER = 200  # --jobs N: below this a worker costs more than it reads
-# Without --jobs: a worker per 1,000 trials, on at most 4 cores. A worker costs ~45 ms of CPU
-# (module docstring), which 1,000 trials (~50 ms) read elsewhere repay; past 4 cores the
-# attempts joined here (unpickled one after the other) take back what another core saves.
-AUTO_MIN_TRIALS = 1000
-AUTO_MAX_JOBS = 4
+_MIN_TRIALS_PER_WORKER = 200  # below this a worker costs more than it reads
 _Found = tuple[list[_Attempt | None], dict[str, str]]  # a run's attempts, and its digests
 
 
 class TrialReading:
-    """The job's trials, read in name order on up to ``jobs`` cores (None: as the module
-    docstring says). The workers start at once, so the caller reads the job's own files
+    """The job's trials, read in name order on up to ``jobs`` cores (None: one). The workers
+    start at once, so the caller reads the job's own files
     (a 3,000-trial job's ``lock.json`` is ~4.5 MB) while they read theirs::
 
         with TrialReading(reader, progress, jobs) as trials:
@@ -100,20 +92,11 @@ class TrialReading:
 
 
 def _parts(total: int, jobs: int | None) -> int:
-    """How many runs ``total`` trials are read in: ``jobs`` when given, else one per
-    ``AUTO_MIN_TRIALS`` on the cores this process may use, at most ``AUTO_MAX_JOBS``."""
-    if not hasattr(os, "fork"):
+    """How many runs ``total`` trials are read in: ``jobs`` (None: one), each of at least
+    ``_MIN_TRIALS_PER_WORKER`` trials."""
+    if jobs is None or not hasattr(os, "fork"):
         return 1
-    if jobs is None:
-        return max(1, min(AUTO_MAX_JOBS, _usable_cores(), total // AUTO_MIN_TRIALS))
     return max(1, min(jobs, total // _MIN_TRIALS_PER_WORKER))
-
-
-def _usable_cores() -> int:
-    """The cores this process may run on (its affinity where the OS tells it)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def _read_here(reader: _Reader, names: list[str]) -> list[_Attempt | None]:
