@@ -14,9 +14,10 @@ the speed-up loopx time / benchledger time is printed for wall and CPU (user + s
 with issue 30's targets at the largest size: >= 3x, and >= 5x for ``--one-task`` (the same
 number of attempts of one task, where each tool writes one record). loopx files a whole job as
 one case; benchledger writes one record and one ledger row per task. ``--jobs N`` passes
-benchledger's ``--jobs`` (trials read on N cores). The project's
-modules are byte-compiled first, as a wheel install does, so PYTHONDONTWRITEBYTECODE in the
-environment does not make every benchledger process compile its sources.
+benchledger's ``--jobs`` (trials read on N cores; without it, benchledger's default: one).
+The project's modules are byte-compiled first, as a wheel install does, so
+PYTHONDONTWRITEBYTECODE in the environment does not make every benchledger process compile its
+sources.
 
 Usage: python bench/harbor_ingest.py [--sizes 10,100,1000,3000] [--runs 3] [--with-loopx]
        [--one-task] [--jobs N]
@@ -236,12 +237,13 @@ def pair_ratios(ours: list[Sample], theirs: list[Sample]) -> list[float]:
     return [t.wall / o.wall for o, t in zip(ours, theirs, strict=True)]
 
 
-def benchledger_argv(exe: str, job: Path, jobs: int = 1) -> list[str]:
+def benchledger_argv(exe: str, job: Path, jobs: int | None = None) -> list[str]:
+    """benchledger's ingest of ``job``; ``jobs``: its ``--jobs`` (None: the default)."""
     return [
         exe, "--runtime-root", "rt", "--format", "json",
         "benchmark", "run", "terminal-bench", "--goal-id", "g", "--harbor-job-dir", str(job),
         "--update-run-ledger", "--no-global-sync", "--execute",
-        *(["--jobs", str(jobs)] if jobs > 1 else []),
+        *(["--jobs", str(jobs)] if jobs is not None else []),
     ]  # fmt: skip
 
 
@@ -283,8 +285,9 @@ def main() -> None:
         "--with-loopx", action="store_true", help=f"also time loopx {LOOPX_VERSION}"
     )
     parser.add_argument(
-        "--jobs", type=int, default=1, help="benchledger's --jobs (cores reading the trials)"
-    )
+        "--jobs", type=int, default=None,
+        help="benchledger's --jobs (cores reading the trials; default: its own default)",
+    )  # fmt: skip
     parser.add_argument(
         "--one-task", action="store_true",
         help="also the largest size as attempts of one task (one record from each tool)",
@@ -301,7 +304,8 @@ def main() -> None:
     header = f"{'trials':>7} {'benchledger s':>14} {'CPU s':>6} {'peak MiB':>9}"
     if loopx:
         header += f" {'loopx s':>9} {'CPU s':>6} {'peak MiB':>9} {'speed-up':>8} {'CPU':>5}"
-    print(f"Harbor ingest (benchledger --jobs {args.jobs}), median of {args.runs} runs taking "
+    jobs = "default" if args.jobs is None else args.jobs
+    print(f"Harbor ingest (benchledger --jobs {jobs}), median of {args.runs} runs taking "
           "turns, fresh store each run; load "
           + ", ".join(f"{x:.2f}" for x in os.getloadavg()))  # fmt: skip
     print(header)
@@ -331,7 +335,7 @@ def main() -> None:
 
 
 def _row(
-    exe: str, loopx: str | None, job: Path, runs: int, root: Path, label: str, jobs: int
+    exe: str, loopx: str | None, job: Path, runs: int, root: Path, label: str, jobs: int | None
 ) -> tuple[str, tuple[float, float, float] | None]:
     """One table line for ``job``, and (speed-up, CPU ratio, lowest turn) when loopx ran."""
 

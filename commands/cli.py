@@ -6,7 +6,7 @@ Subcommands load lazily (``commands/lazy_group.py``): a command imports only its
 from __future__ import annotations
 
 import os
-import traceback
+import sys
 
 import click
 
@@ -78,7 +78,10 @@ class RootGroup(LazyGroup):
             )
         except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
             if debugging(ctx):
-                traceback.print_exc()
+                # The interpreter's own printer, as for an uncaught exception: the same text
+                # as ``traceback.print_exc()`` without importing ``traceback`` (and
+                # ``linecache``/``tokenize``) into every command for the rare error.
+                sys.excepthook(type(exc), exc, exc.__traceback__)
             fail(
                 f"internal error ({type(exc).__name__}): {exc}",
                 _format_of(ctx),

@@ -29,10 +29,10 @@ from benchledger.ledger.handlers.benchmark_run import (
     idempotency_key,
 )
 from benchledger.ledger.handlers.benchmark_run_payload import error_payload
-from benchledger.ledger.handlers.benchmark_run_sources import BuiltSource, Progress, build_source
+from benchledger.ledger.handlers.benchmark_run_sources import build_source
+from benchledger.ledger.handlers.built_source import BuiltSource, Progress
 from benchledger.ledger.handlers.store_ledger import ledger_the_store_knows
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
-from benchledger.ledger.sources.planned.preflight import make_which
 from benchledger.ledger.store.faults import reach
 from benchledger.projections.publishing.render import RenderError, render_for_goal
 from benchledger.projections.read_models.queries import StoreReads
@@ -69,9 +69,7 @@ def _run_benchmark(
     try:
         if not request.no_global_sync:
             require_registry_file(context)
-        built = build_source(
-            request, env=os.environ, which=make_which(os.environ), progress=progress
-        )
+        built = build_source(request, env=os.environ, progress=progress)
         opened = open_store(db)
     except BenchledgerError as err:
         _attach_payload(err, request, context, goal_id, request.classification or "")

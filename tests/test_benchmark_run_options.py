@@ -15,6 +15,7 @@ import pytest
 
 from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.requests import benchmark_run_rules
+from benchledger.ledger.sources.harbor import files as harbor_files
 from benchledger.ledger.sources.harbor import parallel as harbor_parallel
 from benchledger.ledger.sources.harbor.job import read_harbor_job
 from benchledger.ledger.sources.harbor.options import ArmMapping, HarborReadOptions
@@ -124,13 +125,61 @@ def test_harbor_jobs_read_on_several_cores_give_the_same_ingest(
     key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(harbor_parallel, "_MIN_TRIALS_PER_WORKER", 1)  # fork even for a few
-    alone = read_harbor_job(HarborReadOptions.from_flags(_job(key)))
+    alone = read_harbor_job(HarborReadOptions.from_flags(_job(key), jobs=1))
     calls: list[tuple[int, int]] = []
     shared = read_harbor_job(
         HarborReadOptions.from_flags(_job(key), jobs=3), progress=lambda d, t: calls.append((d, t))
     )
     assert shared == alone
     assert calls[0][0] == 0 and calls[-1][0] == calls[-1][1] == alone.provenance["trial_dir_count"]
+
+
+def test_harbor_workers_start_before_the_job_files_are_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With --jobs 2 one worker reads the second half of the trials, started before this process
+    reads the job's own files (lock.json is the largest); without --jobs nothing is forked.
+    The ingest is the same either way."""
+    monkeypatch.setattr(harbor_parallel, "_MIN_TRIALS_PER_WORKER", 1)
+    job = _job("07_many_tasks_full_sweep")
+    alone = read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
+    trials = alone.provenance["trial_dir_count"]
+    started: list[int] = []
+    order: list[str] = []
+    start = harbor_parallel._start
+    read_json = harbor_files._Reader.json
+
+    def counted(root: str, names: list[str]) -> tuple[int, int] | None:
+        started.append(len(names))
+        order.append("worker")
+        return start(root, names)
+
+    def noted(reader: harbor_files._Reader, rel: str) -> harbor_files._Json:
+        order.append(rel)
+        return read_json(reader, rel)
+
+    monkeypatch.setattr(harbor_parallel, "_start", counted)
+    monkeypatch.setattr(harbor_files._Reader, "json", noted)
+    assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=2)) == alone
+    assert len(started) == 1 and 0 < started[0] < trials  # one worker read the second half
+    assert order[:3] == ["worker", "config.json", "lock.json"]
+    started.clear()
+    assert read_harbor_job(HarborReadOptions.from_flags(job)) == alone
+    assert started == []
+
+
+@pytest.mark.parametrize(
+    ("trials", "jobs", "parts"),
+    [
+        (3000, None, 1),  # the default: here alone
+        (3000, 1, 1),
+        (3000, 2, 2),
+        (3000, 8, 8),  # --jobs N is taken as asked, down to 200 trials a run
+        (300, 8, 1),
+    ],
+)
+def test_how_many_runs_a_job_is_read_in(trials: int, jobs: int | None, parts: int) -> None:
+    assert harbor_parallel._parts(trials, jobs) == parts
 
 
 def test_harbor_jobs_a_bad_trial_read_by_a_worker_is_reported_as_alone(
@@ -143,7 +192,7 @@ def test_harbor_jobs_a_bad_trial_read_by_a_worker_is_reported_as_alone(
     (last / "result.json").unlink()
     os.mkfifo(last / "result.json")  # a worker meets it; the command must name it the same way
     with pytest.raises(InputError) as alone:
-        read_harbor_job(HarborReadOptions.from_flags(job))
+        read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
     with pytest.raises(InputError) as shared:
         read_harbor_job(HarborReadOptions.from_flags(job, jobs=4))
     assert shared.value.message == alone.value.message

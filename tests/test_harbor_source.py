@@ -866,3 +866,22 @@ def test_slim_lock_reads_as_the_whole_lock(lock: dict) -> None:
         return out
 
     assert reads(slim) == reads(lock)
+
+
+@pytest.mark.parametrize(
+    ("path", "segment"),
+    [
+        ("tasks/build-cython-ext", "build-cython-ext"),
+        ("build-cython-ext", "build-cython-ext"),
+        ("a//b//", "b"),
+        ("C:\\tasks\\fix-git\\", "fix-git"),
+        ("x\\/y/", "y"),
+        ("/", None),
+        ("", None),
+        (7, None),
+    ],
+)
+def test_a_task_path_names_its_last_segment(path: object, segment: str | None) -> None:
+    """lock.json plans a task by its config's path when it has no name: the last segment,
+    whichever separators the path uses (docs/formats/harbor.md §5.3)."""
+    assert harbor_values._last_segment(path) == segment

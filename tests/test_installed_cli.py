@@ -67,3 +67,24 @@ def test_commands_on_the_embedded_store_never_import_sqlalchemy(tmp_path, fixtur
                              cwd=tmp_path, env=env)  # fmt: skip
         assert out.stderr.strip().splitlines()[-1] in ("0 []", "None []"), (argv, out.stderr)
     assert (tmp_path / ".benchledger" / "ledger.db").exists()
+
+
+def test_a_harbor_ingest_imports_no_other_source(tmp_path, fixtures_dir):
+    """A Harbor ingest loads only the Harbor reader: neither BenchFlow's, Inspect's nor the
+    planner's modules, and neither ``traceback`` nor ``socket``, which only an error print
+    or a host lookup would use (each import is paid by every ingest; bench/README.md)."""
+    job = fixtures_dir / "harbor/tb2-pilot-20260502/jobs/2026-05-02__09-14-07"
+    argv = ["--runtime-root", "rt", "--format", "json", "benchmark", "run", "terminal-bench",
+            "--goal-id", "g", "--harbor-job-dir", str(job), "--update-run-ledger",
+            "--no-global-sync", "--execute"]  # fmt: skip
+    unused = ("benchledger.ledger.sources.benchflow", "benchledger.ledger.sources.inspect",
+              "benchledger.ledger.sources.planned.records", "traceback", "socket")  # fmt: skip
+    code = (
+        "import sys\nfrom benchledger.commands.cli import cli\n"
+        f"try:\n    cli({argv!r})\nexcept SystemExit as exit:\n    code = exit.code\n"
+        f"print(code, sorted(m for m in {unused!r} if m in sys.modules), file=sys.stderr)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "BENCHLEDGER_DATABASE_URL"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert out.stderr.strip().splitlines()[-1] == "0 []"

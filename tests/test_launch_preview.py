@@ -8,7 +8,7 @@ import shlex
 import pytest
 
 from benchledger.ledger.core.errors import InputError
-from benchledger.ledger.handlers.benchmark_run_sources import planned_run_options
+from benchledger.ledger.handlers.source_planned import planned_run_options
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.sources.planned.launch_preview import (
     build_launch_preview,

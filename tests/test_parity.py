@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from benchledger.ledger.handlers.benchmark_run_sources import planned_run_options
+from benchledger.ledger.handlers.source_planned import planned_run_options
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.rules.operations.parity import (
     is_product_mode,

@@ -9,7 +9,7 @@ import pytest
 
 from benchledger.ledger.core.errors import InputError, UsageError
 from benchledger.ledger.handlers.benchmark_cli import build_benchmark_cli
-from benchledger.ledger.handlers.benchmark_run_sources import planned_run_options
+from benchledger.ledger.handlers.source_planned import planned_run_options
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.requests.benchmark_run_rules import (
     parse_float_option,

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from benchledger.ledger.handlers.benchmark_run_sources import planned_run_options
+from benchledger.ledger.handlers.source_planned import planned_run_options
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.sources.planned.preflight import (
     MATERIAL_NO_INSTRUCTION,

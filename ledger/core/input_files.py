@@ -77,23 +77,26 @@ def read_regular_file(
 ) -> bytes:
     """The whole file, at most ``limit`` bytes.
 
-    ``shown`` is the name the error cites (relative to the root the user gave). A file that
+    ``shown`` is the name the error cites (relative to the root the user gave), escaped by
+    ``shown_path`` only when there is an error (this runs for every file of a job). A file that
     does not exist (or a dangling link) raises ``FileNotFoundError`` so callers can treat
     "missing" as a fact; everything else that stops the read is an ``UnreadableFileError``
     saying what is wrong and what to do. ``dir_fd``: a relative ``path`` is looked up from
     that directory (``os.open``'s ``dir_fd``), which spares the kernel walking the same
     leading directories again for each of the thousands of files of one Harbor job.
     """
-    shown = shown_path(shown)
     try:
         found = os.stat(path, dir_fd=dir_fd)
     except FileNotFoundError:
         raise
     except NotADirectoryError:  # a parent is a file: the path names nothing
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", shown) from None
+        raise FileNotFoundError(
+            errno.ENOENT, "No such file or directory", shown_path(shown)
+        ) from None
     except OSError as exc:
         raise _os_error(exc, shown) from None
-    _check_kind(found.st_mode, shown)
+    if not stat.S_ISREG(found.st_mode):  # the name is escaped only for an error (every call)
+        _check_kind(found.st_mode, shown)
     if found.st_size > limit:
         raise _too_large(shown, limit)
     try:
@@ -140,7 +143,7 @@ def _read_capped(fd: int, size: int, limit: int, shown: str) -> bytes:
             chunk = os.read(fd, max(1, min(want, limit + 1 - total)))
         except BlockingIOError:  # swapped for a FIFO after the check: nothing is waiting
             raise UnreadableFileError(
-                f"cannot read {shown}: it changed into a pipe while being read; "
+                f"cannot read {shown_path(shown)}: it changed into a pipe while being read; "
                 "point at a regular file"
             ) from None
         except OSError as exc:
@@ -162,15 +165,15 @@ def _check_kind(mode: int, shown: str) -> None:
         return
     kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
     raise UnreadableFileError(
-        f"cannot read {shown}: it is {kind}, not a regular file; "
+        f"cannot read {shown_path(shown)}: it is {kind}, not a regular file; "
         "replace it with the file itself or remove it"
     )
 
 
 def _too_large(shown: str, limit: int) -> UnreadableFileError:
     return UnreadableFileError(
-        f"cannot read {shown}: larger than the {describe_limit(limit)} limit for this file "
-        '(README "Limits"); check that it is the right file'
+        f"cannot read {shown_path(shown)}: larger than the {describe_limit(limit)} limit for "
+        'this file (README "Limits"); check that it is the right file'
     )
 
 
@@ -182,7 +185,7 @@ def _os_error(exc: OSError, shown: str) -> UnreadableFileError:
     else:
         advice = "check the file"
     reason = exc.strerror or type(exc).__name__
-    return UnreadableFileError(f"cannot read {shown}: {reason}; {advice}")
+    return UnreadableFileError(f"cannot read {shown_path(shown)}: {reason}; {advice}")
 
 
 def relative_to(path: Path, root: Path) -> str:

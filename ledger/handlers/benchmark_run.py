@@ -19,7 +19,7 @@ from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.ledger_target import LedgerTarget
 from benchledger.ledger.core.registry import CommandContext
 from benchledger.ledger.handlers.benchmark_run_payload import success_payload
-from benchledger.ledger.handlers.benchmark_run_sources import BuiltSource
+from benchledger.ledger.handlers.built_source import BuiltSource
 from benchledger.ledger.handlers.global_sync import GlobalSyncPlan, plan_global_sync, skipped_sync
 from benchledger.ledger.handlers.ledger_store import require_store_ledger
 from benchledger.ledger.handlers.ledger_upsert import (

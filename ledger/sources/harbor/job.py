@@ -27,7 +27,7 @@ from benchledger.ledger.rules.record.fields import PROGRESS_KEYS
 from benchledger.ledger.sources.base import SourceIngest, keep_tasks
 from benchledger.ledger.sources.harbor.files import _Json, _Reader
 from benchledger.ledger.sources.harbor.options import HarborReadOptions
-from benchledger.ledger.sources.harbor.parallel import read_trials_on
+from benchledger.ledger.sources.harbor.parallel import TrialReading
 from benchledger.ledger.sources.harbor.plan import (
     _match_plan,
     _planned_counts,
@@ -50,7 +50,7 @@ from benchledger.ledger.sources.harbor.scoring import (
     _job_status,
     _primary_reward,
 )
-from benchledger.ledger.sources.harbor.trials import Progress, _Attempt, read_trials
+from benchledger.ledger.sources.harbor.trials import Progress, _Attempt
 from benchledger.ledger.sources.harbor.values import _METRIC_KEYS, _dict, _number, _text
 
 _ERR_NOT_DIR = "--harbor-job-dir does not exist or is not a directory"
@@ -137,15 +137,13 @@ def _read_files(
 ) -> SourceIngest:
     """``read_harbor_job`` once the job directory is open for reading: read every file once,
     match the plan, group the attempts, build the records."""
-    config, lock = reader.json("config.json"), reader.json("lock.json")
-    if lock.ok:  # freed before the trials are read, which then reuse its memory
-        lock.data = _slim_lock(lock.data)
-    job_result = reader.json("result.json")
+    with TrialReading(reader, progress, opts.jobs) as trials:  # other cores start on them now
+        config, lock = reader.json("config.json"), reader.json("lock.json")
+        if lock.ok:  # freed before the trials are read, which then reuse its memory
+            lock.data = _slim_lock(lock.data)
+        job_result = reader.json("result.json")
+        observed = trials.attempts()
     planned = _planned_from_lock(lock.obj) or _planned_from_config(config.obj)
-    if opts.jobs > 1:
-        observed = read_trials_on(reader, progress, opts.jobs)
-    else:
-        observed = read_trials(reader, progress)
     if config.state == lock.state == job_result.state == "missing" and not observed:
         raise SourceError(_ERR_NOT_JOB)
     warnings = _file_warnings(config, lock, job_result, observed)

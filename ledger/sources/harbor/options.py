@@ -36,7 +36,7 @@ class HarborReadOptions:
     arm_role: str | None = None
     run_group_id: str | None = None
     include_tasks: tuple[str, ...] = ()  # --include-task-name: keep only these cases
-    jobs: int = 1  # --jobs: cores the trials are read on (``parallel``); never changes a record
+    jobs: int | None = None  # --jobs: cores the trials are read on (None: one); changes no record
 
     @classmethod
     def from_flags(
@@ -61,7 +61,7 @@ class HarborReadOptions:
             arm_role,
             run_group_id,
             tuple(include_tasks),
-            jobs or 1,
+            jobs,
         )
 
 

@@ -67,6 +67,13 @@ class _Attempt:
     plan_task: str | None = None
     info_agent: bool = False  # ``agent`` is Harbor's own ``agent_info.name``
 
+    def __reduce__(self) -> tuple[type[_Attempt], tuple[Any, ...]]:
+        """Pickled as its fields in order and rebuilt by one constructor call, as the workers
+        of a parallel read (``parallel.py``) send attempts back: a slots dataclass's default
+        state protocol runs Python code per object, which made joining a worker's 1,500
+        attempts ~40 % slower on the command's critical path."""
+        return (_Attempt, tuple(getattr(self, name) for name in self.__slots__))
+
 
 def _trial_candidates(job_dir: str) -> tuple[list[str], list[str]]:
     """Immediate non-hidden subdirectories, sorted so plan matching is deterministic, and the
@@ -240,10 +247,14 @@ def _exists(path: str, dir_fd: int | None) -> bool:
     return os.access(path, os.F_OK, dir_fd=dir_fd)
 
 
-def read_trials(reader: _Reader, progress: Progress | None) -> list[_Attempt]:
-    """The job's trials in name order, one after the other; ``progress(done, total)`` as they
-    are read. Directories holding none of the trial files are left out."""
-    candidates = _list_trials(reader)
+def read_trials(
+    reader: _Reader, progress: Progress | None, candidates: list[str] | None = None
+) -> list[_Attempt]:
+    """The job's trials in name order (``candidates``, when the caller listed them already),
+    one after the other; ``progress(done, total)`` as they are read. Directories holding none
+    of the trial files are left out."""
+    if candidates is None:
+        candidates = _list_trials(reader)
     total = len(candidates)
     if progress:
         progress(0, total)

@@ -5,7 +5,6 @@ number), trial timings from Harbor's stamps, usage figures and timeout multiplie
 from __future__ import annotations
 
 import math
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,10 +38,11 @@ def _number(value: Any) -> float | int | None:
 
 
 def _last_segment(path: Any) -> str | None:
+    """The last non-empty segment of a ``/`` or ``\\`` path (``a/b//`` -> ``b``); None for
+    none. Runs on every trial: string methods, no regex look-up."""
     if not isinstance(path, str):
         return None
-    parts = [p for p in re.split(r"[\\/]+", path) if p]
-    return parts[-1] if parts else None
+    return path.replace("\\", "/").rstrip("/").rpartition("/")[2] or None
 
 
 def _stamp_epoch(stamp: str) -> float | None:
