@@ -10,24 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
+from tests.support_cli import invoke_json
 from tests.support_harbor_ingest_cli import copy_job, load_manifest
 
 TB = "terminal-bench@2.0"
 
 
 def _run(*args: str) -> tuple[int, Any, str]:
-    from benchledger.commands.cli import cli as root
-
-    result = CliRunner().invoke(root, ["--format", "json", *args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    try:
-        payload = json.loads(result.stdout)
-    except ValueError:
-        payload = None
-    return result.exit_code, payload, result.stderr
+    return invoke_json(*args)
 
 
 @pytest.fixture

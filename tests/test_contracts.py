@@ -30,24 +30,17 @@ from benchledger.ledger.sources.harbor.job import read_harbor_job
 from benchledger.ledger.sources.harbor.options import HarborReadOptions
 from benchledger.ledger.store.events import LEDGER_UPSERTED, RUN_BUILT, NewEvent
 from benchledger.services.store_session import open_store
+from tests.support_cli import invoke_json
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_JOB = REPO / "examples" / "harbor" / "2026-05-02__09-14-07"
 
 
 def run(db_url: str | None, cwd: Path, *args: str) -> tuple[int, Any, str]:
-    """One command in-process, JSON output parsed (None when stdout is not JSON)."""
+    """One command in-process from ``cwd``, JSON output parsed (None when stdout is not JSON)."""
     cwd.mkdir(parents=True, exist_ok=True)
-    argv = (["--db", db_url] if db_url else []) + ["--format", "json", *args]
     with chdir(cwd):
-        result = CliRunner().invoke(cli, argv)
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    try:
-        payload = json.loads(result.stdout)
-    except ValueError:
-        payload = None
-    return result.exit_code, payload, result.stderr
+        return invoke_json(*args, db_url=db_url)
 
 
 def demo_ingest(db_url: str, work: Path) -> None:

@@ -4,7 +4,6 @@ run, which reads nothing, are refused with one line."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from click.testing import CliRunner
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.requests.goal_default import default_goal_source
 from tests.support_benchflow_source import materialize
+from tests.support_cli import invoke_json
 from tests.support_harbor_ingest_cli import copy_job, load_manifest
 from tests.support_inspect import copy_logs
 
@@ -22,17 +22,7 @@ JOB_NAME = "2026-05-02__09-14-07"
 
 
 def _run(*args: str) -> tuple[int, Any, str]:
-    from benchledger.commands.cli import cli as root
-
-    argv = ["--runtime-root", "rt", "--format", "json", "benchmark", "run", *args]
-    result = CliRunner().invoke(root, argv)
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    try:
-        payload = json.loads(result.stdout)
-    except ValueError:
-        payload = None
-    return result.exit_code, payload, result.stderr
+    return invoke_json("--runtime-root", "rt", "benchmark", "run", *args)
 
 
 @pytest.fixture
