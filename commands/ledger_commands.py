@@ -220,7 +220,9 @@ def import_loopx_ledger(
 def _archive_filter_options(func):  # noqa: ANN001, ANN202
     options = [
         click.option(
-            "--benchmark-id", required=True, help="Benchmark whose matching runs are changed."
+            "--benchmark-id",
+            default="",
+            help="Benchmark whose matching runs are changed (with --run-id alone: the runs' own).",
         ),
         click.option(
             "--archive-batch-id",
@@ -291,6 +293,10 @@ def _archive(
     *,
     restore: bool,
 ) -> None:
+    if not opts["benchmark_id"] and not opts["run_id"]:
+        raise click.UsageError(
+            "Missing option '--benchmark-id' (or '--run-id', whose runs name their benchmark)."
+        )
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerArchiveCommand, opts)
     payload = run_archive(

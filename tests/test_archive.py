@@ -27,10 +27,13 @@ def _archive_rows() -> list[dict]:
     ]
 
 
+MISSING_BENCHMARK = "--benchmark-id is required (or --run-id, whose runs name their benchmark)"
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"benchmark_id": " ", "reason": "r", "case_ids": ["c1"]}, "benchmark_id is required"),
+        ({"benchmark_id": " ", "reason": "r", "case_ids": ["c1"]}, MISSING_BENCHMARK),
         ({"benchmark_id": "b@1", "reason": "", "case_ids": ["c1"]}, "archive reason is required"),
         (
             {"benchmark_id": "b@1", "reason": "r"},

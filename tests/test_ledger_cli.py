@@ -407,7 +407,7 @@ ARCHIVE = ["benchmark", "run-ledger-archive", "--benchmark-id", TB]
         (
             ["benchmark", "run-ledger-archive", "--benchmark-id", " ", "--reason", "r",
              "--case-id", "x"],
-            "benchmark_id is required",
+            "--benchmark-id is required (or --run-id, whose runs name their benchmark)",
         ),
         ([*ARCHIVE, "--reason", "  ", "--case-id", "x"], "archive reason is required"),
         (

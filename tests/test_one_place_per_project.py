@@ -224,3 +224,30 @@ def test_run_ledger_archive_by_run_id(
     assert code == 0, err
     assert archived["archive"]["newly_archived_run_count"] == 1
     assert archived["archive"]["archived_samples"][0]["run_id"] == run_id
+
+
+def test_run_ledger_archive_by_run_id_alone_names_the_benchmark(
+    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".benchledger").mkdir()
+    monkeypatch.chdir(tmp_path)
+    payload = _ingest(job)
+    run_id = payload["benchmark_run_ledger"]["entries"][0]["run_id"]
+    archive = ("benchmark", "run-ledger-archive", "--reason", "bad image")
+
+    code, archived, err = _run(*archive, "--run-id", run_id, "--execute")
+    assert code == 0, err
+    assert archived["archive"]["benchmark_id"] == "terminal-bench@2.0"
+    assert archived["archive"]["archived_samples"][0]["run_id"] == run_id
+    code, restored, err = _run(
+        "benchmark", "run-ledger-restore", "--reason", "image fixed", "--run-id", run_id,
+        "--execute",
+    )  # fmt: skip
+    assert code == 0, err
+    assert restored["archive"]["restored_run_count"] == 1
+
+    code, _payload, err = _run(*archive, "--run-id", "no-such-run", "--execute")
+    assert code == 1 and err.count("\n") == 1
+    assert "run id no-such-run is not a run of " in err
+    code, _payload, err = _run(*archive, "--case-id", "x", "--execute")
+    assert code == 2 and "Missing option '--benchmark-id' (or '--run-id'" in err

@@ -6,9 +6,10 @@ Only rows that really change are put in events: re-running an archive appends no
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.core.ledger_target import LedgerTarget
 from benchledger.ledger.handlers.ledger_store import (
     MaintenancePlan,
@@ -48,6 +49,33 @@ class ArchiveRequest:
         }
 
 
+def with_benchmark(
+    reads: MaintenanceReads, target: LedgerTarget, request: ArchiveRequest
+) -> ArchiveRequest:
+    """``request`` with its benchmark named by its runs when only ``--run-id`` was given: a user
+    archiving one run by id should not have to look up which benchmark it belongs to
+    (docs/cli.md). Ids that are not in the ledger, or runs of several benchmarks, are refused
+    with the ids or benchmarks named."""
+    if str(request.benchmark_id or "").strip() or not request.run_ids:
+        return request
+    wanted = set(request.run_ids)
+    found = {
+        str(row.get("run_id")): str(row.get("benchmark_id"))
+        for row in reads.all_rows(target.ledger_id)
+        if str(row.get("run_id")) in wanted
+    }
+    missing = sorted(wanted - found.keys())
+    if missing:
+        raise InputError(f"run id {missing[0]} is not a run of {target.display_path}")
+    benchmarks = sorted(set(found.values()))
+    if len(benchmarks) > 1:
+        raise InputError(
+            f"the run ids are runs of {len(benchmarks)} benchmarks ({', '.join(benchmarks)}); "
+            "pass --benchmark-id to pick one"
+        )
+    return replace(request, benchmark_id=benchmarks[0])
+
+
 def _benchmark_rows(reads: MaintenanceReads, target: LedgerTarget, benchmark_id: str) -> list:
     """The benchmark's rows in document order (case, then §6.3), so samples read naturally."""
     rows = reads.rows_by_benchmark(target.ledger_id, str(benchmark_id or "").strip())
@@ -58,6 +86,7 @@ def plan_archive(
     reads: MaintenanceReads, target: LedgerTarget, request: ArchiveRequest, *, now: str
 ) -> MaintenancePlan:
     """Archive the matching active runs; already archived ones are counted, never touched."""
+    request = with_benchmark(reads, target, request)
     rows = _benchmark_rows(reads, target, request.benchmark_id)
     result = archive_rows(rows, now=now, **request.filters())
     changed = _changed(result.rows, result.changed_run_ids)
@@ -84,6 +113,7 @@ def plan_restore(
     rendered files are byte for byte what they were: the archive never happened for a reader.
     Any other restore is a write of its own and stamps ``now``.
     """
+    request = with_benchmark(reads, target, request)
     rows = _benchmark_rows(reads, target, request.benchmark_id)
     result = restore_rows(rows, **request.filters())
     changed = _changed(result.rows, result.changed_run_ids)

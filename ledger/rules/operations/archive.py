@@ -72,7 +72,9 @@ def _validated_selector(
     run_ids: Iterable[str] | None = None,
 ) -> tuple[_Selector, str]:
     if not str(benchmark_id or "").strip():
-        raise InputError("benchmark_id is required")
+        raise InputError(
+            "--benchmark-id is required (or --run-id, whose runs name their benchmark)"
+        )
     if not str(reason or "").strip():
         raise InputError("archive reason is required")
     reason_text = " ".join(str(reason).split())
