@@ -12,6 +12,7 @@ from benchledger.commands.grouped_help import GroupedHelpCommand
 from benchledger.commands.output import emit, format_option, progress_bar, resolve_format
 from benchledger.commands.runtime import command_metadata
 from benchledger.ledger.core.gc_pause import collector_paused
+from benchledger.ledger.core.readable import word
 from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
 from benchledger.ledger.requests.benchmark_run_rules import validate_benchmark_run_options
 from benchledger.ledger.requests.goal_default import default_goal_source, with_default_goal_id
@@ -379,6 +380,6 @@ def _markdown(payload: dict[str, Any], *, verbose: bool, goal: str | None) -> st
     """The summary and the first runs; with ``--verbose``, the summary and every run in full
     (projections/reports/run_summary.py)."""
     if verbose:
-        details = render_append_markdown(payload)
+        details = render_append_markdown(payload, scalar=word)
         return with_summary(details, payload, cwd=Path.cwd(), goal_default=goal)
     return short_markdown(payload, cwd=Path.cwd(), goal_default=goal)

@@ -58,6 +58,9 @@ CASES: dict[str, list[list[str]]] = {
          "--skillsbench-result-root", "bf/cases/02_fail"],
         ["benchmark", "run", "terminal-bench", "--goal-id", "plan",
          "--include-task-name", "fix-git"],
+        # every run in full: the run sections spelled for a person, not as the .md files are
+        ["benchmark", "run", "terminal-bench", "--goal-id", "tb2", "--harbor-job-dir", "job",
+         "--verbose"],
         # already recorded: nothing appended, the payload through the generic view
         ["benchmark", "run", "terminal-bench", "--goal-id", "tb2", "--harbor-job-dir", "job",
          "--update-run-ledger", "--execute"],
@@ -122,6 +125,8 @@ CASES: dict[str, list[list[str]]] = {
 BAD = (
     (re.compile(r'\{"|\["|": '), "a JSON fragment"),
     (re.compile(r"\b(?:None|True|False)\b"), "a Python repr"),
+    # a value spelled as JSON (inside a shell command, ``FLAG=true`` is the user's own text)
+    (re.compile(r"`(?:true|false|null)`|(?:^|:)\s*(?:true|false|null)\b"), "a JSON word"),
     (re.compile(r"\b1 (?:file|run|event|row|case|snapshot|difference|goal|arm|benchmark|payload"
                 r"|trial|ledger|model|item|record)s\b|\w\(s\)"), "a plural error"),
 )  # fmt: skip
@@ -330,7 +335,7 @@ def test_a_mistake_is_one_readable_line(project: Path, args: list[str]) -> None:
 
 def test_the_checks_catch_what_they_are_for() -> None:
     """The rules themselves: each bad line is caught, a readable one passes."""
-    bad = ['- verify: {"ok": true}', "- dry_run: True", "- output_json: None",
+    bad = ['- verify: {"ok": true}', "- dry_run: True", "- output_json: None", "- ready: `true`",
            "- cost: 6.445093000000001", "report: x (1 files)", "3 row(s)"]  # fmt: skip
     for line in bad:
         assert offending_lines(line), line

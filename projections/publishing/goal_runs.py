@@ -23,6 +23,8 @@ from benchledger.ledger.rules.row.values import as_mapping
 from benchledger.ledger.store.chain import CanonicalJson
 
 MARKDOWN_TITLE = "# Benchmark Run Append"
+#: How a value is spelled in a run section: loopx's JSON spelling in files, words on a terminal.
+Scalar = Callable[[Any], str]
 
 
 def render_record_json(record: Mapping[str, Any], *, plain: bool | None = None) -> str:
@@ -122,27 +124,33 @@ _RUN_KEYS = (
 )
 
 
-def render_append_markdown(payload: Mapping[str, Any]) -> str:
-    """Markdown for the command's stdout and (via ``render_record_markdown``) ``<stem>.md``."""
+def render_append_markdown(payload: Mapping[str, Any], *, scalar: Scalar | None = None) -> str:
+    """Markdown for ``<stem>.md`` (via ``render_record_markdown``) in loopx's spelling, and
+    for the command's ``--verbose`` stdout with ``scalar`` spelling values for a person
+    (``ledger.core.readable.word``: no ``true``, no float noise)."""
+    scalar = scalar or _scalar
     lines = [MARKDOWN_TITLE, ""]
-    lines += [_bullet(key, payload.get(key)) for key in _HEAD_KEYS]
-    lines += [_bullet(key, payload[key]) for key in _OPTIONAL_KEYS if payload.get(key) is not None]
+    lines += [_bullet(key, payload.get(key), scalar) for key in _HEAD_KEYS]
+    lines += [
+        _bullet(key, payload[key], scalar) for key in _OPTIONAL_KEYS if payload.get(key) is not None
+    ]
     for run in payload_runs(payload):
-        lines += run_section_lines(run)
+        lines += run_section_lines(run, scalar)
     if payload.get("error"):
-        lines += ["", _bullet("error", payload["error"])]
+        lines += ["", _bullet("error", payload["error"], scalar)]
     return "\n".join(lines) + "\n"
 
 
-def run_section_lines(run: Mapping[str, Any]) -> list[str]:
+def run_section_lines(run: Mapping[str, Any], scalar: Scalar | None = None) -> list[str]:
     """One run's ``## Benchmark Run`` section (a blank line first)."""
+    scalar = scalar or _scalar
     lines = ["", "## Benchmark Run", ""]
-    lines += [_bullet(key, run.get(key)) for key in _RUN_KEYS if run.get(key) is not None]
-    lines += _planned_lines(run)
+    lines += [_bullet(key, run.get(key), scalar) for key in _RUN_KEYS if run.get(key) is not None]
+    lines += _planned_lines(run, scalar)
     if isinstance(run.get("progress"), Mapping):
-        lines.append(_progress_line(run))
+        lines.append(_progress_line(run, scalar))
     if isinstance(run.get("metrics"), Mapping):
-        lines.append(_metrics_line(run))
+        lines.append(_metrics_line(run, scalar))
     return lines
 
 
@@ -173,37 +181,37 @@ def payload_runs(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [run] if isinstance(run, Mapping) else []
 
 
-def _planned_lines(run: Mapping[str, Any]) -> list[str]:
+def _planned_lines(run: Mapping[str, Any], scalar: Scalar) -> list[str]:
     """A planned run's point is its launch command and whether anything blocks it."""
     lines = []
     preflight = as_mapping(run.get("preflight"))
     if preflight:
-        lines.append(_bullet("ready", preflight.get("ready")))
-        lines.append(_bullet("first_blocker", preflight.get("first_blocker")))
+        lines.append(_bullet("ready", preflight.get("ready"), scalar))
+        lines.append(_bullet("first_blocker", preflight.get("first_blocker"), scalar))
     preview = as_mapping(run.get("launch_preview"))
     if preview.get("command"):
         lines.append(f"- launch command: {code_span(str(preview['command']))}")
     return lines
 
 
-def _progress_line(run: Mapping[str, Any]) -> str:
+def _progress_line(run: Mapping[str, Any], scalar: Scalar) -> str:
     progress = as_mapping(run.get("progress"))
-    completed = _scalar(progress.get("n_completed_trials"))
-    total = _scalar(progress.get("n_total_trials"))
+    completed = scalar(progress.get("n_completed_trials"))
+    total = scalar(progress.get("n_total_trials"))
     return f"- progress: completed={completed} total={total}"
 
 
-def _metrics_line(run: Mapping[str, Any]) -> str:
+def _metrics_line(run: Mapping[str, Any], scalar: Scalar) -> str:
     metrics = as_mapping(run.get("metrics"))
     parts = " ".join(
-        f"{key}={_scalar(metrics.get(key))}"
+        f"{key}={scalar(metrics.get(key))}"
         for key in ("input_tokens", "output_tokens", "cost_usd")
     )
     return f"- metrics: {parts}"
 
 
-def _bullet(key: str, value: Any) -> str:
-    return f"- {key}: {code_span(_scalar(value))}"
+def _bullet(key: str, value: Any, scalar: Scalar) -> str:
+    return f"- {key}: {code_span(scalar(value))}"
 
 
 def _scalar(value: Any) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.core.markdown import code_span, one_line, table_text
-from benchledger.ledger.core.readable import more_line, plural, shown_path
+from benchledger.ledger.core.readable import more_line, plural, shown_path, word
 from benchledger.projections.publishing.goal_runs import (
     MARKDOWN_TITLE,
     payload_runs,
@@ -58,7 +58,7 @@ def short_markdown(
         lines.append(f"- next: {one_line(action)}")
     if runs and all(run.get("run_status") == "planned" for run in runs):
         for run in runs[:MAX_PLANNED]:
-            lines += run_section_lines(run)
+            lines += run_section_lines(run, word)
         lines += more_lines(len(runs), MAX_PLANNED, "planned run")
     elif runs:
         lines += ["", "## Runs", "", *runs_table(runs[:MAX_RUNS])]
