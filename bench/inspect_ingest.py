@@ -9,7 +9,10 @@ Printed side by side, wall and CPU time (user + system, of the command and its c
 * ``inspect log list --json --log-dir DIR`` (Inspect's own listing of the same directory),
 * ``benchledger benchmark run inspect --log-dir DIR`` dry run, and with ``--execute``.
 
-    python bench/inspect_ingest.py [--logs 100] [--samples 100] [--runs 3]
+    python bench/inspect_ingest.py [--logs 100] [--samples 100] [--runs 3] [--keep DIR]
+
+``--keep DIR`` makes the log directory in ``DIR/logs`` (or reuses one already there with that
+many logs) and leaves it, so the same logs can be profiled again and again.
 """
 
 from __future__ import annotations
@@ -73,6 +76,21 @@ def _clone(source: Path, dest: Path, index: int) -> None:
     fixtures.rewrite_log(dest, swap)
 
 
+def _log_dir(where: Path, count: int, samples: int) -> Path:
+    """``where/logs`` holding ``count`` distinct logs: reused when it already holds that many
+    (``--keep``), otherwise made afresh."""
+    logs = where / "logs"
+    if logs.is_dir() and len(list(logs.glob("*.eval"))) == count:
+        return logs
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    made = _one_log(where / "made", samples)
+    for index in range(count):
+        _clone(made, logs / f"{index:04d}_{made.name}", index)
+    shutil.rmtree(where / "made")
+    return logs
+
+
 def _timed(argv: list[str], cwd: Path) -> tuple[float, float]:
     """Wall and CPU seconds (user + system, from the children's resource usage) of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -91,16 +109,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--logs", type=int, default=100)
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="make (or reuse) the logs in DIR/logs and leave them there")
     args = parser.parse_args(argv)
     bindir = Path(sys.executable).parent
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        logs = work / "logs"
-        logs.mkdir()
-        made = _one_log(work / "made", args.samples)
-        for index in range(args.logs):
-            _clone(made, logs / f"{index:04d}_{made.name}", index)
-        shutil.rmtree(work / "made")
+        logs = _log_dir(args.keep or work, args.logs, args.samples)
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"{args.logs} logs x {args.samples} samples x 3 epochs; load average {load}")
         timings: dict[str, list[tuple[float, float]]] = {
