@@ -19,7 +19,6 @@ from benchledger.ledger.handlers.ledger_upsert import (
 )
 from benchledger.ledger.requests.write_controls import LedgerUpsertRequest
 from benchledger.ledger.rules.record.compact_input import NOT_AN_OBJECT, resolve_compact_input
-from benchledger.ledger.rules.row.case_decision import decide_case
 from benchledger.projections.publishing.render import render_ledger
 from benchledger.projections.read_models.queries import StoreReads
 from benchledger.services.inputs import read_input
@@ -99,7 +98,6 @@ def _apply_upsert(
                 target=target,
                 options=[row_options] * len(records),
                 reads=reads,
-                decide_case=decide_case,
                 now=now,
                 ref_root=str(Path.cwd()),
             )

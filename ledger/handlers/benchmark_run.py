@@ -37,8 +37,7 @@ from benchledger.ledger.rules.history.goal_runs import (
     record_paths_rel,
 )
 from benchledger.ledger.rules.history.rollout import benchmark_run_event, rollout_payload_fields
-from benchledger.ledger.rules.row.build import build_row
-from benchledger.ledger.rules.row.case_decision import decide_case
+from benchledger.ledger.rules.row.build import row_run_id
 from benchledger.ledger.rules.row.classification import recommended_action
 from benchledger.ledger.store.chain import CanonicalJson, canonical_json
 from benchledger.ledger.store.events import RUN_APPENDED, RUN_BUILT, NewEvent
@@ -139,14 +138,16 @@ def decide(
         for stem in all_stems
     ]
     ledger_plan = _ledger_plan(reads, records, row_options, inputs)
-    run_ids = _run_ids(records, row_options, ledger_plan, now)
+    run_ids = _run_ids(records, row_options, ledger_plan)
     new = [i for i, stem in enumerate(known) if stem is None]
     records_new = [records[i] for i in new]
     stems = [all_stems[i] for i in new]
     # Each record is serialised once, here, for both events and the read model that carry it.
     frozen = [_frozen(RUN_BUILT, record) for record in records_new]
+    provenance = _ProvenanceTexts(built)
     events = [
-        _run_built(goal_id, r, text, built) for r, text in zip(records_new, frozen, strict=True)
+        _run_built(goal_id, r, text, built, provenance(r))
+        for r, text in zip(records_new, frozen, strict=True)
     ]
     rollouts = []
     for i, text in zip(new, frozen, strict=True):
@@ -208,7 +209,6 @@ def _ledger_plan(
         target=target,
         options=row_options,
         reads=reads,
-        decide_case=decide_case,
         now=inputs.now,
         ref_root=str(context.project_root or Path.cwd()),
         runtime_root=str(context.runtime_root),
@@ -224,11 +224,44 @@ def _frozen(event_type: str, value: dict[str, Any]) -> CanonicalJson:
         raise InputError(f"event {event_type} payload is not valid JSON: {exc}") from None
 
 
+class _ProvenanceTexts:
+    """Each record's ``run_built`` provenance (``BuiltSource.provenance_for``) as canonical
+    text, made once for consecutive records that share it.
+
+    Why: a source that does not map its records to their own files (Inspect logs, BenchFlow)
+    gives every record the whole source's provenance, ~30 KB for 100 Inspect logs, and it was
+    serialised and walked for NaN again in each of the 10,000 ``run_built`` events of their
+    samples (bench/inspect_ingest.py). Records that share it get dicts whose entries are the
+    very same objects, so that test (not a comparison of contents, which would take ``1`` for
+    ``True``) reuses the text; the stored bytes are those the dict would give.
+    """
+
+    def __init__(self, built: BuiltSource) -> None:
+        self.built = built
+        self.last: tuple[dict[str, Any], CanonicalJson] | None = None
+
+    def __call__(self, record: dict[str, Any]) -> CanonicalJson:
+        value = self.built.provenance_for(record)
+        if self.last is not None and _same_entries(self.last[0], value):
+            return self.last[1]
+        text = _frozen(RUN_BUILT, value)
+        self.last = (value, text)
+        return text
+
+
+def _same_entries(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.keys() == b.keys() and all(b[key] is value for key, value in a.items())
+
+
 def _run_built(
-    goal_id: str, record: dict[str, Any], frozen: CanonicalJson, built: BuiltSource
+    goal_id: str,
+    record: dict[str, Any],
+    frozen: CanonicalJson,
+    built: BuiltSource,
+    provenance: CanonicalJson,
 ) -> NewEvent:
     """What was read for one record (``frozen``: its canonical text), with its own files'
-    provenance."""
+    provenance (as canonical text too)."""
     return NewEvent(
         f"goal/{goal_id}",
         RUN_BUILT,
@@ -236,7 +269,7 @@ def _run_built(
             "goal_id": goal_id,
             "run_key": record.get("run_key"),
             "record": frozen,
-            "provenance": built.provenance_for(record),
+            "provenance": provenance,
             "content_digest": built.content_digest,
             "warnings": built.warnings,
         },
@@ -353,14 +386,13 @@ def _run_ids(
     records: list[dict[str, Any]],
     row_options: list[RowOptions],
     ledger_plan: LedgerPlan | None,
-    now: str,
 ) -> list[str]:
     """The ledger identity of each record (docs/formats/ledger_v0.md §5.15), used by rollout
     records too."""
     if ledger_plan is not None:
         return [o["entry"].get("run_id") for o in ledger_plan.outcomes]
     return [
-        build_row(r, now=now, run_group_id=o.run_group_id, arm_id=o.arm_id)[0]["run_id"]
+        row_run_id(r, run_group_id=o.run_group_id, arm_id=o.arm_id)
         for r, o in zip(records, row_options, strict=True)
     ]
 

@@ -8,15 +8,15 @@ event, which is what makes re-upserting the same run a no-op.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from benchledger.ledger.core.ledger_target import LedgerTarget
 from benchledger.ledger.handlers.ledger_store import DEFAULT_UPDATE_POLICY
 from benchledger.ledger.rules.row.build import RULES_VERSION, build_row
+from benchledger.ledger.rules.row.case_landing import CaseLanding
 from benchledger.ledger.rules.row.rows import LEDGER_SCHEMA
-from benchledger.ledger.rules.row.upsert import upsert_row
 from benchledger.ledger.store.events import LEDGER_UPSERTED, NewEvent
 
 VOLATILE_ROW_KEYS = ("last_upserted_at",)
@@ -60,22 +60,23 @@ def plan_ledger_upsert(
     target: LedgerTarget,
     options: Sequence[RowOptions],
     reads: LedgerReads,
-    decide_case: Callable[[list[dict]], dict],
     now: str,
     ref_root: str | None = None,
     runtime_root: str | None = None,
 ) -> LedgerPlan:
-    """Build each row, land it on its case, and keep only the upserts that change something."""
+    """Build each row, land it on its case, and keep only the upserts that change something.
+
+    Each case is read once and then kept as a ``CaseLanding``, so the records of one case cost
+    what their own rows change, not a pass over the whole case each."""
     plan = LedgerPlan()
     is_new_ledger = reads.ledger(target.ledger_id) is None
-    cases: dict[tuple[str, str], list[dict]] = {}
+    cases: dict[tuple[str, str], CaseLanding] = {}
     for record, opts in zip(records, options, strict=True):
         row, warnings = _row(record, opts, now=now, ref_root=ref_root, runtime_root=runtime_root)
         key = (row.get("benchmark_id") or "", row.get("case_id") or "")
         if key not in cases:
-            cases[key] = reads.case_rows(target.ledger_id, *key)
-        existing = cases[key]
-        result = upsert_row(existing, row)
+            cases[key] = CaseLanding(reads.case_rows(target.ledger_id, *key))
+        result = cases[key].land(row)
         outcome: dict[str, Any] = {"entry": result.row, "warnings": warnings}
         plan.outcomes.append(outcome)
         if not result.updated:
@@ -83,13 +84,12 @@ def plan_ledger_upsert(
                 updated=False, skipped=True, skip_reason=result.skip_reason, case_decision={}
             )
             continue
-        before = next((r for r in existing if r.get("run_id") == result.touched_run_id), None)
+        before = result.before
         unchanged = before is not None and _same_row(before, result.row)
-        cases[key] = result.rows
         outcome.update(
             updated=not unchanged,
             merged_into="unchanged" if unchanged else _merged_into(result.action, before),
-            case_decision=decide_case(result.rows),
+            case_decision=result.decision,
             benchmark_id=key[0],
             case_id=key[1],
         )

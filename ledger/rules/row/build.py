@@ -126,22 +126,30 @@ def score_flags(score: Any) -> list[str] | None:
     return None
 
 
-def _identity_part(
+def row_run_id(
+    record: dict, *, run_group_id: str | None = None, arm_id: str | None = None
+) -> str:
+    """The ``run_id`` ``build_row`` gives ``record`` with these options (§5.15), without
+    deciding the rest of the row. Why: ``benchmark run`` without ``--update-run-ledger`` needs
+    only the ids (its rollout records carry them), and building the whole rows for them was
+    ~1 s of a 10,000-record dry run (bench/inspect_ingest.py)."""
+    group = _checked_identity_text(run_group_id, 160, "--run-group-id")
+    explicit_arm = _checked_identity_text(arm_id, 120, "--arm-id")
+    post_launch = record.get("schema_version") == POST_LAUNCH_SCHEMA
+    return _run_identity(record, group, explicit_arm, None, post_launch)["run_id"]
+
+
+def _run_identity(
     record: Mapping[str, Any],
     group: str | None,
     explicit_arm: str | None,
-    explicit_role: str | None,
     explicit_key: str | None,
     post_launch: bool,
-    warnings: list[str],
 ) -> dict[str, Any]:
+    """What the run id is derived from (§5.15), and the id."""
     benchmark_id = derive_benchmark_id(record, post_launch=post_launch)
     case_ids = derive_case_ids(record, benchmark_id)
     arm, arm_source, arm_warnings = resolve_arm(record, explicit_arm)
-    warnings.extend(arm_warnings)
-    role = derive_arm_role(record, arm, explicit_role)
-    if arm_warnings and not explicit_role:
-        role = "other"
     group = (
         group
         or ledger_text(record.get("run_group_id"), 160)
@@ -161,13 +169,41 @@ def _identity_part(
     return {
         "run_id": run_id,
         "benchmark_id": benchmark_id,
+        "case_ids": case_ids,
+        "group": group,
+        "arm": arm,
+        "arm_source": arm_source,
+        "arm_warnings": arm_warnings,
+        "record_key": record_key,
+    }
+
+
+def _identity_part(
+    record: Mapping[str, Any],
+    group: str | None,
+    explicit_arm: str | None,
+    explicit_role: str | None,
+    explicit_key: str | None,
+    post_launch: bool,
+    warnings: list[str],
+) -> dict[str, Any]:
+    identity = _run_identity(record, group, explicit_arm, explicit_key, post_launch)
+    arm, arm_warnings = identity["arm"], identity["arm_warnings"]
+    warnings.extend(arm_warnings)
+    role = derive_arm_role(record, arm, explicit_role)
+    if arm_warnings and not explicit_role:
+        role = "other"
+    run_id, case_ids = identity["run_id"], identity["case_ids"]
+    return {
+        "run_id": run_id,
+        "benchmark_id": identity["benchmark_id"],
         "case_id": case_ids[0],
         "case_ids": case_ids,
-        "run_group_id": group or run_id,
+        "run_group_id": identity["group"] or run_id,
         "arm_id": arm,
-        "arm_source": arm_source,
+        "arm_source": identity["arm_source"],
         "arm_role": role,
-        "run_key": explicit_key or record_key,
+        "run_key": explicit_key or identity["record_key"],
         **copied_fields(record, post_launch=post_launch),
     }
 

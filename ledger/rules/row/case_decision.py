@@ -9,6 +9,7 @@ the ``rerun_required`` suffix and the stored ``arm_role`` of rows it writes (§5
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from benchledger.ledger.rules.record.vocabulary import RUNNER_FAILURE_SCOPES
@@ -103,17 +104,67 @@ def latest_decision(active_rows_sorted: list[dict], *, archived_run_count: int =
 
     ``archived_run_count`` only tells an archived-only case from an empty one.
     """
-    if not active_rows_sorted:
-        if archived_run_count > 0:
-            return {"decision": "archived_only", "archived_run_count": archived_run_count}
-        return {"decision": "no_runs_recorded"}
-    baseline = treatment = None
+    return decision_from_facts(case_facts(active_rows_sorted, archived_run_count))
+
+
+@dataclass
+class CaseFacts:
+    """What a case's decision reads of its rows: the latest active row, the latest baseline and
+    treatment, and the routing counts. Why a type: a batch landing many rows on one case keeps
+    these up to date row by row (``ledger.rules.row.case_landing``) instead of re-reading every
+    row of the case after each one."""
+
+    latest: dict | None = None
+    baseline: dict | None = None
+    treatment: dict | None = None
+    exceptions: int = 0  # active rows routed to ``case_exception_research``
+    timeouts: int = 0  # ... to ``case_timeout_research``
+    bridged: int = 0  # active rows that are bridge-connected official-score failures
+    archived: int = 0
+
+
+def case_facts(active_rows_sorted: list[dict], archived_run_count: int = 0) -> CaseFacts:
+    """The facts of a case's active rows, in §6.3 order (the last of each kind is the latest)."""
+    facts = CaseFacts(archived=archived_run_count)
     for row in active_rows_sorted:
         roles = arm_roles(row)
         if "baseline" in roles:
-            baseline = row
+            facts.baseline = row
         if "treatment" in roles:
-            treatment = row
+            facts.treatment = row
+        count_routing(facts, routing_marks(row), 1)
+    facts.latest = active_rows_sorted[-1] if active_rows_sorted else None
+    return facts
+
+
+def routing_marks(row: dict) -> tuple[str, bool]:
+    """[loopx-specific] what a row adds to its case's routing: its repair class, and whether it
+    is a bridge-connected official-score failure."""
+    labels = _labels(row.get("failure_labels")) or _labels(row.get("failure_attribution_labels"))
+    failure_class = compact_text(row.get("failure_class"), 120)
+    bridged = failure_class == _BRIDGE_LABEL or _BRIDGE_LABEL in labels
+    return compact_text(row.get("repair_class"), 120), bridged
+
+
+def count_routing(facts: CaseFacts, marks: tuple[str, bool], sign: int) -> None:
+    """Add (``sign`` 1) or take away (-1) one active row's ``routing_marks``."""
+    repair_class, bridged = marks
+    if repair_class == "case_exception_research":
+        facts.exceptions += sign
+    elif repair_class == "case_timeout_research":
+        facts.timeouts += sign
+    if bridged:
+        facts.bridged += sign
+
+
+def decision_from_facts(facts: CaseFacts) -> dict:
+    """§7 from the case's facts: a pair when both sides are there, else a baseline's decision,
+    else the latest run; then the case-level routing."""
+    if facts.latest is None:
+        if facts.archived > 0:
+            return {"decision": "archived_only", "archived_run_count": facts.archived}
+        return {"decision": "no_runs_recorded"}
+    baseline, treatment = facts.baseline, facts.treatment
     if baseline is not None and treatment is not None:
         decision = _paired_decision(baseline, treatment)
     elif baseline is not None:
@@ -121,9 +172,9 @@ def latest_decision(active_rows_sorted: list[dict], *, archived_run_count: int =
     else:
         decision = {
             "decision": "single_arm_recorded",
-            "latest_run_id": active_rows_sorted[-1].get("run_id"),
+            "latest_run_id": facts.latest.get("run_id"),
         }
-    routing = _case_routing(active_rows_sorted, decision)
+    routing = _case_routing(facts, decision)
     if routing is not None:
         decision["case_routing"] = routing
     return decision
@@ -255,32 +306,22 @@ def _score(row: dict) -> float | int | None:
     return value
 
 
-def _case_routing(active: list[dict], decision: dict) -> dict | None:
+def _case_routing(facts: CaseFacts, decision: dict) -> dict | None:
     """[loopx-specific] a case-level research route that outlives any single run."""
-    repair_counts: dict[str, int] = {}
-    bridged = 0
-    for row in active:
-        repair_class = compact_text(row.get("repair_class"), 120)
-        if repair_class:
-            repair_counts[repair_class] = repair_counts.get(repair_class, 0) + 1
-        labels = _labels(row.get("failure_labels")) or _labels(
-            row.get("failure_attribution_labels")
+    if facts.exceptions:
+        return _routing(
+            "case_exception_research", f"case_exception_research_count={facts.exceptions}"
         )
-        if compact_text(row.get("failure_class"), 120) == _BRIDGE_LABEL or _BRIDGE_LABEL in labels:
-            bridged += 1
-    exceptions = repair_counts.get("case_exception_research", 0)
-    timeouts = repair_counts.get("case_timeout_research", 0)
-    if exceptions:
-        return _routing("case_exception_research", f"case_exception_research_count={exceptions}")
-    if timeouts:
-        kind = "timeout_tier_policy_candidate" if timeouts >= 2 else "case_timeout_research"
-        return _routing(kind, f"case_timeout_research_count={timeouts}")
+    if facts.timeouts:
+        kind = "timeout_tier_policy_candidate" if facts.timeouts >= 2 else "case_timeout_research"
+        return _routing(kind, f"case_timeout_research_count={facts.timeouts}")
     no_uplift = decision.get("official_score_delta") == 0 or (
         compact_text(decision.get("decision"), 120) in _NO_UPLIFT_DECISIONS
     )
-    if bridged and no_uplift:
+    if facts.bridged and no_uplift:
         return _routing(
-            "bridge_connected_no_uplift", f"{_BRIDGE_LABEL}_runs={bridged}; official_score_delta=0"
+            "bridge_connected_no_uplift",
+            f"{_BRIDGE_LABEL}_runs={facts.bridged}; official_score_delta=0",
         )
     return None
 

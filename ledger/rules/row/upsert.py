@@ -77,7 +77,7 @@ def logical_key(row: Mapping[str, Any]) -> tuple[Any, ...] | None:
     return None if any(not value for value in values) else values
 
 
-def _same_logical_run(stored: Mapping[str, Any], new: Mapping[str, Any], key: tuple) -> bool:
+def same_logical_run(stored: Mapping[str, Any], new: Mapping[str, Any], key: tuple) -> bool:
     return logical_key(stored) == key and all(
         stored.get(name) == new.get(name) for name in LOGICAL_OUTCOME_KEYS
     )
@@ -96,14 +96,14 @@ def upsert_row(existing_rows: Sequence[dict], new_row: dict) -> UpsertResult:
     run_id = new_row.get("run_id")
     for index, stored in enumerate(rows):
         if run_id and stored.get("run_id") == run_id:
-            merged, action = _replace(stored, new_row)
+            merged, action = replace_row(stored, new_row)
             rows[index] = merged
             return UpsertResult(action, merged, stored.get("run_id"), sort_rows(rows))
     key = logical_key(new_row)
     if key is not None:
         for index, stored in enumerate(rows):
-            if _same_logical_run(stored, new_row, key):
-                filled = _backfill(stored, new_row)
+            if same_logical_run(stored, new_row, key):
+                filled = backfill_row(stored, new_row)
                 rows[index] = filled
                 return UpsertResult("backfilled", filled, stored.get("run_id"), sort_rows(rows))
     appended = dict(new_row)
@@ -111,7 +111,7 @@ def upsert_row(existing_rows: Sequence[dict], new_row: dict) -> UpsertResult:
     return UpsertResult("appended", appended, None, sort_rows(rows))
 
 
-def _replace(stored: Mapping[str, Any], new_row: Mapping[str, Any]) -> tuple[dict, str]:
+def replace_row(stored: Mapping[str, Any], new_row: Mapping[str, Any]) -> tuple[dict, str]:
     merged = dict(new_row)
     recorded = earlier_timestamp(stored.get("recorded_at"), new_row.get("recorded_at"))
     if recorded:
@@ -131,7 +131,7 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == []
 
 
-def _backfill(stored: Mapping[str, Any], new_row: Mapping[str, Any]) -> dict:
+def backfill_row(stored: Mapping[str, Any], new_row: Mapping[str, Any]) -> dict:
     filled = dict(stored)
     for key in BACKFILL_FIELDS:
         if _blank(filled.get(key)) and not _blank(new_row.get(key)):
