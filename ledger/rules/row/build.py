@@ -9,7 +9,6 @@ input is an already-compacted ``benchmark_run_v0`` record (``ledger.rules.record
 
 from __future__ import annotations
 
-from collections import ChainMap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -211,7 +210,9 @@ def _identity_part(
 def _outcome_part(
     record: Mapping[str, Any], row: Mapping[str, Any], post_launch: bool
 ) -> dict[str, Any]:
-    src = ChainMap(dict(row), record)  # type: ignore[arg-type]
+    # The row's fields over the record's, as one dict: what ``ChainMap(row, record)`` reads,
+    # without its Python-level lookup on every read (the rules below read ~100 keys per row).
+    src = {**record, **row}
     score, passed, fallback_used = derive_score(src)
     if post_launch:
         score, passed, fallback_used = None, None, False
@@ -229,9 +230,8 @@ def _outcome_part(
         "failure_scope": scope,
     }
     out.update(round_fields(record))
-    decided = ChainMap(out, dict(row), record)  # type: ignore[arg-type]
-    out.update(repair_fields(failure_class, scope, decided))
-    out.update(countability_fields(ChainMap(out, dict(row), record), status=status, scope=scope))  # type: ignore[arg-type]
+    out.update(repair_fields(failure_class, scope, {**src, **out}))
+    out.update(countability_fields({**src, **out}, status=status, scope=scope))
     return out
 
 

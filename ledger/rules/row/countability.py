@@ -6,7 +6,6 @@ failures are recorded but must not lower a case's pass rate.
 
 from __future__ import annotations
 
-from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,7 +64,7 @@ def countability(
     ``scope`` overrides the row's stored ``failure_scope`` (rows being built have none yet).
     """
     if scope is not None:
-        src = ChainMap({"failure_scope": scope}, src)  # type: ignore[arg-type]
+        src = {**src, "failure_scope": scope}
     if not loopx_reading and (status if status is not None else as_str(src.get("status"))) not in (
         COUNTABLE_STATUSES
     ):
