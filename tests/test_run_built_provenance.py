@@ -9,7 +9,7 @@ import pytest
 
 from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.handlers.benchmark_run import _ProvenanceTexts
-from benchledger.ledger.handlers.benchmark_run_sources import BuiltSource
+from benchledger.ledger.handlers.built_source import BuiltSource
 from benchledger.ledger.rules.row.build import build_row, row_run_id
 from benchledger.ledger.store.chain import canonical_json
 from tests.support_ledger_rules import HARBOR_RECORD, NOW, bare_record
