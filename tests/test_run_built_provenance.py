@@ -24,7 +24,7 @@ def _built(record_dirs: dict[str, frozenset[str]]) -> BuiltSource:
     }
     return BuiltSource(
         records=[], provenance=provenance, content_digest="d", classification="c",
-        benchmark_cli={}, record_dirs=record_dirs, local_root="/work/logs",
+        benchmark_cli={}, record_dirs=record_dirs, local_root="logs-root",
     )  # fmt: skip
 
 
