@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support_harbor_ingest_cli import domain_counts
+from tests.support_harbor_ingest_cli import cli, domain_counts
 from tests.support_inspect import copy_logs, ingest, inspect_float, inspect_logs
 
 pytest.importorskip("inspect_ai", reason="the `inspect` extra (part of `test`) is not installed")
@@ -151,6 +151,41 @@ def test_reingest_is_idempotent_on_both_backends(tmp_path: Path, db_url: str) ->
     again = ingest(["--log-dir", str(root)], db=db_url, runtime_root=tmp_path / "rr")
     assert again.code == 0 and again.payload["already_recorded"] is True
     assert domain_counts(db_url) == counts
+
+
+def test_each_run_built_names_only_the_logs_its_record_was_read_from(
+    tmp_path: Path, db_url: str
+) -> None:
+    """A record's ``run_built`` provenance names its own log, or a retried eval's logs (the
+    kept retry and the failed log it superseded), not every log of the directory; what is
+    about the whole ingest stays (docs/formats/inspect.md §3)."""
+    root = copy_logs(tmp_path, "main", "retry")
+    call = ingest(["--log-dir", str(root)], db=db_url, runtime_root=tmp_path / "rr")
+    assert call.code == 0, call.result.output
+    logs_of: dict[str, dict[str, str]] = defaultdict(dict)  # task id -> path -> status
+    for log in inspect_logs(root):
+        path = Path(log.location.removeprefix("file://")).relative_to(root).as_posix()
+        logs_of[log.eval.task_id][path] = log.status
+    assert len(logs_of) == 5 and sum(map(len, logs_of.values())) == 6
+    listed = cli(
+        ["events", "list", "--type", "run_built", "--payload", "--format", "json"], db=db_url
+    )
+    assert listed.code == 0, listed.result.output
+    seen: set[str] = set()
+    for event in listed.payload["events"]:
+        provenance = event["payload"]["provenance"]
+        task_id = event["payload"]["run_key"].split(":")[1]
+        own = logs_of[task_id]
+        assert set(provenance["files"]) == set(own)
+        assert {e["relative_path"]: e["status"] for e in provenance["logs"]} == own
+        assert all(e["task_id"] == task_id for e in provenance["logs"])
+        assert [e["kept"] for e in provenance["logs"]].count(True) == 1
+        assert provenance["source_file_count"] == 6
+        assert provenance["superseded_log_count"] == 1  # about the whole ingest
+        assert provenance["kind"] == "inspect_logs"
+        assert Path(provenance["local_root"]) == root.resolve()
+        seen.add(task_id)
+    assert seen == set(logs_of)
 
 
 def test_one_log_file_and_the_dry_run_default(tmp_path: Path) -> None:

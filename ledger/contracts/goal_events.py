@@ -16,7 +16,10 @@ class Provenance(Open):
 
     kind: str
     adapter_version: str = optional()
-    files: dict[str, str] = optional()  # relative path -> sha256 of every file read
+    # relative path -> sha256 of the files the record was read from (a Harbor trial's with the
+    # job's own, an Inspect record's log or retried logs), or of every file read when the
+    # source does not map its records to files; ``source_file_count``: how many it read in all
+    files: dict[str, str] = optional()
     source_file_count: Count = optional()
     # the resolved directory the files were read from: a local path, kept in the store's event
     # only (never in a record or a published file) for ``report --link-artifacts``

@@ -228,12 +228,12 @@ class _ProvenanceTexts:
     """Each record's ``run_built`` provenance (``BuiltSource.provenance_for``) as canonical
     text, made once for consecutive records that share it.
 
-    Why: a source that does not map its records to their own files (Inspect logs, BenchFlow)
-    gives every record the whole source's provenance, ~30 KB for 100 Inspect logs, and it was
-    serialised and walked for NaN again in each of the 10,000 ``run_built`` events of their
-    samples (bench/inspect_ingest.py). Records that share it get dicts whose entries are the
-    very same objects, so that test (not a comparison of contents, which would take ``1`` for
-    ``True``) reuses the text; the stored bytes are those the dict would give.
+    Why: records that share a provenance (every record of a source that does not map its
+    records to their own files, like BenchFlow; the samples of one Inspect log, 100 records
+    per log in bench/inspect_ingest.py) would have it serialised and walked for NaN again in
+    each ``run_built`` event. Records that share it get dicts whose entries are the very same
+    objects, so that test (not a comparison of contents, which would take ``1`` for ``True``)
+    reuses the text; the stored bytes are those the dict would give.
     """
 
     def __init__(self, built: BuiltSource) -> None:

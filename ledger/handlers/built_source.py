@@ -39,6 +39,7 @@ class BuiltSource:
     selection: dict[str, Any] | None = None
     semantic_options: dict[str, Any] = field(default_factory=dict)
     record_dirs: dict[str, frozenset[str]] = field(default_factory=dict)
+    record_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     local_root: str | None = None  # the resolved directory the source was read from
 
     def provenance_for(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +54,7 @@ class BuiltSource:
 
     @cached_property
     def _record_provenance(self) -> RecordProvenance:
-        return RecordProvenance(self.provenance, self.record_dirs)
+        return RecordProvenance(self.provenance, self.record_dirs, self.record_provenance)
 
 
 def compact_records(raw_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -109,6 +110,7 @@ def built_source(
         selection=selection,
         semantic_options=semantic,
         record_dirs=ingest.record_dirs,
+        record_provenance=ingest.record_provenance,
         local_root=None if ingest.root is None else str(ingest.root.resolve()),
     )
 

@@ -24,6 +24,11 @@ class SourceIngest:
     # run_key -> the top-level directories (trial dirs) whose files fed that record, so each
     # run_built event names its own inputs instead of repeating every file of a 3,000-trial job
     record_dirs: dict[str, frozenset[str]] = field(default_factory=dict)
+    # run_key -> that record's whole provenance (``record_view``), from a source that maps its
+    # records to their files itself: an Inspect record's log (or a retried eval's logs) sits at
+    # the top of the log directory or anywhere below it, beside other records' logs, so
+    # grouping by directory cannot tell them apart (docs/formats/inspect.md §3)
+    record_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     # the directory the provenance's relative paths are relative to; the only absolute path an
     # adapter returns, kept out of records and provenance (the handler stores it in the local
     # ``run_built`` event only, for ``report --link-artifacts``: docs/report.md)
@@ -42,34 +47,55 @@ class SourceIngest:
         return h.hexdigest()
 
 
+def record_view(provenance: dict[str, Any], files: dict[str, str], **own: Any) -> dict[str, Any]:
+    """One record's provenance: the source's facts about the whole ingest, the record's own
+    entries (``own``, in place of the source's), only its own files, and how many files the
+    source read in all (their digests make the idempotency key: ``content_digest``)."""
+    return {
+        **provenance,
+        **own,
+        "files": dict(sorted(files.items())),
+        "source_file_count": len(provenance.get("files") or {}),
+    }
+
+
 class RecordProvenance:
-    """Each record's provenance: the source-level files plus the files of its own directories.
+    """Each record's provenance: the source-level files plus the files of its own directories,
+    or the provenance the source made for the record itself (``record_provenance``).
 
     A 3,000-trial Harbor job reads 3,000 files; repeating all their digests in each of its 89
-    ``run_built`` events made the events 30 MB. Files are grouped by directory once, so
+    ``run_built`` events made the events 30 MB (and 100 Inspect logs' entries in each of their
+    10,000 records' events, 330 MB of a 600 MB store). Files are grouped by directory once, so
     slicing per record costs only that record's files. Records a source did not map to
-    directories (BenchFlow, planned runs) keep the whole provenance.
+    their files (BenchFlow, planned runs) keep the whole provenance.
     """
 
-    def __init__(self, provenance: dict[str, Any], record_dirs: dict[str, frozenset[str]]):
+    def __init__(
+        self,
+        provenance: dict[str, Any],
+        record_dirs: dict[str, frozenset[str]],
+        record_provenance: dict[str, dict[str, Any]] | None = None,
+    ):
         self.provenance = provenance
         self.record_dirs = record_dirs
+        self.record_provenance = record_provenance or {}
         files = provenance.get("files") or {}
-        self.file_count = len(files)
         self.by_dir: dict[str, dict[str, str]] = {}
         for rel, digest in files.items():
             top = rel.split("/", 1)[0] if "/" in rel else ""
             self.by_dir.setdefault(top, {})[rel] = digest
 
     def __call__(self, run_key: str | None) -> dict[str, Any]:
+        made = self.record_provenance.get(run_key) if run_key else None
+        if made is not None:
+            return made
         dirs = self.record_dirs.get(run_key) if run_key else None
         if dirs is None:
             return self.provenance
         own = dict(self.by_dir.get("", {}))
         for name in dirs:
             own.update(self.by_dir.get(name, {}))
-        files = dict(sorted(own.items()))
-        return {**self.provenance, "files": files, "source_file_count": self.file_count}
+        return record_view(self.provenance, own)
 
 
 def sha256_bytes(data: bytes) -> str:

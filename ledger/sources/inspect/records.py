@@ -22,7 +22,7 @@ from benchledger.ledger.sources.attempt_accounting import (
     failure_label,
     lifecycle_reached,
 )
-from benchledger.ledger.sources.base import SourceIngest
+from benchledger.ledger.sources.base import SourceIngest, record_view
 from benchledger.ledger.sources.common import pass_at_k, slug_uncut_trim
 from benchledger.ledger.sources.inspect.harbor_names import dataset_name, harbor_dataset
 from benchledger.ledger.sources.inspect.reading import (
@@ -58,34 +58,70 @@ def read_inspect_logs(
     logs = list(iter_logs(root, paths, scorer))
     kept, superseded = _latest_per_task(logs)
     records: list[dict[str, Any]] = []
+    tasks_of: dict[str, set[str]] = {}  # run_key -> the task ids of the logs it was read from
     warnings: list[str] = []
     for log in kept:
         for sample_id, attempts in log.samples.items():
-            records.append(
-                _record(log, sample_id, attempts, scorer, benchmark_id, arm_id, run_group_id)
-            )
+            record = _record(log, sample_id, attempts, scorer, benchmark_id, arm_id, run_group_id)
+            records.append(record)
+            tasks_of.setdefault(record["run_key"], set()).add(log.task_id)
     if not records:
         raise_no_samples(logs)
     if superseded:
         warnings.append("inspect_log_superseded_by_retry")
     names = _public_names(logs)
+    entries = {
+        id(log): {
+            "relative_path": names[id(log)],
+            "status": log.status,
+            "kept": log in kept,
+            "task_id": log.task_id if is_public_safe(log.task_id) else "unsafe",
+        }
+        for log in logs
+    }
     provenance = {
         "kind": "inspect_logs",
         "adapter_version": ADAPTER_VERSION,
-        "logs": [
-            {
-                "relative_path": names[id(log)],
-                "status": log.status,
-                "kept": log in kept,
-                "task_id": log.task_id if is_public_safe(log.task_id) else "unsafe",
-            }
-            for log in logs
-        ],
+        "logs": [entries[id(log)] for log in logs],
         "superseded_log_count": len(superseded),
         "scorer": scorer if scorer is None or is_public_safe(scorer) else "unsafe",
         "files": {names[id(log)]: log.sha256 for log in sorted(logs, key=_path)},
     }
-    return SourceIngest(records, provenance, warnings, root=root)
+    own = _RecordLogs(logs, names, entries, provenance)
+    record_provenance = {run_key: own(tasks) for run_key, tasks in tasks_of.items()}
+    return SourceIngest(
+        records, provenance, warnings, record_provenance=record_provenance, root=root
+    )
+
+
+class _RecordLogs:
+    """A record's provenance names only the logs of its task id: the log it was read from and
+    the failed logs a retry of that eval superseded (docs/formats/inspect.md §3), not every
+    log of the directory. Records of one task share one provenance object, so the events of a
+    log's samples serialise it once (``ledger/handlers/benchmark_run.py``)."""
+
+    def __init__(
+        self,
+        logs: list[Log],
+        names: dict[int, str],
+        entries: dict[int, dict[str, Any]],
+        provenance: dict[str, Any],
+    ) -> None:
+        self.by_task: dict[str, list[Log]] = {}
+        for log in logs:
+            self.by_task.setdefault(log.task_id, []).append(log)
+        self.names, self.entries, self.provenance = names, entries, provenance
+        self.made: dict[frozenset[str], dict[str, Any]] = {}
+
+    def __call__(self, task_ids: set[str]) -> dict[str, Any]:
+        key = frozenset(task_ids)  # several only when unsafe task ids make run keys collide
+        made = self.made.get(key)
+        if made is None:
+            logs = [log for task in sorted(key) for log in self.by_task[task]]
+            files = {self.names[id(log)]: log.sha256 for log in logs}
+            made = record_view(self.provenance, files, logs=[self.entries[id(log)] for log in logs])
+            self.made[key] = made
+        return made
 
 
 def _public_names(logs: list[Log]) -> dict[int, str]:
