@@ -7,7 +7,8 @@ zstd as Inspect writes it; nothing else changed), so the directory holds 100 dis
 Printed side by side, wall and CPU time (user + system, of the command and its children) of:
 
 * ``inspect log list --json --log-dir DIR`` (Inspect's own listing of the same directory),
-* ``benchledger benchmark run inspect --log-dir DIR`` dry run, and with ``--execute``.
+* ``benchledger benchmark run inspect --log-dir DIR`` dry run, and with ``--execute`` (and
+  the size of the store it leaves, the ``.db`` file with its WAL).
 
     python bench/inspect_ingest.py [--logs 100] [--samples 100] [--runs 3] [--keep DIR]
 
@@ -121,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         timings: dict[str, list[tuple[float, float]]] = {
             "inspect log list": [], "dry run": [], "--execute": [],
         }  # fmt: skip
+        sizes: list[int] = []  # bytes of each --execute's store
         for run in range(args.runs):
             timings["inspect log list"].append(
                 _timed([str(bindir / "inspect"), "log", "list", "--json", "--log-dir", str(logs)],
@@ -136,6 +138,9 @@ def main(argv: list[str] | None = None) -> None:
                 _timed([*base, "--update-run-ledger", "--run-ledger-path",
                         str(work / f"ledger{run}.json"), "--execute"], work)
             )  # fmt: skip
+            sizes.append(sum(f.stat().st_size for f in work.glob(f"l{run}.db*")))
+        store = statistics.median(sizes) / 1e6
+        print(f"store after --execute: {store:.0f} MB (median; the .db with its WAL)")
         for name, runs in timings.items():
             walls = [round(wall, 2) for wall, _ in runs]
             cpus = [cpu for _, cpu in runs]
