@@ -210,13 +210,16 @@ def test_events_list_names_event_types_and_says_when_it_is_cut(
     assert code == 0 and "truncated" not in exact
 
 
-def test_run_ledger_archive_by_run_id(
-    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def run_id(tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The id of one run ingested into a fresh project at ``tmp_path`` (the working directory)."""
     (tmp_path / ".benchledger").mkdir()
     monkeypatch.chdir(tmp_path)
     payload = _ingest(job)
-    run_id = payload["benchmark_run_ledger"]["entries"][0]["run_id"]
+    return payload["benchmark_run_ledger"]["entries"][0]["run_id"]
+
+
+def test_run_ledger_archive_by_run_id(run_id: str) -> None:
     code, archived, err = _run(
         "benchmark", "run-ledger-archive", "--benchmark-id", "terminal-bench@2.0",
         "--reason", "bad image", "--run-id", run_id, "--execute",
@@ -226,13 +229,7 @@ def test_run_ledger_archive_by_run_id(
     assert archived["archive"]["archived_samples"][0]["run_id"] == run_id
 
 
-def test_run_ledger_archive_by_run_id_alone_names_the_benchmark(
-    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / ".benchledger").mkdir()
-    monkeypatch.chdir(tmp_path)
-    payload = _ingest(job)
-    run_id = payload["benchmark_run_ledger"]["entries"][0]["run_id"]
+def test_run_ledger_archive_by_run_id_alone_names_the_benchmark(run_id: str) -> None:
     archive = ("benchmark", "run-ledger-archive", "--reason", "bad image")
 
     code, archived, err = _run(*archive, "--run-id", run_id, "--execute")
