@@ -100,12 +100,21 @@ def test_global_options_after_the_subcommand(
     assert payload["compare"]["arms"]
 
 
-def test_compare_names_the_ledger_and_what_it_holds(
-    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def ingested(tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The payload of one ingest into a fresh project at ``tmp_path`` (the working directory)."""
     (tmp_path / ".benchledger").mkdir()
     monkeypatch.chdir(tmp_path)
-    _ingest(job)
+    return _ingest(job)
+
+
+@pytest.fixture
+def run_id(ingested: dict) -> str:
+    """The id of the first run of that ingest."""
+    return ingested["benchmark_run_ledger"]["entries"][0]["run_id"]
+
+
+def test_compare_names_the_ledger_and_what_it_holds(ingested: dict) -> None:
     code, _payload, err = _run("compare", "--benchmark-id", "nope")
     assert code == 1
     assert "in ledger benchmark-run-ledger.json (benchmarks in it: terminal-bench@" in err
@@ -185,12 +194,7 @@ def test_the_same_attempts_enter_a_goal_history_once(
     assert code == 0 and payload["ok"] is True, err
 
 
-def test_events_list_names_event_types_and_says_when_it_is_cut(
-    tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / ".benchledger").mkdir()
-    monkeypatch.chdir(tmp_path)
-    _ingest(job)
+def test_events_list_names_event_types_and_says_when_it_is_cut(ingested: dict) -> None:
     code, _payload, err = _run("events", "list", "--type", "ledger_upsert")
     assert code == 1
     assert "unknown event type ledger_upsert (event types: " in err
@@ -210,13 +214,6 @@ def test_events_list_names_event_types_and_says_when_it_is_cut(
     assert code == 0 and "truncated" not in exact
 
 
-@pytest.fixture
-def run_id(tmp_path: Path, job: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The id of one run ingested into a fresh project at ``tmp_path`` (the working directory)."""
-    (tmp_path / ".benchledger").mkdir()
-    monkeypatch.chdir(tmp_path)
-    payload = _ingest(job)
-    return payload["benchmark_run_ledger"]["entries"][0]["run_id"]
 
 
 def test_run_ledger_archive_by_run_id(run_id: str) -> None:
