@@ -290,7 +290,10 @@ def _run_options(func):  # noqa: ANN001, ANN202
             metavar="N",
             default=None,
             callback=_argparse_int,
-            help="Read a Harbor job's trials on N cores (default 1); the records are the same.",
+            help=(
+                "Read a Harbor job's trials or an Inspect directory's logs on N cores "
+                "(default 1); the records are the same."
+            ),
         ),
         _flag(
             "--verbose",

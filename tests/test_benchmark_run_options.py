@@ -9,12 +9,14 @@ import ast
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.requests import benchmark_run_rules
+from benchledger.ledger.sources import parallel as sources_parallel
 from benchledger.ledger.sources.harbor import files as harbor_files
 from benchledger.ledger.sources.harbor import parallel as harbor_parallel
 from benchledger.ledger.sources.harbor.job import read_harbor_job
@@ -124,7 +126,7 @@ def test_harbor_arm_map_is_parsed_once_before_any_file_is_read(tmp_path: Path) -
 def test_harbor_jobs_read_on_several_cores_give_the_same_ingest(
     key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(harbor_parallel, "_MIN_TRIALS_PER_WORKER", 1)  # fork even for a few
+    monkeypatch.setattr(harbor_parallel, "MIN_TRIALS_PER_RUN", 1)  # fork even for a few
     alone = read_harbor_job(HarborReadOptions.from_flags(_job(key), jobs=1))
     calls: list[tuple[int, int]] = []
     shared = read_harbor_job(
@@ -140,25 +142,25 @@ def test_harbor_workers_start_before_the_job_files_are_read(
     """With --jobs 2 one worker reads the second half of the trials, started before this process
     reads the job's own files (lock.json is the largest); without --jobs nothing is forked.
     The ingest is the same either way."""
-    monkeypatch.setattr(harbor_parallel, "_MIN_TRIALS_PER_WORKER", 1)
+    monkeypatch.setattr(harbor_parallel, "MIN_TRIALS_PER_RUN", 1)
     job = _job("07_many_tasks_full_sweep")
     alone = read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
     trials = alone.provenance["trial_dir_count"]
     started: list[int] = []
     order: list[str] = []
-    start = harbor_parallel._start
+    start = sources_parallel._start
     read_json = harbor_files._Reader.json
 
-    def counted(root: str, names: list[str]) -> tuple[int, int] | None:
+    def counted(read: Callable[[list[str]], object], names: list[str]) -> tuple[int, int] | None:
         started.append(len(names))
         order.append("worker")
-        return start(root, names)
+        return start(read, names)
 
     def noted(reader: harbor_files._Reader, rel: str) -> harbor_files._Json:
         order.append(rel)
         return read_json(reader, rel)
 
-    monkeypatch.setattr(harbor_parallel, "_start", counted)
+    monkeypatch.setattr(sources_parallel, "_start", counted)
     monkeypatch.setattr(harbor_files._Reader, "json", noted)
     assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=2)) == alone
     assert len(started) == 1 and 0 < started[0] < trials  # one worker read the second half
@@ -179,13 +181,13 @@ def test_harbor_workers_start_before_the_job_files_are_read(
     ],
 )
 def test_how_many_runs_a_job_is_read_in(trials: int, jobs: int | None, parts: int) -> None:
-    assert harbor_parallel._parts(trials, jobs) == parts
+    assert sources_parallel.parts(trials, jobs, harbor_parallel.MIN_TRIALS_PER_RUN) == parts
 
 
 def test_harbor_jobs_a_bad_trial_read_by_a_worker_is_reported_as_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(harbor_parallel, "_MIN_TRIALS_PER_WORKER", 1)
+    monkeypatch.setattr(harbor_parallel, "MIN_TRIALS_PER_RUN", 1)
     job = tmp_path / "job"
     shutil.copytree(_job("07_many_tasks_full_sweep"), job)
     last = sorted(p for p in job.iterdir() if p.is_dir())[-1]

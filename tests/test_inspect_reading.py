@@ -5,10 +5,13 @@ samples; whole samples only for a log that holds no summaries; and which Harbor 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from benchledger.ledger.sources import parallel as sources_parallel
+from benchledger.ledger.sources.inspect import reading as inspect_reading
 from tests.support_inspect import copy_logs, ingest, rewrite_log
 
 pytest.importorskip("inspect_ai", reason="the `inspect` extra (part of `test`) is not installed")
@@ -20,9 +23,9 @@ FIGURES = (
 )  # fmt: skip
 
 
-def _figures(tmp_path: Path, root: Path) -> dict[str, dict]:
+def _figures(tmp_path: Path, root: Path, *args: str) -> dict[str, dict]:
     call = ingest(
-        ["--log-dir", str(root)], db=f"sqlite:///{tmp_path / 'l.db'}",
+        ["--log-dir", str(root), *args], db=f"sqlite:///{tmp_path / 'l.db'}",
         runtime_root=tmp_path / "rr", execute=False,
     )  # fmt: skip
     assert call.code == 0, call.result.output
@@ -111,3 +114,45 @@ def test_the_harbor_dataset_of_an_inspect_harbor_task(
     from benchledger.ledger.sources.inspect.harbor_names import harbor_dataset, harbor_task_args
 
     assert harbor_dataset(task, harbor_task_args({**args, "n_tasks": None})) == benchmark
+
+
+def test_logs_read_on_several_cores_give_the_same_figures(
+    tmp_path: Path, expected: dict[str, dict], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--jobs 3``: two workers read the later logs (forked, as ``_start`` counts) and the
+    records are those of one core."""
+    monkeypatch.setattr(inspect_reading, "MIN_LOGS_PER_RUN", 1)
+    forked: list[int] = []
+    start = sources_parallel._start
+
+    def counted(read: Callable[[list[Path]], object], run: list[Path]) -> tuple[int, int] | None:
+        forked.append(len(run))
+        return start(read, run)
+
+    monkeypatch.setattr(sources_parallel, "_start", counted)
+    root = copy_logs(tmp_path, "main", "cancelled", "retry")
+    assert _figures(tmp_path, root, "--jobs", "3") == expected
+    assert len(forked) == 2 and all(forked)
+    forked.clear()
+    assert _figures(tmp_path, root) == expected
+    assert forked == []  # without --jobs nothing is forked
+
+
+def test_a_bad_log_read_by_a_worker_is_reported_as_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last log truncated: the worker that meets it fails, its run is read again here, and
+    the command says what one core says, naming the log."""
+    monkeypatch.setattr(inspect_reading, "MIN_LOGS_PER_RUN", 1)
+    root = copy_logs(tmp_path, "main", "cancelled", "retry")
+    last = sorted(root.rglob("*.eval"))[-1]
+    last.write_bytes(last.read_bytes()[:-200])
+    outputs = []
+    for jobs in ("1", "3"):
+        call = ingest(
+            ["--log-dir", str(root), "--jobs", jobs], db=f"sqlite:///{tmp_path / f'{jobs}.db'}",
+            runtime_root=tmp_path / f"rr{jobs}", execute=False,
+        )  # fmt: skip
+        assert call.code == 1
+        outputs.append(call.payload["error"])
+    assert outputs[0] == outputs[1] and last.name in outputs[0]

@@ -22,6 +22,7 @@ def build_inspect(request: BenchmarkRunRequest) -> BuiltSource:
         benchmark_id=request.dataset,
         arm_id=request.arm_id,
         run_group_id=request.run_group_id,
+        jobs=request.jobs,
     )
     semantic = {
         "source": "inspect",

@@ -82,7 +82,6 @@ def accounting_block(
         "failure_class": failure_class,
         **{f"{name}_attempt_countable": value for name, value in countable.items()},
         "attempts": {
-            name: {"attempted": attempted[name], "countable": countable[name]}
-            for name in countable
+            name: {"attempted": attempted[name], "countable": countable[name]} for name in countable
         },
     }

@@ -167,8 +167,6 @@ def _build_record(key: GroupKey, members: list[Candidate], ctx: _Context) -> dic
     return record
 
 
-
-
 def _kept_attempts(members: list[Candidate], policy: str) -> list[Candidate]:
     if policy == "all_attempts":
         return sorted(members, key=lambda c: (_started_key(c), c.relative_path))
@@ -358,8 +356,6 @@ def _attribution_fields(score: _Score, attempts: list[_Attempt], run_status: str
         fields["failure_attribution_labels"] = labels
     fields["attempt_accounting"] = _attempt_accounting(score, attempts, run_status, attribution)
     return fields
-
-
 
 
 def _attempt_accounting(

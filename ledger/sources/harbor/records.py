@@ -39,7 +39,6 @@ SCHEMA_VERSION = "benchmark_run_v0"
 SCORE_SOURCE = "harbor_attempt_mean"
 
 
-
 # --------------------------------------------------------------------------- records
 
 
@@ -383,8 +382,6 @@ def _run_key(key: tuple, job: _Job) -> str:
     model_part = slug(model) if model else "-"
     parts = ("harbor", job.name, benchmark_id, task, slug(agent or "unknown"), model_part)
     return join_public(":", *parts)
-
-
 
 
 def _agent_version(attempts: list[_Attempt]) -> str | None:

@@ -23,8 +23,8 @@ import hashlib
 import os
 import re
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.core.input_files import MIB, relative_to, shown_path
 from benchledger.ledger.core.safety import is_public_safe
 from benchledger.ledger.sources.inspect.harbor_names import harbor_task_args
+from benchledger.ledger.sources.parallel import ForkedRuns
 
 ADAPTER_VERSION = "inspect-ai-0.3-adapter/1"
 SOURCE_RUNNER = "inspect"
@@ -369,6 +370,19 @@ def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def iter_logs(root: Path, paths: list[Path], scorer: str | None) -> Iterator[Log]:
-    for path in paths:
-        yield read_log(path, root, scorer)
+#: Below this many logs a run, a worker of ``--jobs`` costs more than it reads (a 300-sample
+#: ``.eval`` log takes Inspect ~25-35 ms).
+MIN_LOGS_PER_RUN = 4
+
+
+def read_logs(root: Path, paths: list[Path], scorer: str | None, jobs: int | None) -> list[Log]:
+    """Every log in ``paths`` order, on up to ``jobs`` cores (``ledger/sources/parallel.py``);
+    Inspect is imported before the workers fork, once for all of them."""
+    read = partial(_read_run, root, scorer)
+    prepare = _inspect_log_api
+    with ForkedRuns(paths, read, jobs, min_per_run=MIN_LOGS_PER_RUN, prepare=prepare) as runs:
+        return [log for _, logs in runs.results() for log in logs]
+
+
+def _read_run(root: Path, scorer: str | None, paths: list[Path]) -> list[Log]:
+    return [read_log(path, root, scorer) for path in paths]

@@ -31,7 +31,7 @@ from benchledger.ledger.sources.inspect.reading import (
     Attempt,
     Log,
     find_logs,
-    iter_logs,
+    read_logs,
 )
 
 #: Inspect's log status -> the run status: only a finished eval is a completed run.
@@ -52,10 +52,12 @@ def read_inspect_logs(
     benchmark_id: str | None = None,
     arm_id: str | None = None,
     run_group_id: str | None = None,
+    jobs: int | None = None,
 ) -> SourceIngest:
-    """Every log under ``log_dir`` (or each ``log_files``) read into records."""
+    """Every log under ``log_dir`` (or each ``log_files``) read into records; ``jobs``: the
+    cores the logs are read on (None: one), which changes no record."""
     root, paths = find_logs(log_dir, log_files)
-    logs = list(iter_logs(root, paths, scorer))
+    logs = read_logs(root, paths, scorer, jobs)
     kept, superseded = _latest_per_task(logs)
     records: list[dict[str, Any]] = []
     tasks_of: dict[str, set[str]] = {}  # run_key -> the task ids of the logs it was read from
