@@ -8,9 +8,11 @@ Printed side by side, wall and CPU time (user + system, of the command and its c
 
 * ``inspect log list --json --log-dir DIR`` (Inspect's own listing of the same directory),
 * ``benchledger benchmark run inspect --log-dir DIR`` dry run, and with ``--execute`` (and
-  the size of the store it leaves, the ``.db`` file with its WAL).
+  the size of the store it leaves, the ``.db`` file with its WAL); with ``--jobs N``, also
+  ``--execute --jobs N`` (the logs read on N cores).
 
     python bench/inspect_ingest.py [--logs 100] [--samples 100] [--runs 3] [--keep DIR]
+                                   [--jobs N]
 
 ``--keep DIR`` makes the log directory in ``DIR/logs`` (or reuses one already there with that
 many logs) and leaves it, so the same logs can be profiled again and again.
@@ -105,11 +107,27 @@ def _timed(argv: list[str], cwd: Path) -> tuple[float, float]:
     return wall, cpu
 
 
+def _ingest(bindir: Path, work: Path, logs: Path, tag: str, *, execute: bool = False) -> list[Any]:
+    """The ingest (a dry run, or ``--execute`` updating a ledger) into a store and runtime root
+    of its own, named by ``tag``."""
+    argv: list[Any] = [
+        str(bindir / "benchledger"), "--db", f"sqlite:///{work}/l{tag}.db",
+        "--runtime-root", str(work / f"rt{tag}"), "benchmark", "run", "inspect",
+        "--goal-id", "g", "--log-dir", str(logs), "--no-global-sync", "--format", "json",
+    ]  # fmt: skip
+    if execute:
+        ledger = str(work / f"ledger{tag}.json")
+        argv += ["--update-run-ledger", "--run-ledger-path", ledger, "--execute"]
+    return argv
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", type=int, default=100)
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="also time --execute with --jobs N (logs read on N cores)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="make (or reuse) the logs in DIR/logs and leave them there")
     args = parser.parse_args(argv)
@@ -122,23 +140,23 @@ def main(argv: list[str] | None = None) -> None:
         timings: dict[str, list[tuple[float, float]]] = {
             "inspect log list": [], "dry run": [], "--execute": [],
         }  # fmt: skip
+        jobs = f"--execute --jobs {args.jobs}"
+        if args.jobs:
+            timings[jobs] = []
         sizes: list[int] = []  # bytes of each --execute's store
         for run in range(args.runs):
             timings["inspect log list"].append(
                 _timed([str(bindir / "inspect"), "log", "list", "--json", "--log-dir", str(logs)],
                        work)
             )  # fmt: skip
-            base: list[Any] = [
-                str(bindir / "benchledger"), "--db", f"sqlite:///{work}/l{run}.db",
-                "--runtime-root", str(work / f"rt{run}"), "benchmark", "run", "inspect",
-                "--goal-id", "g", "--log-dir", str(logs), "--no-global-sync", "--format", "json",
-            ]  # fmt: skip
-            timings["dry run"].append(_timed(base, work))
-            timings["--execute"].append(
-                _timed([*base, "--update-run-ledger", "--run-ledger-path",
-                        str(work / f"ledger{run}.json"), "--execute"], work)
-            )  # fmt: skip
+            timings["dry run"].append(_timed(_ingest(bindir, work, logs, f"{run}"), work))
+            execute = _ingest(bindir, work, logs, f"{run}", execute=True)
+            timings["--execute"].append(_timed(execute, work))
             sizes.append(sum(f.stat().st_size for f in work.glob(f"l{run}.db*")))
+            if args.jobs:  # the same on N cores
+                parallel = [*_ingest(bindir, work, logs, f"{run}j", execute=True),
+                            "--jobs", str(args.jobs)]  # fmt: skip
+                timings[jobs].append(_timed(parallel, work))
         store = statistics.median(sizes) / 1e6
         print(f"store after --execute: {store:.0f} MB (median; the .db with its WAL)")
         for name, runs in timings.items():
