@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from benchledger.ledger.sources.harbor import parallel as harbor_parallel
 from benchledger.ledger.sources.harbor.job import read_harbor_job
 from benchledger.ledger.sources.harbor.options import ArmMapping, HarborReadOptions
 from tests.conftest import FIXTURES_DIR
+from tests.support_parallel import count_forks
 from tests.support_planned_cli import invoke
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,21 +149,14 @@ def test_harbor_workers_start_before_the_job_files_are_read(
     job = _job("07_many_tasks_full_sweep")
     alone = read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
     trials = alone.provenance["trial_dir_count"]
-    started: list[int] = []
     order: list[str] = []
-    start = sources_parallel._start
+    started = count_forks(monkeypatch, lambda: order.append("worker"))
     read_json = harbor_files._Reader.json
-
-    def counted(read: Callable[[list[str]], object], names: list[str]) -> tuple[int, int] | None:
-        started.append(len(names))
-        order.append("worker")
-        return start(read, names)
 
     def noted(reader: harbor_files._Reader, rel: str) -> harbor_files._Json:
         order.append(rel)
         return read_json(reader, rel)
 
-    monkeypatch.setattr(sources_parallel, "_start", counted)
     monkeypatch.setattr(harbor_files._Reader, "json", noted)
     assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=2)) == alone
     assert len(started) == 1 and 0 < started[0] < trials  # one worker read the second half
@@ -226,14 +219,7 @@ def test_workers_started_before_the_imports_are_adopted_when_they_read_this_job(
     monkeypatch.setattr(harbor_parallel, "MIN_TRIALS_PER_RUN", 1)
     job = _job("07_many_tasks_full_sweep")
     alone = read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
-    forked: list[int] = []
-    start = sources_parallel._start
-
-    def counted(read: Callable[[list[str]], object], names: list[str]) -> tuple[int, int] | None:
-        forked.append(len(names))
-        return start(read, names)
-
-    monkeypatch.setattr(sources_parallel, "_start", counted)
+    forked = count_forks(monkeypatch)
     harbor_parallel.start_early(str(job), 2)
     assert len(forked) == 2 and sum(forked) == alone.provenance["trial_dir_count"]
     assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=2)) == alone

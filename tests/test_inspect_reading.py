@@ -5,14 +5,13 @@ samples; whole samples only for a log that holds no summaries; and which Harbor 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from benchledger.ledger.sources import parallel as sources_parallel
 from benchledger.ledger.sources.inspect import reading as inspect_reading
 from tests.support_inspect import copy_logs, ingest, rewrite_log
+from tests.support_parallel import count_forks
 
 pytest.importorskip("inspect_ai", reason="the `inspect` extra (part of `test`) is not installed")
 
@@ -122,14 +121,7 @@ def test_logs_read_on_several_cores_give_the_same_figures(
     """``--jobs 3``: two workers read the later logs (forked, as ``_start`` counts) and the
     records are those of one core."""
     monkeypatch.setattr(inspect_reading, "MIN_LOGS_PER_RUN", 1)
-    forked: list[int] = []
-    start = sources_parallel._start
-
-    def counted(read: Callable[[list[Path]], object], run: list[Path]) -> tuple[int, int] | None:
-        forked.append(len(run))
-        return start(read, run)
-
-    monkeypatch.setattr(sources_parallel, "_start", counted)
+    forked = count_forks(monkeypatch)
     root = copy_logs(tmp_path, "main", "cancelled", "retry")
     assert _figures(tmp_path, root, "--jobs", "3") == expected
     assert len(forked) == 2 and all(forked)
