@@ -47,7 +47,7 @@ from benchledger.projections.publishing.goal_runs import (
     index_row,
     render_canonical_index_line,
     render_index_line,
-    render_record_json,
+    render_record_json_bytes,
     render_record_markdown,
 )
 
@@ -104,7 +104,7 @@ def render_goal_files(
         plain = orjson_prints_as_stdlib(record) if frozen is None else frozen.plain
         if wanted is None or stem in wanted:
             json_path, md_path = _record_paths(runtime_root, runs_dir, goal_id, stem)
-            json_data = render_record_json(record, plain=plain).encode()
+            json_data = render_record_json_bytes(record, plain=plain)
             exports.append(_export_str(json_path, "run_record_json", json_data))
             reach("mid_render")
             md_data = render_record_markdown(record, goal_id=goal_id, stem=stem).encode()
