@@ -34,9 +34,7 @@ Scalar = Callable[[Any], str]
 def render_record_json(record: Mapping[str, Any], *, plain: bool | None = None) -> str:
     """A run record's file text, byte-identical to what loopx's ``json.dumps`` wrote
     (``plain``: ``orjson_prints_as_stdlib(record)`` when the caller already knows it)."""
-    return json_like_stdlib(dict(record), plain=plain).decode(
-        "utf-8", "surrogatepass"
-    )
+    return json_like_stdlib(dict(record), plain=plain).decode("utf-8", "surrogatepass")
 
 
 def render_record_json_bytes(record: Mapping[str, Any], *, plain: bool | None = None) -> bytes:
@@ -218,8 +216,7 @@ def _progress_line(run: Mapping[str, Any], scalar: Scalar) -> str:
 def _metrics_line(run: Mapping[str, Any], scalar: Scalar) -> str:
     metrics = as_mapping(run.get("metrics"))
     parts = " ".join(
-        f"{key}={scalar(metrics.get(key))}"
-        for key in ("input_tokens", "output_tokens", "cost_usd")
+        f"{key}={scalar(metrics.get(key))}" for key in ("input_tokens", "output_tokens", "cost_usd")
     )
     return f"- metrics: {parts}"
 
