@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from benchledger.ledger.store.chain import CanonicalJson
+from benchledger.projections.publishing import goal_files
 from benchledger.projections.publishing.goal_files import render_goal_files
 from benchledger.projections.publishing.goal_runs import (
     index_row,
@@ -69,6 +70,36 @@ def test_appended_records_render_the_bytes_the_store_renders(
             assert written[rel] == data, rel
     digests = {Path(e["path"]).name: e["sha256"] for e in from_store}
     assert all(digests[Path(e["path"]).name] == e["sha256"] for e in from_memory)
+
+
+@pytest.mark.parametrize("share", ["half", "all"])
+def test_more_appended_records_than_one_statement_names_render_the_same_bytes(
+    fixtures_dir: Path,
+    tmp_path: Path,
+    db_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    share: str,
+) -> None:
+    """Beyond ``_MAX_SKIPPED_TEXTS`` appended stems: all of the goal's runs are read as stems
+    alone, some of them with every text (the others' are read from the store)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(goal_files, "_MAX_SKIPPED_TEXTS", 1)
+    manifest = load_manifest(fixtures_dir)
+    jobs = [j for j in manifest["jobs"] if j["group"] != "bad"][:2]
+    for job in jobs:
+        job_dir = copy_job(fixtures_dir, manifest, job, tmp_path / job["key"])
+        assert ingest(job_dir, db=db_url, runtime_root=tmp_path / "rt").code == 0
+    with opened(db_url) as store:
+        with store.store.database.connect() as conn:
+            query = "SELECT stem, record FROM rm_goal_runs WHERE goal_id = ? ORDER BY position"
+            texts = {stem: text for stem, text in conn.execute(query, ("g",))}
+            assert len(texts) >= 3
+            known = list(texts) if share == "all" else list(texts)[1:]
+            appended = {stem: _in_memory(texts[stem]) for stem in known}
+            from_store = render_goal_files(conn, "g", tmp_path / "a")
+            from_memory = render_goal_files(conn, "g", tmp_path / "b", None, appended)
+    assert _tree(tmp_path / "b") == _tree(tmp_path / "a")
+    assert [e["sha256"] for e in from_memory] == [e["sha256"] for e in from_store]
 
 
 def test_a_record_holding_path_keys_gets_the_stores_index_line() -> None:

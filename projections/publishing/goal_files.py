@@ -95,9 +95,8 @@ def render_goal_files(
     known = appended or {}
     exports: list[dict[str, str]] = []
     index_lines: list[str] = []
-    query, params = _records_query(goal_id, known)
     runs_dir = os.fspath(runtime_root / runs_dir_rel(goal_id))
-    for stem, text in conn.execute(query, params):
+    for stem, text in _records(conn, goal_id, known):
         frozen = known.get(stem)
         record = orjson.loads(text if frozen is None else frozen.text)
         # One walk for both dumps: the index row is the record plus two path strings.
@@ -121,18 +120,33 @@ def render_goal_files(
     return exports
 
 
-# Beyond this many appended stems their texts are simply read (and not used): a statement
-# with more parameters than that is refused by old SQLite builds.
+# Beyond this many appended stems their texts are simply read (and not used), unless they are
+# all of the goal's runs: a statement with more parameters than that is refused by old SQLite
+# builds.
 _MAX_SKIPPED_TEXTS = 900
+_ORDER = "FROM rm_goal_runs WHERE goal_id = ? ORDER BY position, stem"
+
+
+def _records(conn: Connection, goal_id: str, known: Mapping[str, Any]) -> Iterable[Any]:
+    """The goal's (stem, record text) in index order; NULL text for the ``known`` stems.
+
+    When more stems are known than one statement may name and they are all of the goal's runs
+    (a first ingest of a large log), the stems alone are read: reading and dropping 10,000
+    record texts (~60 MB) was ~40 ms of the render."""
+    if len(known) > _MAX_SKIPPED_TEXTS:
+        stems = [stem for (stem,) in conn.execute(f"SELECT stem {_ORDER}", (goal_id,))]
+        if all(stem in known for stem in stems):
+            return [(stem, None) for stem in stems]
+    query, params = _records_query(goal_id, known)
+    return conn.execute(query, params)
 
 
 def _records_query(goal_id: str, known: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
     """The goal's (stem, record text) in index order; NULL text for the ``known`` stems."""
-    order = "FROM rm_goal_runs WHERE goal_id = ? ORDER BY position, stem"
     if not known or len(known) > _MAX_SKIPPED_TEXTS:
-        return f"SELECT stem, record {order}", (goal_id,)
+        return f"SELECT stem, record {_ORDER}", (goal_id,)
     skipped = f"CASE WHEN stem IN ({placeholders(len(known))}) THEN NULL ELSE record END"
-    return f"SELECT stem, {skipped} {order}", (*known, goal_id)
+    return f"SELECT stem, {skipped} {_ORDER}", (*known, goal_id)
 
 
 def rollout_log_rel(goal_id: str) -> str:
