@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
+from benchledger.ledger.rules.history.goal_runs import record_paths_rel, runs_dir_rel
 from benchledger.ledger.store.chain import CanonicalJson
 from benchledger.projections.publishing import goal_files
 from benchledger.projections.publishing.goal_files import render_goal_files
@@ -122,3 +123,14 @@ def test_a_record_orjson_prints_differently_gets_the_stores_index_line() -> None
     expected = render_index_line(index_row(orjson.loads(record.text), goal_id="g", stem="s"))
     assert render_canonical_index_line(record, goal_id="g", stem="s") == expected
     assert '"score":1e-07' in expected  # as ``json`` writes it, not orjson's 1e-7
+
+
+@pytest.mark.parametrize("root", ["rt", "./rt/", "/", "/srv//rt"])
+@pytest.mark.parametrize("stem", ["2026-01-01T00-00-00Z-2", "a/b", "", ".", "..", "x.y"])
+def test_run_file_paths_print_as_pathlib_prints_them(root: str, stem: str) -> None:
+    """The run files' paths (recorded in ``export_written``) are spliced as strings: the same
+    text as ``str(runtime_root / rel)``, whatever the root or the stem."""
+    runtime_root = Path(root)
+    runs_dir = str(runtime_root / runs_dir_rel("g"))
+    expected = tuple(str(runtime_root / rel) for rel in record_paths_rel("g", stem))
+    assert goal_files._record_paths(runtime_root, runs_dir, "g", stem) == expected

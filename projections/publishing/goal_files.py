@@ -71,8 +71,8 @@ def _record_paths(runtime_root: Path, runs_dir: str, goal_id: str, stem: str) ->
     directory (``runs_dir``, printed once) when the stem is one path component, as pathlib
     would print it; any other stem is left to pathlib. Why: 20,000 ``Path`` joins and prints
     were a tenth of a 10,000-run render."""
-    if "/" not in stem:
-        return f"{runs_dir}/{stem}.json", f"{runs_dir}/{stem}.md"
+    if "/" not in stem and os.sep not in stem:
+        return f"{runs_dir}{os.sep}{stem}.json", f"{runs_dir}{os.sep}{stem}.md"
     json_rel, md_rel = record_paths_rel(goal_id, stem)
     return os.fspath(runtime_root / json_rel), os.fspath(runtime_root / md_rel)
 
