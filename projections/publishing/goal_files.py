@@ -45,7 +45,7 @@ from benchledger.projections.publishing.global_registry_file import (
 )
 from benchledger.projections.publishing.goal_runs import (
     index_row,
-    render_canonical_index_line,
+    render_canonical_index_line_bytes,
     render_index_line,
     render_record_json_bytes,
     render_record_markdown,
@@ -94,7 +94,7 @@ def render_goal_files(
     wanted = set(stems) if stems is not None else None
     known = appended or {}
     exports: list[dict[str, str]] = []
-    index_lines: list[str] = []
+    index_lines: list[bytes] = []
     runs_dir = os.fspath(runtime_root / runs_dir_rel(goal_id))
     for stem, text in _records(conn, goal_id, known):
         frozen = known.get(stem)
@@ -109,11 +109,12 @@ def render_goal_files(
             md_data = render_record_markdown(record, goal_id=goal_id, stem=stem).encode()
             exports.append(_export_str(md_path, "run_record_markdown", md_data))
         if frozen is not None:
-            index_lines.append(render_canonical_index_line(frozen, goal_id=goal_id, stem=stem))
+            line = render_canonical_index_line_bytes(frozen, goal_id=goal_id, stem=stem)
+            index_lines.append(line)
         else:
             row = index_row(record, goal_id=goal_id, stem=stem)
-            index_lines.append(render_index_line(row, plain=plain))
-    index = "".join(index_lines).encode()
+            index_lines.append(render_index_line(row, plain=plain).encode())
+    index = b"".join(index_lines)
     exports.append(
         _export(runtime_root / index_path_rel(goal_id), "run_index", index, durable=False)
     )
