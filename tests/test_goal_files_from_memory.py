@@ -12,7 +12,9 @@ from typing import Any
 import orjson
 import pytest
 
+from benchledger.ledger.rules.history.goal_runs import record_paths_rel, runs_dir_rel
 from benchledger.ledger.store.chain import CanonicalJson
+from benchledger.projections.publishing import goal_files
 from benchledger.projections.publishing.goal_files import render_goal_files
 from benchledger.projections.publishing.goal_runs import (
     index_row,
@@ -71,6 +73,36 @@ def test_appended_records_render_the_bytes_the_store_renders(
     assert all(digests[Path(e["path"]).name] == e["sha256"] for e in from_memory)
 
 
+@pytest.mark.parametrize("share", ["half", "all"])
+def test_more_appended_records_than_one_statement_names_render_the_same_bytes(
+    fixtures_dir: Path,
+    tmp_path: Path,
+    db_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    share: str,
+) -> None:
+    """Beyond ``_MAX_SKIPPED_TEXTS`` appended stems: all of the goal's runs are read as stems
+    alone, some of them with every text (the others' are read from the store)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(goal_files, "_MAX_SKIPPED_TEXTS", 1)
+    manifest = load_manifest(fixtures_dir)
+    jobs = [j for j in manifest["jobs"] if j["group"] != "bad"][:2]
+    for job in jobs:
+        job_dir = copy_job(fixtures_dir, manifest, job, tmp_path / job["key"])
+        assert ingest(job_dir, db=db_url, runtime_root=tmp_path / "rt").code == 0
+    with opened(db_url) as store:
+        with store.store.database.connect() as conn:
+            query = "SELECT stem, record FROM rm_goal_runs WHERE goal_id = ? ORDER BY position"
+            texts = {stem: text for stem, text in conn.execute(query, ("g",))}
+            assert len(texts) >= 3
+            known = list(texts) if share == "all" else list(texts)[1:]
+            appended = {stem: _in_memory(texts[stem]) for stem in known}
+            from_store = render_goal_files(conn, "g", tmp_path / "a")
+            from_memory = render_goal_files(conn, "g", tmp_path / "b", None, appended)
+    assert _tree(tmp_path / "b") == _tree(tmp_path / "a")
+    assert [e["sha256"] for e in from_memory] == [e["sha256"] for e in from_store]
+
+
 def test_a_record_holding_path_keys_gets_the_stores_index_line() -> None:
     text = orjson.dumps(
         {"z": 1, "json_path": "elsewhere", "a": [1.5, None]}, option=orjson.OPT_SORT_KEYS
@@ -91,3 +123,14 @@ def test_a_record_orjson_prints_differently_gets_the_stores_index_line() -> None
     expected = render_index_line(index_row(orjson.loads(record.text), goal_id="g", stem="s"))
     assert render_canonical_index_line(record, goal_id="g", stem="s") == expected
     assert '"score":1e-07' in expected  # as ``json`` writes it, not orjson's 1e-7
+
+
+@pytest.mark.parametrize("root", ["rt", "./rt/", "/", "/srv//rt"])
+@pytest.mark.parametrize("stem", ["2026-01-01T00-00-00Z-2", "a/b", "", ".", "..", "x.y"])
+def test_run_file_paths_print_as_pathlib_prints_them(root: str, stem: str) -> None:
+    """The run files' paths (recorded in ``export_written``) are spliced as strings: the same
+    text as ``str(runtime_root / rel)``, whatever the root or the stem."""
+    runtime_root = Path(root)
+    runs_dir = str(runtime_root / runs_dir_rel("g"))
+    expected = tuple(str(runtime_root / rel) for rel in record_paths_rel("g", stem))
+    assert goal_files._record_paths(runtime_root, runs_dir, "g", stem) == expected

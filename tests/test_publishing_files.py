@@ -16,7 +16,7 @@ import pytest
 from benchledger.ledger.core.errors import InputError
 from benchledger.projections.history import snapshots
 from benchledger.projections.publishing import files
-from benchledger.projections.publishing.files import atomic_stream, atomic_write
+from benchledger.projections.publishing.files import atomic_stream, atomic_write, atomic_write_str
 from tests.test_ledger_cli import Cli, compact_run, write_json
 
 
@@ -50,13 +50,19 @@ def _write_whole(target: Path, data: bytes) -> None:
     atomic_write(target, data)
 
 
+def _write_str(target: Path, data: bytes) -> None:
+    atomic_write_str(str(target), data, durable=False)
+
+
 def _write_streamed(target: Path, data: bytes) -> None:
     with atomic_stream(target) as out:
         out.write(data[:3])
         out.write(data[3:])
 
 
-@pytest.mark.parametrize("write", [_write_whole, _write_streamed], ids=["write", "stream"])
+@pytest.mark.parametrize(
+    "write", [_write_whole, _write_str, _write_streamed], ids=["write", "str", "stream"]
+)
 def test_a_link_planted_at_the_old_temp_name_is_not_written_through(
     out_dir: Path, outside: Path, write
 ) -> None:
@@ -74,7 +80,9 @@ def test_a_link_planted_at_the_old_temp_name_is_not_written_through(
     assert _dot_files(out_dir) == [planted.name]
 
 
-@pytest.mark.parametrize("write", [_write_whole, _write_streamed], ids=["write", "stream"])
+@pytest.mark.parametrize(
+    "write", [_write_whole, _write_str, _write_streamed], ids=["write", "str", "stream"]
+)
 def test_a_link_at_the_final_name_is_refused_and_left_as_it_is(
     out_dir: Path, outside: Path, write
 ) -> None:
@@ -87,13 +95,37 @@ def test_a_link_at_the_final_name_is_refused_and_left_as_it_is(
     assert _dot_files(out_dir) == []
 
 
-def test_a_failed_rename_leaves_no_temp_file(out_dir: Path) -> None:
+@pytest.mark.parametrize("write", [_write_whole, _write_str], ids=["write", "str"])
+def test_a_failed_rename_leaves_no_temp_file(out_dir: Path, write) -> None:
     target = out_dir / "index.jsonl"
     target.mkdir()
     (target / "in-the-way").write_bytes(b"")
     with pytest.raises(OSError):
-        atomic_write(target, b"line\n")
+        write(target, b"line\n")
     assert _dot_files(out_dir) == []
+
+
+def test_temp_names_are_random_and_swept_like_mkstemps() -> None:
+    """``.<name>.<pid>.<8 random letters>.tmp``: what the sweep recognises, never repeated."""
+    tokens = {files._temp_token() for _ in range(1000)}
+    assert len(tokens) == 1000
+    for token in tokens:
+        assert files._TEMP_NAME.match(f".index.jsonl.{os.getpid()}.{token}.tmp")
+
+
+def test_a_str_write_makes_its_directory_and_sweeps_it(tmp_path: Path) -> None:
+    files.start_sweeping()
+    runs = tmp_path / "goals" / "g" / "runs"
+    runs.mkdir(parents=True)
+    with subprocess.Popen(["true"]) as gone:
+        gone.wait()
+    leftover = runs / f".a.json.{gone.pid}.k3x9_q2a.tmp"
+    leftover.write_bytes(b"{")
+    atomic_write_str(str(runs / "a.json"), b"{}\n", durable=False)
+    atomic_write_str(str(tmp_path / "new" / "b.md"), b"# b\n", durable=False)
+    assert not leftover.exists() and _dot_files(runs) == []
+    assert (runs / "a.json").read_bytes() == b"{}\n"
+    assert (tmp_path / "new" / "b.md").read_bytes() == b"# b\n"
 
 
 def test_a_killed_writers_temp_file_is_swept_by_the_next_write(out_dir: Path) -> None:

@@ -1,9 +1,9 @@
 """Published files: their digests are recorded as ``export_written`` events, so a reader can
 ask whether a ledger JSON/Markdown on disk still matches what the store published.
 
-Every published file takes one path: its bytes go to a new file beside the target made by
-``tempfile.mkstemp`` (``O_EXCL|O_NOFOLLOW``, under an unpredictable name
-``.<name>.<pid>.<random>.tmp``), which is then renamed over the target. A link planted at a
+Every published file takes one path: its bytes go to a new file beside the target created
+with ``O_CREAT|O_EXCL|O_NOFOLLOW`` under an unpredictable name ``.<name>.<pid>.<random>.tmp``
+(40 bits from ``os.urandom``), which is then renamed over the target. A link planted at a
 temp name is never written through (the name is not known ahead, and creation refuses an
 existing entry), and ``os.replace`` replaces a name without following it. A target that is a
 symbolic link is refused rather than replaced: whoever put it there meant something by it.
@@ -15,13 +15,13 @@ removes temp files whose writer is gone or that are older than ``STALE_TEMP_SECO
 
 from __future__ import annotations
 
+import binascii
 import errno
 import hashlib
 import os
 import queue
 import re
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -51,12 +51,27 @@ from benchledger.projections.publishing.global_registry_file import (
 if TYPE_CHECKING:
     from benchledger.ledger.store.event_store import EventStore
 STALE_TEMP_SECONDS = 3600  # no render takes an hour: an older temp file is a leftover
-# ``.<name>.<pid>.<mkstemp's 8 random characters>.tmp``, and ``.<name>.<pid>.tmp``: the
-# predictable name of earlier versions, whose leftovers are swept the same way.
+# ``.<name>.<pid>.<8 random characters>.tmp`` (``mkstemp``'s alphabet, which earlier versions
+# used, holds the base32 one of ``_temp_token``), and ``.<name>.<pid>.tmp``: the predictable
+# name of earlier versions, whose leftovers are swept the same way.
 _TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[a-z0-9_]{8}\.tmp$")
 _OLD_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.tmp$")
-_swept: set[Path] = set()  # directories the current render has already cleaned
-_file_mode: int | None = None  # 0o666 less the umask: what ``open(path, "wb")`` would give
+_swept: set[str] = set()  # directories the current render has already cleaned (as str)
+# What ``tempfile.mkstemp`` opens with, created 0o666 so that the kernel applies the umask (and
+# any default ACL) exactly as ``open(path, "wb")`` does: no ``fchmod`` after.
+_TEMP_FLAGS = (
+    os.O_RDWR
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+_TOKEN_LETTERS = bytes.maketrans(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    b"abcdefghijklmnopqrstuvwxyz234567" * 2,
+)
+_TEMP_ATTEMPTS = 100  # names already taken in a row before giving up (mkstemp tries 10,000)
 
 
 def sha256_file(path: Path) -> str | None:
@@ -76,10 +91,35 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     ``durable`` adds an fsync before the rename (power-loss safety); per-run files that the
     store can always re-render skip it, since thousands of fsyncs dominate a large ingest.
     """
-    if path.parent not in _swept:  # a directory swept in this render was there: no mkdir
+    if os.fspath(path.parent) not in _swept:  # a directory swept in this render was there
         path.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale_temp_files(path.parent)
     fd, tmp = create_temp(path)
+    _finish_write(fd, tmp, path, data, durable)
+
+
+def atomic_write_str(path: str, data: bytes, *, durable: bool = True) -> None:
+    """``atomic_write`` of a normalised path given as ``str`` (``os.fspath`` of a ``Path``).
+
+    Why: a render writes tens of thousands of run files, and building, hashing and printing
+    a ``Path`` for each (target, directory, temp name) cost as much as the writes themselves.
+    The same steps and checks, on strings."""
+    directory = os.path.dirname(path) or "."
+    if directory not in _swept:
+        os.makedirs(directory, exist_ok=True)
+        sweep_stale_temp_files(directory)
+    refuse_link(path)
+    try:
+        fd, tmp = _open_temp(directory, os.path.basename(path))
+    except FileNotFoundError:  # the directory went away since: make it again, as before
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = _open_temp(directory, os.path.basename(path))
+    _finish_write(fd, tmp, path, data, durable)
+
+
+def _finish_write(fd: int, tmp: str | Path, path: str | Path, data: bytes, durable: bool) -> None:
+    """Write ``data`` to the new temp file ``fd`` and rename it over ``path``; on any error the
+    temp file is removed and the target left as it was."""
     # Unbuffered, without ``open``'s file object (its size, tty and position probes are three
     # more system calls per file, and a large ingest writes hundreds of files).
     try:
@@ -124,16 +164,10 @@ def create_temp(path: Path) -> tuple[int, Path]:
     except FileNotFoundError:  # the directory went away since: make it again, as before
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, name = _mkstemp(path)
-    try:
-        os.fchmod(fd, default_file_mode())  # mkstemp gives 0600: keep the mode files had
-    except BaseException:
-        os.close(fd)
-        remove_quietly(Path(name))
-        raise
     return fd, Path(name)
 
 
-def refuse_link(path: Path) -> None:
+def refuse_link(path: str | Path) -> None:
     """An ``OSError`` (one line once the render reports it, ``projections/publishing/
     render.py``) when ``path`` is a symbolic link: publishing never writes through one and
     never silently replaces one."""
@@ -146,20 +180,34 @@ def refuse_link(path: Path) -> None:
 
 
 def _mkstemp(path: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    """An absolute temp name, as ``tempfile.mkstemp`` gave."""
+    return _open_temp(os.path.abspath(path.parent), path.name)
 
 
-def default_file_mode() -> int:
-    """0o666 less the umask (read once: reading it means setting it, for a moment)."""
-    global _file_mode
-    if _file_mode is None:
-        umask = os.umask(0o022)
-        os.umask(umask)
-        _file_mode = 0o666 & ~umask
-    return _file_mode
+def _open_temp(directory: str, name: str) -> tuple[int, str]:
+    """``tempfile.mkstemp``'s guarantees (a new entry, never a link followed, a name from the
+    OS's random source) without its per-call costs, and the mode ``open(path, "wb")`` gives
+    (0o666 less the umask, applied by the kernel) instead of 0o600 that needed an ``fchmod``."""
+    prefix = f"{directory}/.{name}.{os.getpid()}."
+    for _ in range(_TEMP_ATTEMPTS):
+        tmp = f"{prefix}{_temp_token()}.tmp"
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o666), tmp
+        except FileExistsError:
+            continue  # someone holds that name: draw another
+    raise FileExistsError(errno.EEXIST, "no unused temporary name found", prefix)
 
 
-def remove_quietly(path: Path) -> None:
+def _temp_token() -> str:
+    """8 characters (40 bits) from ``os.urandom``: not derivable from the pid or the clock.
+
+    6 random bytes in base64 are 8 characters of 6 bits; ``_TOKEN_LETTERS`` maps the 64
+    letters two to one onto 32 of ``mkstemp``'s, 5 uniform bits each. (``base64.b32encode``
+    gives the same in pure Python, a third slower; 20,000 names a render.)"""
+    return binascii.b2a_base64(os.urandom(6), newline=False).translate(_TOKEN_LETTERS).decode()
+
+
+def remove_quietly(path: str | Path) -> None:
     try:
         os.unlink(path)
     except OSError:
@@ -311,13 +359,14 @@ def start_sweeping() -> None:
     _swept.clear()
 
 
-def sweep_stale_temp_files(directory: Path) -> list[Path]:
+def sweep_stale_temp_files(directory: str | Path) -> list[Path]:
     """Remove temp files (``create_temp``) left in ``directory`` by a writer that is gone (or
     older than ``STALE_TEMP_SECONDS``, in case the pid was reused); once per render and
     directory (``start_sweeping``). A live writer's temp file is left alone."""
-    if directory in _swept:
+    key = os.fspath(directory)
+    if key in _swept:
         return []
-    _swept.add(directory)
+    _swept.add(key)
     removed: list[Path] = []
     now = time.time()
     try:
