@@ -16,7 +16,7 @@ import pytest
 from benchledger.ledger.core.errors import InputError
 from benchledger.projections.history import snapshots
 from benchledger.projections.publishing import files
-from benchledger.projections.publishing.files import atomic_stream, atomic_write, atomic_write_str
+from benchledger.projections.publishing.files import atomic_stream, atomic_write
 from tests.test_ledger_cli import Cli, compact_run, write_json
 
 
@@ -51,7 +51,7 @@ def _write_whole(target: Path, data: bytes) -> None:
 
 
 def _write_str(target: Path, data: bytes) -> None:
-    atomic_write_str(str(target), data, durable=False)
+    atomic_write(str(target), data, durable=False)
 
 
 def _write_streamed(target: Path, data: bytes) -> None:
@@ -121,8 +121,8 @@ def test_a_str_write_makes_its_directory_and_sweeps_it(tmp_path: Path) -> None:
         gone.wait()
     leftover = runs / f".a.json.{gone.pid}.k3x9_q2a.tmp"
     leftover.write_bytes(b"{")
-    atomic_write_str(str(runs / "a.json"), b"{}\n", durable=False)
-    atomic_write_str(str(tmp_path / "new" / "b.md"), b"# b\n", durable=False)
+    atomic_write(str(runs / "a.json"), b"{}\n", durable=False)
+    atomic_write(str(tmp_path / "new" / "b.md"), b"# b\n", durable=False)
     assert not leftover.exists() and _dot_files(runs) == []
     assert (runs / "a.json").read_bytes() == b"{}\n"
     assert (tmp_path / "new" / "b.md").read_bytes() == b"# b\n"

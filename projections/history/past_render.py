@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from benchledger.ledger.core.ledger_target import LedgerTarget
     from benchledger.ledger.store.connection import Database
     from benchledger.ledger.store.event_store import EventStore
+
+
 def render_past_ledger(
     store: EventStore, database: Database, target: LedgerTarget, output: Path | None
 ) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from benchledger.projections.reports.html.site import (
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Database
     from benchledger.ledger.store.event_store import EventStore
+
+
 def write_past_report(
     store: EventStore, scratch: Database, upto: int, request: Any, version: str
 ) -> WrittenReport:

@@ -85,27 +85,17 @@ def sha256_file(path: Path) -> str | None:
     return hashlib.sha256(data).hexdigest()
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write(path: str | Path, data: bytes, *, durable: bool = True) -> None:
     """Write beside the target, then rename: a reader sees the old or the new file, never half.
 
     ``durable`` adds an fsync before the rename (power-loss safety); per-run files that the
     store can always re-render skip it, since thousands of fsyncs dominate a large ingest.
+    The work is done on ``str`` paths: a render writes tens of thousands of run files, and
+    building a ``Path`` for each target, directory and temp name cost as much as the writes.
     """
-    if os.fspath(path.parent) not in _swept:  # a directory swept in this render was there
-        path.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale_temp_files(path.parent)
-    fd, tmp = create_temp(path)
-    _finish_write(fd, tmp, path, data, durable)
-
-
-def atomic_write_str(path: str, data: bytes, *, durable: bool = True) -> None:
-    """``atomic_write`` of a normalised path given as ``str`` (``os.fspath`` of a ``Path``).
-
-    Why: a render writes tens of thousands of run files, and building, hashing and printing
-    a ``Path`` for each (target, directory, temp name) cost as much as the writes themselves.
-    The same steps and checks, on strings."""
+    path = os.fspath(path)
     directory = os.path.dirname(path) or "."
-    if directory not in _swept:
+    if directory not in _swept:  # a directory swept in this render was there: no mkdir
         os.makedirs(directory, exist_ok=True)
         sweep_stale_temp_files(directory)
     refuse_link(path)

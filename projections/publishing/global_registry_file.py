@@ -80,9 +80,7 @@ def sync_pending(conn: Connection, runtime_root: Path | str, own: OwnEntries) ->
     """Whether this store's newest sync into ``runtime_root`` was never published: no export
     of the registry recorded after it (the sync just committed, or its write was killed)."""
     path = str(Path(runtime_root) / GLOBAL_REGISTRY_FILE)
-    published = conn.execute(
-        "SELECT position FROM rm_exports WHERE path = ?", (path,)
-    ).scalar()
+    published = conn.execute("SELECT position FROM rm_exports WHERE path = ?", (path,)).scalar()
     return published is None or int(published) < own.position
 
 

@@ -36,7 +36,7 @@ from benchledger.ledger.rules.history.rollout import render_event_line
 from benchledger.ledger.store.chain import CanonicalJson
 from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.faults import reach
-from benchledger.projections.publishing.files import atomic_write, atomic_write_str
+from benchledger.projections.publishing.files import atomic_write
 from benchledger.projections.publishing.global_registry_file import (
     own_entries,
     registry_bytes,
@@ -62,7 +62,7 @@ def _export(path: Path, kind: str, data: bytes, *, durable: bool = True) -> dict
 
 def _export_str(path: str, kind: str, data: bytes) -> dict[str, str]:
     """``_export`` of a run file (not fsynced) whose path is already a ``str``."""
-    atomic_write_str(path, data, durable=False)
+    atomic_write(path, data, durable=False)
     return {"path": path, "kind": kind, "sha256": hashlib.sha256(data).hexdigest()}
 
 

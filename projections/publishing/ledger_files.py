@@ -27,6 +27,8 @@ LEDGER_FILES_DURABLE = False
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
+
+
 def ledger_document(conn: Connection, ledger_id: str) -> dict[str, Any]:
     queries = LedgerQueries(conn)
     meta = queries.ledger(ledger_id) or {}

@@ -18,6 +18,8 @@ from benchledger.projections.read_models.upsert import upsert_rows
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
     from benchledger.ledger.store.table_spec import TableSpec
+
+
 def keep_entries(conn: Connection, table: TableSpec, entries: Sequence[tuple[Any, ...]]) -> None:
     """Upsert ``entries`` (tuples in ``table.columns`` order) in a transaction of their own
     (the read one is ended first). On SQLite the attempt does not wait for another process's

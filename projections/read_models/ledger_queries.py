@@ -18,6 +18,8 @@ from benchledger.projections.read_models.tables import LEDGERS
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
+
+
 class LedgerQueries:
     """Row lookups by ledger, case and run id over ``rm_ledger_rows``."""
 

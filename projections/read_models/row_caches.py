@@ -20,6 +20,8 @@ from benchledger.projections.read_models.aggregate_cases import (
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
+
+
 def fill_row_caches(conn: Connection) -> int:
     """Compute and store the compare and aggregate facts of every row of every ledger that has
     none valid yet, and the aggregate's result of every case, one (ledger, benchmark) at a

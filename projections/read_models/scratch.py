@@ -15,6 +15,8 @@ from benchledger.ledger.store.sqlite_overlay import open_overlay
 
 if TYPE_CHECKING:
     from benchledger.ledger.store.sqlite import SqliteDatabase
+
+
 @contextmanager
 def scratch_database(purpose: str, *, seed: Path | None = None) -> Iterator[SqliteDatabase]:
     """A SQLite database in a temporary directory, removed with it: where ``rebuild

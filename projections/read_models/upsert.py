@@ -14,6 +14,8 @@ import orjson
 if TYPE_CHECKING:
     from benchledger.ledger.store.connection import Connection
     from benchledger.ledger.store.table_spec import TableSpec
+
+
 def upsert_rows(conn: Connection, table: TableSpec, rows: list[dict[str, Any]]) -> None:
     """Insert-or-replace by primary key, in bulk, on both backends (the last row per key)."""
     if not rows:

@@ -501,10 +501,7 @@ def _power(
                 for c in common
             ) / len(common)
     bounded = all(
-        0 <= v <= 1
-        for side in (mine, theirs)
-        for c in common
-        if (v := side[c].value) is not None
+        0 <= v <= 1 for side in (mine, theirs) for c in common if (v := side[c].value) is not None
     )
     return cs.power_plan(
         summary,

@@ -290,9 +290,7 @@ def power_plan(
     room = diffs.n * effect**2 / z**2 - between
     if room <= 0:
         return PowerPlan(mde, cases_needed, None, True, "observed_sd")
-    return PowerPlan(
-        mde, cases_needed, max(1, math.ceil(within_sum / room)), False, "observed_sd"
-    )
+    return PowerPlan(mde, cases_needed, max(1, math.ceil(within_sum / room)), False, "observed_sd")
 
 
 def pareto_front(points: Sequence[tuple[float, float] | None]) -> list[bool | None]:

@@ -119,9 +119,7 @@ def _goal_of(history_ref: str) -> str | None:
     return goal if record_paths_rel(goal, stem)[0] == history_ref else None
 
 
-def _goal_runs(
-    store: EventStore, conn: Connection, goal: str
-) -> Iterator[tuple[str, IngestedRun]]:
+def _goal_runs(store: EventStore, conn: Connection, goal: str) -> Iterator[tuple[str, IngestedRun]]:
     """Each run appended to the goal with the ``run_built`` event of its record: one command
     appends the ``run_built`` events of its new records, then their ``run_appended`` events in
     the same order (``ledger/handlers/benchmark_run.py``), under one correlation id."""

@@ -93,6 +93,7 @@ def gather(
     """Read the ledger and build every view; unknown ``benchmark_ids`` are a user error.
     ``link_artifacts``: each cell's run links to its files on this disk (``artifacts``)."""
     from benchledger.projections.reports.compare.document import arm_labels, matches_benchmark
+
     queries = LedgerQueries(conn)
     rows = list(queries.all_rows(ledger_id))
     present = sorted({str(r.get("benchmark_id") or "") for r in rows} - {""})

@@ -107,9 +107,7 @@ def build_grid(
                 fact.append(links(row) if links is not None else None)
                 facts[cell] = fact
     known = case_values or {}
-    values = [
-        _number(known.get(arm, {}).get(case)) for case in cases for arm in arms
-    ]
+    values = [_number(known.get(arm, {}).get(case)) for case in cases for arm in arms]
     page = {
         "cases": [strings.ref(c) for c in cases],
         "arms": [strings.ref(a) for a in arms],

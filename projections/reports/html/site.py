@@ -81,9 +81,7 @@ def write_report(opened: Any, request: ReportRequest, version: str) -> WrittenRe
 
 def gather_request(store: Any, conn: Any, request: ReportRequest) -> ReportContents:
     """``gather`` with the request's options (the live and the past report alike)."""
-    return gather(
-        store, conn, request.ledger_id, request.benchmark_ids, request.link_artifacts
-    )
+    return gather(store, conn, request.ledger_id, request.benchmark_ids, request.link_artifacts)
 
 
 def require_report_extra() -> None:
