@@ -124,7 +124,10 @@ def decide(
     # A runner attempt the goal's history already holds (the same record) keeps its stem and is
     # not appended again, whatever ledger path or flags this invocation has (issue 34).
     recorded = recorded_stems(history)
-    known = [recorded.get(canonical_json(record)) for record in records]
+    # Each record is serialised once, here, for the history lookup, both events and the read
+    # model that carry it: its frozen text is the ``canonical_json`` the lookup keys on.
+    texts = [CanonicalJson(record) for record in records]
+    known = [recorded.get(text.text.decode()) for text in texts]
     taken = reads.goal_stems(goal_id) | inputs.stems_taken_on_disk
     fresh_stems = iter(allocate_stems(now, known.count(None), taken))
     all_stems = [stem if stem is not None else next(fresh_stems) for stem in known]
@@ -142,8 +145,7 @@ def decide(
     new = [i for i, stem in enumerate(known) if stem is None]
     records_new = [records[i] for i in new]
     stems = [all_stems[i] for i in new]
-    # Each record is serialised once, here, for both events and the read model that carry it.
-    frozen = [_frozen(RUN_BUILT, record) for record in records_new]
+    frozen = [texts[i] for i in new]
     provenance = _ProvenanceTexts(built)
     events = [
         _run_built(goal_id, r, text, built, provenance(r))

@@ -21,6 +21,8 @@ TextFilter = Callable[[Any, int], str | None]
 
 
 def _number(value: Any) -> float | int | None:
+    if type(value) is float:  # every reward: the float case first
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return value if math.isfinite(value) else None

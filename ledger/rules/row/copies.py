@@ -61,6 +61,8 @@ _LOOPX_COPIES = (
 
 
 def _copy_value(value: Any, limit: int = 120) -> Any:
+    if value is None:  # most of the 26 copied loopx fields, on a record from another runner
+        return None
     if isinstance(value, str):
         return ledger_text(value, limit)
     if isinstance(value, float) and not math.isfinite(value):
