@@ -9,13 +9,10 @@ import ast
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-import benchledger.__main__ as entry
-from benchledger.commands import cli
 from benchledger.ledger.core.errors import InputError, SourceError
 from benchledger.ledger.requests import benchmark_run_rules
 from benchledger.ledger.sources import parallel as sources_parallel
@@ -208,79 +205,3 @@ def test_jobs_must_be_positive(value: str, tmp_path: Path, monkeypatch: pytest.M
     )  # fmt: skip
     assert done.code == 1
     assert done.stderr.strip() == "error: --jobs must be a positive integer"
-
-
-def test_workers_started_before_the_imports_are_adopted_when_they_read_this_job(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``start_early`` (what the entry point calls before importing the command modules) forks
-    a worker per run of trials; the ingest then adopts them and forks nothing more, and the
-    ingest is the one core's."""
-    monkeypatch.setattr(harbor_parallel, "MIN_TRIALS_PER_RUN", 1)
-    job = _job("07_many_tasks_full_sweep")
-    alone = read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
-    forked = count_forks(monkeypatch)
-    harbor_parallel.start_early(str(job), 2)
-    assert len(forked) == 2 and sum(forked) == alone.provenance["trial_dir_count"]
-    assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=2)) == alone
-    assert len(forked) == 2  # adopted: no worker started when the job was opened
-    assert harbor_parallel._early is None
-
-
-@pytest.mark.parametrize("jobs", [3, 1, None])
-def test_early_workers_for_other_jobs_are_stopped_and_not_used(
-    jobs: int | None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The command ended up with another ``--jobs`` than the early scan saw: the early workers
-    are stopped (reaped) and the job is read as that ``--jobs`` says."""
-    monkeypatch.setattr(harbor_parallel, "MIN_TRIALS_PER_RUN", 1)
-    job = _job("07_many_tasks_full_sweep")
-    alone = read_harbor_job(HarborReadOptions.from_flags(job, jobs=1))
-    harbor_parallel.start_early(str(job), 2)
-    early = harbor_parallel._early
-    assert early is not None
-    assert read_harbor_job(HarborReadOptions.from_flags(job, jobs=jobs)) == alone
-    assert all(worker is None for worker in early[3].workers)
-    assert harbor_parallel._early is None
-
-
-def test_early_workers_a_command_never_adopts_are_reaped_at_exit(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(harbor_parallel, "MIN_TRIALS_PER_RUN", 1)
-    harbor_parallel.start_early(str(_job("07_many_tasks_full_sweep")), 2)
-    early = harbor_parallel._early
-    assert early is not None and any(early[3].workers)
-    harbor_parallel._discard_early()
-    assert harbor_parallel._early is None
-    assert all(worker is None for worker in early[3].workers)
-
-
-def test_no_early_workers_for_a_directory_that_is_not_there(tmp_path: Path) -> None:
-    harbor_parallel.start_early(str(tmp_path / "missing"), 2)
-    assert harbor_parallel._early is None
-
-
-@pytest.mark.parametrize(
-    ("args", "started"),
-    [
-        (["--harbor-job-dir", "J", "--jobs", "2"], ("J", 2)),
-        (["--harbor-job-dir=J", "--jobs=4"], ("J", 4)),
-        (["--harbor-job-dir", "A", "--harbor-job-dir", "J", "--jobs", "2"], ("J", 2)),
-        (["--harbor-job-dir", "J", "--jobs", "1"], None),
-        (["--harbor-job-dir", "J", "--jobs", "x"], None),
-        (["--harbor-job-dir", "J", "--jobs"], None),
-        (["--harbor-job-dir", "J"], None),
-        (["--jobs", "2"], None),
-        (["--help"], None),
-    ],
-)
-def test_the_entry_point_starts_early_only_for_a_harbor_job_and_several_jobs(
-    args: list[str], started: tuple[str, int] | None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls: list[tuple[str, int]] = []
-    monkeypatch.setattr(harbor_parallel, "start_early", lambda d, j: calls.append((d, j)))
-    monkeypatch.setattr(cli, "main", lambda: None)
-    monkeypatch.setattr(sys, "argv", ["benchledger", *args])
-    entry.main()
-    assert calls == ([started] if started else [])

@@ -113,7 +113,7 @@ def test_the_wheel_holds_one_top_level_package(wheel: Path):
         entry_points = archive.read(f"{DIST_INFO}/entry_points.txt").decode()
     assert {name.split("/")[0] for name in names} == {"benchledger", DIST_INFO}
     assert top_level == ["benchledger"]
-    assert "benchledger = benchledger.__main__:main" in entry_points
+    assert "benchledger = benchledger.commands.cli:main" in entry_points
 
 
 def test_the_wheel_holds_every_module_and_data_file_through_the_links(wheel: Path):

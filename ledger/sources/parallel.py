@@ -30,8 +30,7 @@ _Worker = tuple[int, int]  # (pid, the read end of its pipe; -1 once read)
 
 
 class ForkedRuns(Generic[Item, Result]):
-    """``read`` applied to runs of ``items`` on up to ``jobs`` cores (None: one), the first run
-    read here unless ``workers_only``::
+    """``read`` applied to runs of ``items`` on up to ``jobs`` cores (None: one)::
 
         with ForkedRuns(paths, read_paths, jobs, min_per_run=4) as runs:
             ...  # anything else to read meanwhile
@@ -49,7 +48,6 @@ class ForkedRuns(Generic[Item, Result]):
         *,
         min_per_run: int,
         prepare: Callable[[], object] | None = None,
-        workers_only: bool = False,
     ) -> None:
         self.read = read
         total = len(items)
@@ -57,9 +55,7 @@ class ForkedRuns(Generic[Item, Result]):
         self.runs = [list(items[i : i + size]) for i in range(0, total, size)]
         if prepare is not None and len(self.runs) > 1:
             prepare()
-        # ``workers_only``: every run goes to a worker, this process having other work.
-        self.here = 0 if workers_only and len(self.runs) > 1 else 1
-        self.workers: list[_Worker | None] = [_start(read, run) for run in self.runs[self.here :]]
+        self.workers: list[_Worker | None] = [_start(read, run) for run in self.runs[1:]]
 
     @property
     def forked(self) -> bool:
@@ -77,7 +73,7 @@ class ForkedRuns(Generic[Item, Result]):
         """Each run with what ``read`` made of it, in order: the first read here, then each
         worker's, read here again if that worker failed."""
         for i, run in enumerate(self.runs):
-            yield run, (self.read(run) if i < self.here else self._join(run, i - self.here))
+            yield run, (self.read(run) if i == 0 else self._join(run, i - 1))
 
     def _join(self, run: list[Item], i: int) -> Result:
         worker = self.workers[i]
