@@ -126,10 +126,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--logs", type=int, default=100)
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--jobs", type=int, metavar="N",
-                        help="also time --execute with --jobs N (logs read on N cores)")
-    parser.add_argument("--keep", type=Path, metavar="DIR",
-                        help="make (or reuse) the logs in DIR/logs and leave them there")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="also time --execute with --jobs N (logs read on N cores)",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="make (or reuse) the logs in DIR/logs and leave them there",
+    )
     args = parser.parse_args(argv)
     bindir = Path(sys.executable).parent
     with tempfile.TemporaryDirectory() as scratch:

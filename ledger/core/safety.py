@@ -51,8 +51,12 @@ ELLIPSIS = "\u2026"
 # not be glued to a preceding letter or digit checks that after its first character (``NG``).
 _SEGMENT_END = r"(?=[/\s`'\"<>]|\Z)"
 _PATH_RULES: tuple[tuple[str, str], ...] = (
-    ("/", r"(?P<home>(?:Users|home|Volumes)/[^\s/`'\"<>]|(?:var/folders|private/(?:tmp|var))"
-     + _SEGMENT_END + ")"),
+    (
+        "/",
+        r"(?P<home>(?:Users|home|Volumes)/[^\s/`'\"<>]|(?:var/folders|private/(?:tmp|var))"
+        + _SEGMENT_END
+        + ")",
+    ),
     (
         "/",
         r"(?:(?<![A-Za-z0-9.<]/)|(?<=[A-Za-z0-9_-]\./))"
@@ -82,7 +86,7 @@ def _insensitive(rest: str) -> str:
     case-insensitive literal or a look-behind is entered at every position (a third of the
     filter's time on ordinary text). ``NG`` first moves after that class."""
     glued = rest.startswith(NG)
-    body = rest[len(NG):] if glued else rest
+    body = rest[len(NG) :] if glued else rest
     if not body[:1].isalpha():
         return "(?i:" + rest + ")"
     head = "[" + body[0].lower() + body[0].upper() + "]"
