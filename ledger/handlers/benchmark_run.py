@@ -126,7 +126,7 @@ def decide(
     recorded = recorded_stems(history)
     # Each record is serialised once, here, for the history lookup, both events and the read
     # model that carry it: its frozen text is the ``canonical_json`` the lookup keys on.
-    texts = [CanonicalJson(record) for record in records]
+    texts = [_frozen(RUN_BUILT, record) for record in records]
     known = [recorded.get(text.text.decode()) for text in texts]
     taken = reads.goal_stems(goal_id) | inputs.stems_taken_on_disk
     fresh_stems = iter(allocate_stems(now, known.count(None), taken))

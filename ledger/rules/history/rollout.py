@@ -139,13 +139,18 @@ def _cleaned(raw: str, limit: int) -> tuple[str | None, bool]:
     text = " ".join(raw.split())
     if not text:
         return None, True
-    if not _public_safe(text):
+    if not is_public_safe(text):
         return None, False
     if len(text) > limit:
         text = text[: max(limit - 3, 0)].rstrip() + "..."
-        if not _public_safe(text):
+        if not is_public_safe(text):
             return None, False
     return text, True
+
+
+# Texts up to this length are remembered by ``_cleaned_short`` (longer ones are rarely repeated
+# and would make the cache hold on to large strings), as ``ledger.core.safety`` does.
+_CACHED_TEXT_MAX = 256
 
 
 @lru_cache(maxsize=1 << 14)
@@ -588,22 +593,3 @@ def summarize_rollout_events(
 
 def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
     return {key: event[key] for key in _VIEW_KEYS if key in event}
-
-
-# Texts up to this length are remembered by ``_public_safe`` (longer ones are rarely repeated
-# and would make the cache hold on to large strings), as ``ledger.core.safety`` does.
-_CACHED_TEXT_MAX = 256
-
-
-def _public_safe(text: str) -> bool:
-    """``is_public_safe``; short texts through a cache: the rollout event of every run of an
-    ingest repeats its goal, benchmark, status, classification and detail texts, which were
-    ~0.4 s of filtering for 10,000 runs."""
-    if len(text) <= _CACHED_TEXT_MAX:
-        return _public_safe_short(text)
-    return is_public_safe(text)
-
-
-@lru_cache(maxsize=1 << 14)
-def _public_safe_short(text: str) -> bool:
-    return is_public_safe(text)
