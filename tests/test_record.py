@@ -795,65 +795,6 @@ def test_trial_rows_shape_like_the_spec(item: dict, index: int) -> None:
     assert drops_rows == drops_spec
 
 
-def _shape_reference(src: Any, spec: dict, drops: list[str], prefix: str) -> dict:
-    """``shape`` as it was before nested objects went through rows: every field through its
-    kind, a nested ``OBJ`` walked through its spec, never through ``shape_rows``."""
-    out: dict[str, Any] = {}
-    for key, kind in spec.items():
-        if key not in src:
-            continue
-        nested = getattr(kind, "spec", None)
-        if nested is not None:
-            value = src[key]
-            compact = (
-                _shape_reference(value, nested, drops, prefix + key + ".")
-                if isinstance(value, dict)
-                else None
-            )
-        else:
-            compact = kind(src[key], drops, prefix + key)
-        if compact is not None and compact != "" and compact != [] and compact != {}:
-            out[key] = compact
-    return out
-
-
-_number_maps = st.dictionaries(
-    st.sampled_from(["reward", "input_tokens", "n_total", "/Users/x", "token=abcdef1234567"]),
-    st.one_of(_scalars, st.sampled_from(["1", "2.5", "x"])),
-    max_size=4,
-)
-
-
-def _value_for(kind: Any) -> Any:
-    """Values a field of this kind may hold: its own table's fields for a nested object (each
-    through its own kind), safe and unsafe keys for a numeric map, anything otherwise."""
-    spec = getattr(kind, "spec", None)
-    if spec is not None:
-        fields = st.fixed_dictionaries({}, optional={k: _value_for(v) for k, v in spec.items()})
-        return st.one_of(_scalars, fields)
-    if hasattr(kind, "nummap_keys"):
-        return st.one_of(_scalars, _number_maps)
-    return _values
-
-
-_body_records = st.fixed_dictionaries(
-    {}, optional={key: _value_for(kind) for key, kind in BODY_SPEC.items()}
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(_body_records)
-def test_body_rows_shape_like_the_generic_kinds(record: dict) -> None:
-    """The record tables go through ``shape_rows``, with ``NUM``, ``NUMMAP`` and nested ``OBJ``
-    fields written out; the result and the dropped-field names must be the generic kinds'."""
-    drops_ref: list[str] = []
-    drops_rows: list[str] = []
-    expected = _shape_reference(record, BODY_SPEC, drops_ref, "")
-    assert shape_rows(record, _rows(BODY_SPEC), drops_rows, "") == expected
-    assert drops_rows == drops_ref
-    assert shape(record, BODY_SPEC, [], "") == expected
-
-
 def _nummap_reference(value: object, keys: tuple[str, ...] | None) -> tuple[dict, int]:
     if not isinstance(value, dict):
         return {}, 0

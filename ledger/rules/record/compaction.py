@@ -31,26 +31,14 @@ from benchledger.ledger.rules.record.kinds import (
     MAX_LIST_ITEMS,
     NNINT,
     Drops,
-    _rows,
     is_mapping,
     present,
+    shape,
     shape_rows,
 )
 from benchledger.ledger.rules.record.pass_at_k import pass_at_k
 from benchledger.ledger.rules.record.quality_signals import solution_quality_signals
 from benchledger.ledger.rules.row.values import as_list
-
-# The tables as ``shape_rows`` rows, made once: every record goes through them.
-_IDENTITY_ROWS = _rows(IDENTITY_SPEC)
-_IDENTITY_TAIL_ROWS = _rows(IDENTITY_TAIL_SPEC)
-_BODY_ROWS = _rows(BODY_SPEC)
-_VALIDATION_ROWS = _rows(
-    {
-        "validation_scope": T140,
-        "official_verifier_status": T140,
-        **{key: BOOL for key in VALIDATION_KEPT_BOOLS},
-    }
-)
 
 
 def compact_run(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -63,10 +51,10 @@ def compact_run(raw: Mapping[str, Any]) -> dict[str, Any]:
         return {"schema_version": RECORD_SCHEMA_VERSION}
     drops: Drops = []
     out: dict[str, Any] = {"schema_version": RECORD_SCHEMA_VERSION}
-    out.update(shape_rows(raw, _IDENTITY_ROWS, drops, ""))
+    out.update(shape(raw, IDENTITY_SPEC, drops, ""))
     out.update(_case_identity(raw, drops))
-    out.update(shape_rows(raw, _IDENTITY_TAIL_ROWS, drops, ""))
-    out.update(shape_rows(raw, _BODY_ROWS, drops, ""))
+    out.update(shape(raw, IDENTITY_TAIL_SPEC, drops, ""))
+    out.update(shape(raw, BODY_SPEC, drops, ""))
     _put(out, "agent", _agent_with_kwargs(raw.get("agent"), out.get("agent"), drops))
     out.update(_pass_at_k_fields(out.get("score_aggregation")))
     out.update(_trials(raw, drops))
@@ -218,7 +206,18 @@ def _validation(raw: Any, drops: Drops) -> dict[str, Any] | None:
     if dropped:
         drops.append("validation.failed_checks")
     _put(out, "failed_checks", names)
-    out.update(shape_rows(raw, _VALIDATION_ROWS, drops, "validation."))
+    out.update(
+        shape(
+            raw,
+            {
+                "validation_scope": T140,
+                "official_verifier_status": T140,
+                **{key: BOOL for key in VALIDATION_KEPT_BOOLS},
+            },
+            drops,
+            "validation.",
+        )
+    )
     return out
 
 

@@ -104,7 +104,6 @@ def NUMMAP(keys: tuple[str, ...] | None = None) -> Kind:
             drops.append(f"{path}.<key>")
         return out
 
-    kind.nummap_keys = keys  # type: ignore[attr-defined]  # lets _rows write it out
     return kind
 
 
@@ -114,15 +113,10 @@ def is_mapping(value: Any) -> bool:
 
 
 def OBJ(spec: Mapping[str, Kind]) -> Kind:
-    """A nested object of a fixed table. Its rows are made once, here: the tables are constants,
-    and ``shape_rows`` over them is the same as ``shape`` over ``spec`` (tests/test_record.py)."""
-    rows = _rows(spec)
-
     def kind(value: Any, drops: Drops, path: str) -> dict | None:
-        return shape_rows(value, rows, drops, path + ".") if is_mapping(value) else None
+        return shape(value, spec, drops, path + ".") if is_mapping(value) else None
 
     kind.spec = spec  # type: ignore[attr-defined]  # lets an input check walk into it
-    kind.rows = rows  # type: ignore[attr-defined]  # lets _rows write it out
     return kind
 
 
@@ -238,43 +232,31 @@ def shape(src: Mapping[str, Any], spec: Mapping[str, Kind], drops: Drops, prefix
     return out
 
 
-_PLAIN, _TEXT, _BOOL, _OBJ, _NUM, _NUMMAP = 0, 1, 2, 3, 4, 5
+_PLAIN, _TEXT, _BOOL = 0, 1, 2
 _ABSENT = object()
 Rows = tuple[tuple[str, Kind, int, Any], ...]
 
 
 def _rows(spec: Mapping[str, Kind]) -> Rows:
-    """A spec as ``(key, kind, tag, argument)`` rows for ``shape_rows``; the argument is a text
-    kind's limit, a nested object's rows or a numeric map's keys."""
-    rows: list[tuple[str, Kind, int, Any]] = []
+    """A spec as ``(key, kind, tag, text limit)`` rows for ``shape_rows``."""
+    rows = []
     for key, kind in spec.items():
-        if kind is BOOL:
-            rows.append((key, kind, _BOOL, None))
-        elif kind is NUM:
-            rows.append((key, kind, _NUM, None))
-        elif hasattr(kind, "text_limit"):
-            rows.append((key, kind, _TEXT, kind.text_limit))
-        elif hasattr(kind, "rows"):
-            rows.append((key, kind, _OBJ, kind.rows))
-        elif hasattr(kind, "nummap_keys"):
-            rows.append((key, kind, _NUMMAP, kind.nummap_keys))
-        else:
-            rows.append((key, kind, _PLAIN, None))
+        limit = getattr(kind, "text_limit", None)
+        tag = _BOOL if kind is BOOL else _PLAIN if limit is None else _TEXT
+        rows.append((key, kind, tag, limit))
     return tuple(rows)
 
 
 def shape_rows(src: Mapping[str, Any], rows: Rows, drops: Drops, prefix: str) -> dict:
-    """``shape`` over ``_rows(spec)``, with the same result, for the fixed tables (every record
-    and every trial goes through them).
+    """``shape`` over ``_rows(spec)``, with the same result, for specs applied to every trial.
 
-    ``BOOL``, ``NUM``, ``T(limit)``, ``OBJ`` and ``NUMMAP`` fields, most of a record, are written
-    out: each returns None or a value that is kept exactly when it is not None (a text is never
-    empty, a number or bool always kept) or when it is a non-empty dict, and a field path is only
-    built when it is needed (a dropped text or key, a nested object, another kind's argument).
+    ``BOOL`` and ``T(limit)`` fields, most of a trial, are written out: a text kind returns None
+    or a non-empty string and any bool is kept, so their emptiness test is a None test, and a
+    field path is only built when it is needed (a dropped text, or another kind's argument).
     """
     out: dict[str, Any] = {}
     get = src.get
-    for key, kind, tag, arg in rows:
+    for key, kind, tag, limit in rows:
         value = get(key, _ABSENT)
         if value is _ABSENT:
             continue
@@ -282,26 +264,11 @@ def shape_rows(src: Mapping[str, Any], rows: Rows, drops: Drops, prefix: str) ->
             if isinstance(value, bool):
                 out[key] = value
         elif tag == _TEXT:
-            text, unsafe = ctext_status(value, arg)
+            text, unsafe = ctext_status(value, limit)
             if unsafe:
                 drops.append(prefix + key)
             if text is not None:
                 out[key] = text
-        elif tag == _OBJ:
-            if type(value) is dict or isinstance(value, Mapping):
-                nested = shape_rows(value, arg, drops, prefix + key + ".")
-                if nested:
-                    out[key] = nested
-        elif tag == _NUM:
-            number = finite_number(value)
-            if number is not None:
-                out[key] = number
-        elif tag == _NUMMAP:
-            numbers, dropped = nummap_status(value, arg)
-            if dropped:
-                drops.append(f"{prefix}{key}.<key>")
-            if numbers:
-                out[key] = numbers
         else:
             value = kind(value, drops, prefix + key)
             if value or present(value):
