@@ -50,14 +50,19 @@ def compact_run(raw: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         return {"schema_version": RECORD_SCHEMA_VERSION}
     drops: Drops = []
+    # The trials first, as kept: the case falls back on the first kept trial's task id, so a
+    # record compacted again (its empty trials gone) keeps the same case (idempotence, §5).
+    trial_drops: Drops = []
+    trials = _trials(raw, trial_drops)
     out: dict[str, Any] = {"schema_version": RECORD_SCHEMA_VERSION}
     out.update(shape(raw, IDENTITY_SPEC, drops, ""))
-    out.update(_case_identity(raw, drops))
+    out.update(_case_identity(raw, trials.get("trials", []), drops))
     out.update(shape(raw, IDENTITY_TAIL_SPEC, drops, ""))
     out.update(shape(raw, BODY_SPEC, drops, ""))
     _put(out, "agent", _agent_with_kwargs(raw.get("agent"), out.get("agent"), drops))
     out.update(_pass_at_k_fields(out.get("score_aggregation")))
-    out.update(_trials(raw, drops))
+    out.update(trials)
+    drops += trial_drops
     _put(out, "validation", _validation(raw.get("validation"), drops))
     if len(out) == 1:
         return out
@@ -78,12 +83,13 @@ def _put(out: dict[str, Any], key: str, value: Any) -> None:
         out.pop(key, None)
 
 
-def _case_identity(raw: Mapping[str, Any], drops: Drops) -> dict[str, Any]:
-    """``case_id`` = first usable of case_id, task_id, first trial's task_id, case_ids items;
-    ``case_ids`` = case_id first, then the input list without duplicates (§4.1)."""
+def _case_identity(raw: Mapping[str, Any], trials: list[dict], drops: Drops) -> dict[str, Any]:
+    """``case_id`` = first usable of case_id, task_id, the first kept trial's task_id (of the
+    compacted ``trials``), case_ids items; ``case_ids`` = case_id first, then the input list
+    without duplicates (§4.1)."""
     raw_ids = raw.get("case_ids")
     id_items = raw_ids if isinstance(raw_ids, list) else ([] if raw_ids is None else [raw_ids])
-    first_trial = next((t for t in as_list(raw.get("trials")) if isinstance(t, Mapping)), {})
+    first_trial = trials[0] if trials else {}
     case_id, unsafe = ctext_status(raw.get("case_id"), 120)
     if unsafe:
         drops.append("case_id")
