@@ -332,14 +332,24 @@ def _is_public_safe_key(key: str) -> bool:
 
 
 def _ctext_text_status(raw: str, limit: int) -> tuple[str | None, bool]:
-    """Whitespace normalised, filtered, cut: filtered before and after the cut (§1)."""
+    """Whitespace normalised, filtered, cut to L-1 characters plus ``…`` (§1)."""
+    return cut_text_status(raw, limit, ELLIPSIS, trim=True)
+
+
+def cut_text_status(raw: str, limit: int, suffix: str, *, trim: bool) -> tuple[str | None, bool]:
+    """``raw`` with its whitespace normalised, filtered, and cut to ``limit`` characters ending
+    in ``suffix`` (``trim``: the space before the suffix dropped): (text, unsafe), the text None
+    when empty or unsafe. Filtered before the cut too: a secret cut short must not slip through
+    (docs/formats/benchmark_run_v0.md §1). The record, ledger and rollout texts differ only in
+    the suffix and the trim."""
     text = " ".join(raw.split())
     if not text:
         return None, False
     if not is_public_safe(text):
         return None, True
     if len(text) > limit:
-        text = text[: max(limit - 1, 0)].rstrip(" ") + ELLIPSIS
+        text = text[: max(limit - len(suffix), 0)]
+        text = (text.rstrip(" ") if trim else text) + suffix
         if not is_public_safe(text):
             return None, True
     return text, False
@@ -371,18 +381,8 @@ def _ledger_str_status(value: str, limit: int) -> tuple[str | None, bool]:
 
 
 def _ledger_text_status(raw: str, limit: int) -> tuple[str | None, bool]:
-    """Whitespace normalised, filtered, cut to L-3 characters plus ``...``."""
-    text = " ".join(raw.split())
-    if not text:
-        return None, False
-    # Filtered before truncation too: a secret cut short must not slip through (§1, §7).
-    if not is_public_safe(text):
-        return None, True
-    if len(text) > limit:
-        text = text[: max(limit - 3, 0)] + "..."
-        if not is_public_safe(text):
-            return None, True
-    return text, False
+    """Whitespace normalised, filtered, cut to L-3 characters plus ``...`` (§1, §7)."""
+    return cut_text_status(raw, limit, "...", trim=False)
 
 
 def ledger_short_text(value: str, limit: int) -> str | None:

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from benchledger.ledger.core.errors import InputError
-from benchledger.ledger.core.safety import is_public_safe
+from benchledger.ledger.core.safety import cut_text_status
 
 SCHEMA_VERSION = "loopx_rollout_event_v0"
 SUMMARY_SCHEMA_VERSION = "loopx_rollout_event_summary_v0"
@@ -136,16 +136,8 @@ def clean_text(value: Any, limit: int, *, field: str) -> str | None:
 
 def _cleaned(raw: str, limit: int) -> tuple[str | None, bool]:
     """``clean_text``'s text and whether it passed the filter, before and after the cut."""
-    text = " ".join(raw.split())
-    if not text:
-        return None, True
-    if not is_public_safe(text):
-        return None, False
-    if len(text) > limit:
-        text = text[: max(limit - 3, 0)].rstrip() + "..."
-        if not is_public_safe(text):
-            return None, False
-    return text, True
+    text, unsafe = cut_text_status(raw, limit, "...", trim=True)
+    return text, not unsafe
 
 
 # Texts up to this length are remembered by ``_cleaned_short`` (longer ones are rarely repeated
