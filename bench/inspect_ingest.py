@@ -7,9 +7,22 @@ zstd as Inspect writes it; nothing else changed), so the directory holds 100 dis
 Printed side by side, wall and CPU time (user + system, of the command and its children) of:
 
 * ``inspect log list --json --log-dir DIR`` (Inspect's own listing of the same directory),
-* ``benchledger benchmark run inspect --log-dir DIR`` dry run, and with ``--execute`` (and
-  the size of the store it leaves, the ``.db`` file with its WAL); with ``--jobs N``, also
-  ``--execute --jobs N`` (the logs read on N cores).
+* ``benchledger benchmark run inspect --log-dir DIR`` dry run (read, build and decide, nothing
+  written), with ``--execute --no-render`` (the events appended and committed, no file
+  written) and with ``--execute`` (the files rendered too; the size of the store it leaves,
+  the ``.db`` file with its WAL); with ``--jobs N``, also ``--execute --jobs N`` (the logs read
+  on N cores);
+* the floor of the reading: Inspect imported and each log's header and sample summaries read
+  with Inspect's own reader, as the ingest reads them, on one core, with nothing done with
+  them;
+* the floor of the files: the run files that ``--execute`` rendered, written again bare (each
+  a new temporary file moved into place, as the renderer does, with no other work) into a new
+  directory on the same file system. How long creating 20,000 files takes depends on the file
+  system's state far more than on the code, so it is measured in each round, right after the
+  ``--execute`` it matches. Nothing is deleted before the last round: ext4 creates files
+  several times slower just after many were deleted (``bench/README.md``, "Method").
+
+The rows differ by one step each, so their differences are where the time goes.
 
     python bench/inspect_ingest.py [--logs 100] [--samples 100] [--runs 3] [--keep DIR]
                                    [--jobs N]
@@ -107,6 +120,33 @@ def _timed(argv: list[str], cwd: Path) -> tuple[float, float]:
     return wall, cpu
 
 
+def _bare_writes(rendered: Path, into: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of writing every file under ``rendered/goals`` again into the new
+    directory ``into``: a temporary file created, written and moved into place per file."""
+    payloads = [f.read_bytes() for f in sorted((rendered / "goals").rglob("*")) if f.is_file()]
+    into.mkdir()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    start, cpu = time.perf_counter(), time.process_time()
+    for number, data in enumerate(payloads):
+        temp = f"{into}/.tmp{os.urandom(5).hex()}"
+        fd = os.open(temp, flags, 0o666)
+        os.write(fd, data)
+        os.close(fd)
+        os.replace(temp, f"{into}/{number}")
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+# Inspect's own reading of the logs as the ingest reads them (header, then sample summaries).
+_READS_ONLY = """
+import sys
+from pathlib import Path
+from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
+for log in sorted(Path(sys.argv[1]).glob("*.eval")):
+    read_eval_log(str(log), header_only=True)
+    list(read_eval_log_sample_summaries(str(log)))
+"""
+
+
 def _ingest(bindir: Path, work: Path, logs: Path, tag: str, *, execute: bool = False) -> list[Any]:
     """The ingest (a dry run, or ``--execute`` updating a ledger) into a store and runtime root
     of its own, named by ``tag``."""
@@ -146,7 +186,8 @@ def main(argv: list[str] | None = None) -> None:
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"{args.logs} logs x {args.samples} samples x 3 epochs; load average {load}")
         timings: dict[str, list[tuple[float, float]]] = {
-            "inspect log list": [], "dry run": [], "--execute": [],
+            "inspect log list": [], "dry run": [], "--execute --no-render": [], "--execute": [],
+            "floor: Inspect reads": [], "floor: files bare": [],
         }  # fmt: skip
         jobs = f"--execute --jobs {args.jobs}"
         if args.jobs:
@@ -157,9 +198,15 @@ def main(argv: list[str] | None = None) -> None:
                 _timed([str(bindir / "inspect"), "log", "list", "--json", "--log-dir", str(logs)],
                        work)
             )  # fmt: skip
+            reads = [sys.executable, "-c", _READS_ONLY, str(logs)]
+            timings["floor: Inspect reads"].append(_timed(reads, work))
             timings["dry run"].append(_timed(_ingest(bindir, work, logs, f"{run}"), work))
+            unrendered = [*_ingest(bindir, work, logs, f"{run}n", execute=True), "--no-render"]
+            timings["--execute --no-render"].append(_timed(unrendered, work))
             execute = _ingest(bindir, work, logs, f"{run}", execute=True)
             timings["--execute"].append(_timed(execute, work))
+            bare = _bare_writes(work / f"rt{run}", work / f"bare{run}")
+            timings["floor: files bare"].append(bare)
             sizes.append(sum(f.stat().st_size for f in work.glob(f"l{run}.db*")))
             if args.jobs:  # the same on N cores
                 parallel = [*_ingest(bindir, work, logs, f"{run}j", execute=True),
@@ -171,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
             walls = [round(wall, 2) for wall, _ in runs]
             cpus = [cpu for _, cpu in runs]
             print(
-                f"{name:>18}: median {statistics.median(walls):6.2f} s wall, "
+                f"{name:>21}: median {statistics.median(walls):6.2f} s wall, "
                 f"{statistics.median(cpus):6.2f} s CPU  (walls {walls})"
             )
 
