@@ -106,6 +106,7 @@ def run_phase(url: str, writers: int, commands: int, per_command: int) -> dict[s
 def check(url: str, writers: int, commands: int) -> dict[str, Any]:
     """Nothing lost, nothing reordered: counts, per-stream versions, read model, hash chain."""
     from benchledger.services.store_session import open_store
+
     opened = open_store(url)
     expected = writers * commands * sum(PHASES)
     problems = []
@@ -158,6 +159,7 @@ def run_backend(backend: str, writers: int, commands: int) -> None:
 
 def _run(backend: str, url: str, writers: int, commands: int) -> None:
     from benchledger.services.store_session import open_store
+
     open_store(url).close()  # create the schema once, before the writers race
     for per_command in PHASES:
         result = run_phase(url, writers, commands, per_command)

@@ -82,8 +82,14 @@ def main() -> None:
         snap_at = max(1, as_of - args.tail)
         queries = {
             "sql": ["sql", "SELECT count(*), sum(archived) FROM ledger_runs_v"],
-            "aggregate": ["benchmark", "run-ledger-aggregate", "--ledger-id", LEDGERS[0],
-                          "--benchmark-id", "skillsbench@1.1"],  # fmt: skip
+            "aggregate": [
+                "benchmark",
+                "run-ledger-aggregate",
+                "--ledger-id",
+                LEDGERS[0],
+                "--benchmark-id",
+                "skillsbench@1.1",
+            ],
         }
         rebuild_s, report = median_time([*base, "rebuild"], env, args.runs)
         print(f"rebuild: {report['rebuild']['events_replayed']:,} events in {rebuild_s:.2f} s",

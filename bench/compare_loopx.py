@@ -100,8 +100,14 @@ def cold_start(bl: str, loopx: Loopx, runs: int, work: Path) -> list[Row]:
     theirs = median_run(max(runs, 9), lambda: measure(loopx.argv("--help"), cwd=work))
     ratio = theirs["seconds"] / ours["seconds"]
     return [
-        Row("cold start (`--help`)", seconds(ours["seconds"]), seconds(theirs["seconds"]), ratio,
-            "<= 0.5x loopx's time", ratio >= 2)  # fmt: skip
+        Row(
+            "cold start (`--help`)",
+            seconds(ours["seconds"]),
+            seconds(theirs["seconds"]),
+            ratio,
+            "<= 0.5x loopx's time",
+            ratio >= 2,
+        )
     ]
 
 
@@ -217,13 +223,30 @@ def sequential(bl: str, loopx: Loopx, count: int, work: Path) -> list[Row]:
         argv = [bl, "benchmark", "run-ledger-upsert", "--benchmark-run-json", str(path),
                 "--execute", "--format", "json"]  # fmt: skip
         ours += checked(measure(argv, cwd=ours_dir)).seconds
-        theirs += checked(measure(loopx.argv(
-            "benchmark", "run-ledger-upsert", "--benchmark-run-json", str(path),
-            "--run-ledger-path", ledger_scaling.LEDGER, "--execute"), cwd=theirs_dir)).seconds
+        theirs += checked(
+            measure(
+                loopx.argv(
+                    "benchmark",
+                    "run-ledger-upsert",
+                    "--benchmark-run-json",
+                    str(path),
+                    "--run-ledger-path",
+                    ledger_scaling.LEDGER,
+                    "--execute",
+                ),
+                cwd=theirs_dir,
+            )
+        ).seconds
     ratio = theirs / ours
     return [
-        Row(f"{count} sequential upserts, one growing ledger", seconds(ours), seconds(theirs),
-            ratio, ">= 3x", ratio >= 3)  # fmt: skip
+        Row(
+            f"{count} sequential upserts, one growing ledger",
+            seconds(ours),
+            seconds(theirs),
+            ratio,
+            ">= 3x",
+            ratio >= 3,
+        )
     ]
 
 

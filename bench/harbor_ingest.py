@@ -112,8 +112,9 @@ def _clone_trial(src: Path, dest_job: Path, task: str, job_id: str, rng: random.
 TB2_TASKS = 89  # Terminal-Bench 2.0 has 89 tasks: a large job is many attempts per task
 
 
-def generate_job(template: Path, dest_root: Path, n_trials: int,
-                 max_tasks: int = TB2_TASKS) -> Path:
+def generate_job(
+    template: Path, dest_root: Path, n_trials: int, max_tasks: int = TB2_TASKS
+) -> Path:
     """A finished Harbor job of ``n_trials`` trials over at most ``max_tasks`` tasks, cloned
     from ``template`` (trial ``i`` is attempt ``i // max_tasks`` of task ``i % max_tasks``)."""
     rng = random.Random(n_trials)

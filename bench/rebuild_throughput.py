@@ -384,6 +384,7 @@ def _run_appended(
 def fill(url: str, total: int, workload: str) -> float:
     """Append ``total`` events in large transactions with the listener off; seconds taken."""
     from benchledger.services.store_session import open_store
+
     opened = open_store(url)
     opened.store.listener = None
     metadata = {"actor": "bench", "host": "bench", "tool": "benchledger", "argv": ["bench"]}
@@ -510,6 +511,7 @@ def upgrade_kept_store(url: str) -> None:
 
 def head_of(url: str) -> int:
     from benchledger.services.store_session import open_store
+
     with open_store(url) as opened:
         return opened.store.head_position()
 

@@ -22,8 +22,9 @@ def median_ms(argv: list[str], runs: int, cwd: str) -> float:
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=True)
+        subprocess.run(
+            argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+        )
         samples.append((time.perf_counter() - start) * 1000)
     return statistics.median(samples)
 
@@ -47,12 +48,16 @@ def main() -> None:
         ]  # fmt: skip
         base_ms = median_ms(base, args.runs, tmp)
         models_ms = median_ms(with_models, args.runs, tmp)
-        print(f"pydantic contracts import        median {models_ms - base_ms:7.1f} ms extra "
-              f"({models_ms:.1f} vs {base_ms:.1f} ms; budget for the hot paths: 10 ms)")
+        print(
+            f"pydantic contracts import        median {models_ms - base_ms:7.1f} ms extra "
+            f"({models_ms:.1f} vs {base_ms:.1f} ms; budget for the hot paths: 10 ms)"
+        )
         if args.loopx:
             loopx_ms = median_ms([args.loopx, "--help"], args.runs, tmp)
-            print(f"loopx --help                     median {loopx_ms:7.1f} ms "
-                  f"(ratio benchledger/loopx {help_ms / loopx_ms:.2f})")
+            print(
+                f"loopx --help                     median {loopx_ms:7.1f} ms "
+                f"(ratio benchledger/loopx {help_ms / loopx_ms:.2f})"
+            )
 
 
 if __name__ == "__main__":

@@ -141,6 +141,3 @@ def case_analysis_candidates_command(
         error = {"ok": False, **shown, "read_boundary": dict(READ_BOUNDARY), "error": err.message}
         raise _with_payload(err, error) from None
     emit(payload, fmt, "Benchmark Case Analysis Candidates", markdown=render_candidates_markdown)
-
-
-

@@ -108,5 +108,3 @@ def compare(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
         TITLE,
         lambda shown: as_of_note(moment) + render_compare_markdown(shown["compare"]),
     )
-
-

@@ -39,5 +39,3 @@ def diff(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     )
     emit(payload, fmt, "Ledger Diff",
          lambda payload: render_diff_markdown(payload["diff"]))  # fmt: skip
-
-

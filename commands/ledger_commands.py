@@ -59,7 +59,6 @@ def _ledger_options(func):  # noqa: ANN001, ANN202
     )(func)
 
 
-
 def _db(ctx: click.Context) -> str | None:
     return ctx.find_root().obj.get("db")
 
@@ -78,9 +77,7 @@ def _db(ctx: click.Context) -> str | None:
     help="[loopx] a post-launch materialization record.",
 )
 @_ledger_options
-@click.option(
-    "--run-group-id", default=None, help="Group id shared by runs compared together."
-)
+@click.option("--run-group-id", default=None, help="Group id shared by runs compared together.")
 @click.option("--arm-id", default=None, help="Arm label; an explicit arm is always kept.")
 @click.option(
     "--arm-role",
@@ -106,11 +103,10 @@ def _db(ctx: click.Context) -> str | None:
 def run_ledger_upsert(ctx: click.Context, output_format: str | None, **opts: Any) -> None:
     """Upsert compact benchmark runs into the public run ledger (dry run unless --execute)."""
     from benchledger.services.ledger_upsert import run_ledger_upsert
+
     fmt = resolve_format(ctx, output_format)
     request = request_from_options(LedgerUpsertRequest, opts)
-    payload = run_ledger_upsert(
-        request, db=_db(ctx), metadata=command_metadata()
-    )
+    payload = run_ledger_upsert(request, db=_db(ctx), metadata=command_metadata())
     emit(payload, fmt, "Benchmark Run Ledger Upsert", render_upsert)
     if not payload["ok"]:
         ctx.exit(1)
@@ -414,5 +410,3 @@ def run_ledger_check(ctx: click.Context, output_format: str | None, **opts: Any)
             err=True,
         )
         ctx.exit(1)
-
-

@@ -46,5 +46,3 @@ def sync_global_command(
     emit(payload, fmt, "Global Registry Sync", render_sync)
     if not payload.get("ok", True):
         ctx.exit(1)
-
-

@@ -30,5 +30,3 @@ def schema(ctx: click.Context, name: str | None, output_format: str | None) -> N
         "Schemas",
         markdown=lambda result: "\n".join(["# Schemas", ""] + [f"- {n}" for n in names]),
     )
-
-

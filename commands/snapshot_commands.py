@@ -71,5 +71,3 @@ def snapshot_verify(ctx: click.Context, directory: str | None, output_format: st
     if not result["ok"]:
         failed_check(snapshot_failure(result))
         ctx.exit(1)
-
-

@@ -272,5 +272,3 @@ def db_current(ctx: click.Context, output_format: str | None) -> None:
     """Show the store's schema revision and whether it is current."""
     fmt = resolve_format(ctx, output_format)
     emit(current(_db(ctx)), fmt, "Database Revision", partial(render_db, "Database Revision"))
-
-

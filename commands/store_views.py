@@ -283,4 +283,3 @@ def render_db(title: str, payload: Mapping[str, Any]) -> str:
 def row_count(count: int, truncated: bool) -> str:
     """``3 rows`` under a query's table, and whether ``--limit`` cut it."""
     return plural(count, "row") + (" (truncated at --limit)" if truncated else "")
-

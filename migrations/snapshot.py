@@ -33,7 +33,8 @@ def schema_of(path: Path) -> tuple[str, list[str]]:
     with sqlite3.connect(path) as raw:
         revision = raw.execute("SELECT version_num FROM alembic_version").fetchone()[0]
         statements = [
-            sql for (sql,) in raw.execute(
+            sql
+            for (sql,) in raw.execute(
                 "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
             )
         ]

@@ -21,7 +21,6 @@ def display_name(given: str | Path) -> str:
 def read_input_bytes(given: str, *, stdin_ok: bool = False) -> bytes:
 
     if stdin_ok and given == "-":
-
         return read_stream(sys.stdin.buffer, shown="standard input", limit=COMPACT_JSON_LIMIT)
     path = Path(given).expanduser()
     return read_input_file(path, shown=display_name(given), limit=COMPACT_JSON_LIMIT)

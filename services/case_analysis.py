@@ -136,6 +136,7 @@ def apply_accepted(
         document = result.events[0].payload["document"]
         exports = write_outputs(document, paths)
         from benchledger.projections.publishing.render import record_exports
+
         record_exports(opened, exports)
     report["accepted_upsert"].update(
         output_written=True, markdown_written=paths.markdown is not None

@@ -44,6 +44,7 @@ def _compare(
 ) -> dict[str, Any]:
     from benchledger.projections.read_models.compare_facts import keep_facts, read_facts
     from benchledger.projections.reports.compare.document import build_compare_from_facts
+
     target = resolve_ledger_target(run_ledger_path, ledger_id=ledger_id)
     named = run_ledger_path is not None or ledger_id is not None
     with ledger_reads_at(db, target, as_of, progress, named=named) as (

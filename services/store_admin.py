@@ -44,6 +44,7 @@ def list_events(
     with open_store(db) as opened:
         if as_of is not None:
             from benchledger.projections.history.as_of import resolve_moment
+
             with opened.store.database.connect() as conn:
                 moment = resolve_moment(conn, as_of)
             to_position = min(to_position or moment.position, moment.position)
@@ -99,12 +100,14 @@ def verify_store(
         report = opened.store.verify(witnesses=witnesses).as_dict()
         if files:
             from benchledger.projections.publishing.files import verify_exports
+
             checked = verify_exports(opened.store)
             report["files"] = checked.files
             report["exports"] = checked.summary
             report["ok"] = report["ok"] and checked.ok
         if schemas:
             from benchledger.ledger.contracts.conformance import check_store
+
             report["schemas"] = check_store(opened.store).as_dict()
             report["ok"] = report["ok"] and report["schemas"]["ok"]
     return {"ok": report["ok"], "verify": report}

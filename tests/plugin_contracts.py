@@ -34,6 +34,7 @@ def _checked_append(self: UnitOfWork, events: Any, **kwargs: Any) -> Any:
     result = _original_append(self, events, **kwargs)
     if not result.already_recorded:
         from benchledger.ledger.contracts.conformance import check_payload
+
         for new in events:
             stored = orjson.loads(canonical_json(new.payload))
             problem = check_payload(new.event_type, new.schema_version, stored)
@@ -90,6 +91,7 @@ def stored_nonconformity(url: str) -> str | None:
     from benchledger.ledger.contracts.conformance import check_store
     from benchledger.ledger.core.errors import BenchledgerError
     from benchledger.services.store_session import open_store
+
     try:
         opened = open_store(url)
     except BenchledgerError:

@@ -60,6 +60,7 @@ def _template_store(base: Path) -> Path:
 
 def _invoke(argv: list[str], stdin: str | bytes | None) -> Result:
     from benchledger.commands.cli import cli
+
     return CliRunner().invoke(cli, argv, input=stdin, catch_exceptions=True)
 
 

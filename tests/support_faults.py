@@ -140,6 +140,7 @@ def cli_in_process(db: str, *args: str, cwd: Path) -> tuple[int, dict[str, Any] 
     from click.testing import CliRunner
 
     from benchledger.commands.cli import cli as root
+
     cwd.mkdir(parents=True, exist_ok=True)
     with chdir(cwd):
         result = CliRunner().invoke(root, ["--db", db, "--format", "json", *args])
@@ -159,6 +160,7 @@ def ingest_in_process(db: str, workdir: Path, job: Path) -> tuple[int, dict[str,
 def store_state(db: str) -> dict[str, Any]:
     """Events, chain verdict and replay verdict, read in-process (cheaper than three CLIs)."""
     from benchledger.services.store_session import open_store
+
     with open_store(db) as opened:
         events = list(opened.store.read())
         return {
@@ -183,6 +185,7 @@ def type_counts(events: list) -> Counter:
 
 def ledger_ids(db: str) -> list[str]:
     from benchledger.services.store_session import open_store
+
     with open_store(db) as opened:
         with opened.store.database.connect() as conn:
             return [r[0] for r in conn.execute("SELECT ledger_id FROM rm_ledgers")]

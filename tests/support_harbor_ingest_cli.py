@@ -90,6 +90,7 @@ class Call:
 
 def cli(args: list[str], *, db: str, runtime_root: Path | None = None) -> Call:
     from benchledger.commands.cli import cli as root
+
     prefix = ["--db", db]
     if runtime_root is not None:
         prefix += ["--runtime-root", str(runtime_root)]

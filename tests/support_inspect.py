@@ -29,9 +29,7 @@ def copy_logs(dest: Path, *parts: str) -> Path:
     return root
 
 
-def ingest(
-    args: list[str], *, db: str, runtime_root: Path, execute: bool = True
-) -> Call:
+def ingest(args: list[str], *, db: str, runtime_root: Path, execute: bool = True) -> Call:
     ledger = runtime_root.parent / "benchmark-run-ledger.json"
     full = [
         "benchmark", "run", "inspect", "--goal-id", "g", "--update-run-ledger",

@@ -165,6 +165,7 @@ def benchledger_read(
     from click.testing import CliRunner
 
     from benchledger.commands.cli import cli
+
     workdir.mkdir(parents=True, exist_ok=True)
     db = f"sqlite:///{workdir / 'store.db'}"
     out = workdir / "ledger.json"
@@ -216,6 +217,7 @@ class _CommandFailed(Exception):
 
 def _json_command(runner: Any, argv: list[str]) -> dict[str, Any]:
     from benchledger.commands.cli import cli
+
     result = runner.invoke(cli, argv)
     if result.exit_code != 0:
         lines = (result.stderr or result.output).strip().splitlines()
@@ -232,6 +234,7 @@ def seed_history(db: str, goal_id: str, records: list[dict[str, Any]]) -> None:
     from benchledger.ledger.rules.row.build import build_row
     from benchledger.ledger.store.events import RUN_APPENDED, NewEvent
     from benchledger.services.store_session import open_store
+
     events = []
     for index, record in enumerate(records):
         run, when, stem = record["benchmark_run"], record["generated_at"], f"run-{index:04d}"

@@ -260,6 +260,8 @@ def artifact_refs_value() -> st.SearchStrategy:
             for key in ("artifact_ref", "result_ref", "compact_artifact_ref", "history_ref")
         },
     )
+
+
 SCOPES = (
     "passed",
     "case_or_solution",

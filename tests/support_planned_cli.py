@@ -39,6 +39,7 @@ def invoke(
     input_text: str | None = None,
 ) -> Call:
     from benchledger.commands.cli import cli
+
     prefix = ["--db", db] if db else []
     if runtime_root is not None:
         prefix += ["--runtime-root", str(runtime_root)]
@@ -53,6 +54,7 @@ def invoke(
 def stored_events(db: str, event_type: str | None = None) -> list[dict[str, Any]]:
     """Every event (with payload) through the store API, oldest first."""
     from benchledger.services.store_session import open_store
+
     with open_store(db) as opened:
         types = [event_type] if event_type else None
         return [e.as_dict() for e in opened.store.read(event_types=types)]

@@ -174,6 +174,7 @@ def test_aggregate_as_of(store_url):
 def test_snapshot_as_of_equals_replay_from_position_1(store_url, tmp_path):
     from benchledger.projections.history.as_of import read_models_as_of
     from benchledger.projections.read_models.diff import compare_read_models
+
     made = ok_json(["snapshot", "create", "--at", "2"], store_url)
     assert made["created"] and made["snapshot"]["position"] == 2
     assert not ok_json(["snapshot", "create", "--at", "2"], store_url)["created"]
@@ -188,9 +189,12 @@ def test_snapshot_as_of_equals_replay_from_position_1(store_url, tmp_path):
                  read_models_as_of(s.store, s.projections, at) as slow:  # fmt: skip
                 assert fast.snapshot_position == 2 and slow.snapshot_position is None
                 assert fast.events_replayed == int(at) - 2
-                assert compare_read_models(
-                    s.projections, checked=fast.database, reference=slow.database
-                ) == []
+                assert (
+                    compare_read_models(
+                        s.projections, checked=fast.database, reference=slow.database
+                    )
+                    == []
+                )
     assert "snapshot at position 2" in ok_json(["sql", "--as-of", "4", "SELECT 1"],
                                                store_url)["as_of"]["built_from"]  # fmt: skip
 
@@ -242,9 +246,7 @@ def test_diff_names_each_change_and_its_positions(store_url):
 def test_diff_refuses_backwards_and_bad_moments(store_url):
     backwards = run(["diff", "--ledger-id", "L", "--from", "3", "--to", "1"], store_url)
     assert backwards.exit_code == 1
-    assert backwards.stderr.strip() == (
-        "error: --from (position 3) is after --to (position 1)"
-    )
+    assert backwards.stderr.strip() == ("error: --from (position 3) is after --to (position 1)")
     beyond = run(["diff", "--ledger-id", "L", "--from", "1", "--to", "9"], store_url)
     assert beyond.stderr.strip() == "error: --to 9: beyond the last event (position 4)"
 
@@ -294,6 +296,7 @@ def test_snapshot_verify_names_a_tampered_snapshot(store_url, tmp_path):
 
 def test_build_diff_follows_a_run_that_moves_to_another_case(db_url, tmp_path):
     from benchledger.projections.reports.diff import build_diff
+
     with opened(db_url) as s:
         s.store.append([scored("M", "a", 0.5, "c1")])
         s.store.append([scored("M", "keep", 0.0, "c1")])

@@ -92,6 +92,7 @@ def test_a_statement_that_does_not_compile_replays_everything_and_fails_in_one_l
 def _snapshot_file(url: str):
     with opened(url) as s:
         from benchledger.projections.history.snapshots import default_snapshot_dir
+
         (found,) = list_snapshots(default_snapshot_dir(s.location))
     return found.db_path
 

@@ -60,9 +60,12 @@ def test_snapshot_tail_replay_equals_replay_from_position_1(db_url, tmp_path, se
             with read_models_as_of(s.store, s.projections, str(at), snapshot_dir=snaps) as fast, \
                  read_models_as_of(s.store, s.projections, str(at)) as slow:  # fmt: skip
                 assert fast.snapshot_position == (23 if at >= 23 else 7)
-                assert compare_read_models(
-                    s.projections, checked=fast.database, reference=slow.database
-                ) == [], at
+                assert (
+                    compare_read_models(
+                        s.projections, checked=fast.database, reference=slow.database
+                    )
+                    == []
+                ), at
         with read_models_as_of(s.store, s.projections, str(EVENTS)) as head:
             live = compare_read_models(s.projections, checked=s.store.database,
                                        reference=head.database)  # fmt: skip

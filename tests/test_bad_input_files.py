@@ -319,9 +319,7 @@ def test_harbor_reward_that_is_not_a_number_or_out_of_range_is_reported(env: Env
 
 
 def _benchflow_root(root: Path) -> Path:
-    return make_writable_copy(
-        FIXTURES_DIR / "benchflow" / "cases" / BENCHFLOW_CASE, root / "bf"
-    )
+    return make_writable_copy(FIXTURES_DIR / "benchflow" / "cases" / BENCHFLOW_CASE, root / "bf")
 
 
 @pytest.mark.parametrize(
@@ -449,6 +447,7 @@ def test_a_record_holding_a_nul_is_refused(env: Env) -> None:
 def test_benchflow_file_holding_a_nul_reads_as_unreadable() -> None:
     """As a lone surrogate does: text that could not be written back as it was read."""
     from benchledger.ledger.sources.benchflow.reading import _parse_object
+
     assert _parse_object(b'{"reward": 1, "task": "x\\u0000"}') is None
     plain = _parse_object(b'{"reward": 1, "task": "x\\\\u0000"}')  # a backslash, then letters
     assert plain == {"reward": 1, "task": "x\\u0000"}

@@ -131,6 +131,7 @@ def test_over_long_ids_are_refused_on_both_backends(
     from click.testing import CliRunner
 
     from benchledger.commands.cli import cli
+
     monkeypatch.chdir(tmp_path)
     (tmp_path / "run.json").write_bytes(INPUTS["record"])
     args = {

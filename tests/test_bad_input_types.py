@@ -162,8 +162,13 @@ def test_in_range_scores_carry_no_flag(env: Env) -> None:
     (env.root / "run.json").write_text(json.dumps(compact_run("a", score=0.5, job="j")))
     block = json.loads(
         env.run(
-            "benchmark", "run-ledger-upsert", "--benchmark-run-json", "run.json", "--execute",
-            "--format", "json",
+            "benchmark",
+            "run-ledger-upsert",
+            "--benchmark-run-json",
+            "run.json",
+            "--execute",
+            "--format",
+            "json",
         ).stdout  # fmt: skip
     )["benchmark_run_ledger"]
     assert "score_flags" not in block["entry"] and "warnings" not in block
@@ -203,7 +208,7 @@ def _break_run(doc: dict) -> str:
 def _break_case_id(doc: dict) -> str:
     bench, case = _first(doc)
     doc["benchmarks"][bench]["cases"][case]["runs"][0]["case_id"] = ["x"]
-    return '.runs[0].case_id must be a string, got a list'
+    return ".runs[0].case_id must be a string, got a list"
 
 
 def _break_score(doc: dict) -> str:
@@ -262,16 +267,25 @@ def test_import_leaves_the_source_alone_unless_told(env: Env, fixtures_dir: Path
     assert (env.root / "L.json").read_bytes() == before
     assert not (env.root / "L.md").exists()
     elsewhere = json.loads(
-        env.run("import", "loopx-ledger", "L.json", "--run-ledger-path", "out/R.json",
-                "--execute", "--format", "json").stdout  # fmt: skip
+        env.run(
+            "import",
+            "loopx-ledger",
+            "L.json",
+            "--run-ledger-path",
+            "out/R.json",
+            "--execute",
+            "--format",
+            "json",
+        ).stdout
     )
     assert elsewhere["rendered"] and not elsewhere["source_rewritten"]
     assert (env.root / "out" / "R.json").exists()
     assert (env.root / "L.json").read_bytes() == before
     (env.root / "M.json").write_bytes(before)
     in_place = json.loads(
-        env.run("import", "loopx-ledger", "M.json", "--in-place", "--execute",
-                "--format", "json").stdout  # fmt: skip
+        env.run(
+            "import", "loopx-ledger", "M.json", "--in-place", "--execute", "--format", "json"
+        ).stdout
     )
     assert in_place["rendered"] and in_place["source_rewritten"]
     assert (env.root / "M.md").exists()

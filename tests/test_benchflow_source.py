@@ -602,6 +602,7 @@ def test_planned_record_defaults():
 def test_cli_route_names_are_the_route_table():
     """The names-only module the CLI reads at load must list the route table's rows, in order."""
     from benchledger.ledger.sources.planned import skillsbench_route_names
+
     assert skillsbench_route_names.ROUTE_NAMES == ROUTE_NAMES
 
 

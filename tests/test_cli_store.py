@@ -64,22 +64,29 @@ def test_sql_reads_views(db_url):
     s = opened(db_url)
     s.store.append([upsert_event("L", "a", 0.25)])
     s.close()
-    out = json.loads(run(["sql", "SELECT run_id, official_score FROM ledger_runs_v",
-                          "--format", "json"], db_url).output)
+    out = json.loads(
+        run(
+            ["sql", "SELECT run_id, official_score FROM ledger_runs_v", "--format", "json"], db_url
+        ).output
+    )
     assert out["columns"] == ["run_id", "official_score"]
     assert out["rows"][0][0] == "a" and float(out["rows"][0][1]) == 0.25
-    out = json.loads(run(["sql", "SELECT count(*) FROM events_v", "--format", "json"],
-                         db_url).output)
+    out = json.loads(
+        run(["sql", "SELECT count(*) FROM events_v", "--format", "json"], db_url).output
+    )
     assert out["rows"] == [[1]]
 
 
-@pytest.mark.parametrize("statement", [
-    "DELETE FROM rm_ledger_rows",
-    "INSERT INTO projection_checkpoints VALUES ('x', 1)",
-    "UPDATE rm_ledger_rows SET archived = 1",
-    "DROP TABLE events",
-    "SELECT 1; DELETE FROM rm_ledger_rows",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "DELETE FROM rm_ledger_rows",
+        "INSERT INTO projection_checkpoints VALUES ('x', 1)",
+        "UPDATE rm_ledger_rows SET archived = 1",
+        "DROP TABLE events",
+        "SELECT 1; DELETE FROM rm_ledger_rows",
+    ],
+)
 def test_sql_refuses_writes(db_url, statement):
     s = opened(db_url)
     s.store.append([upsert_event("L", "a")])
@@ -98,8 +105,11 @@ def test_sql_connection_itself_is_read_only(db_url):
     s = opened(db_url)
     s.store.append([upsert_event("L", "a")])
     s.close()
-    stmt = ("WITH x AS (SELECT 1) DELETE FROM rm_ledger_rows" if "postgres" in db_url
-            else "WITH x AS (SELECT 1) DELETE FROM rm_ledger_rows")
+    stmt = (
+        "WITH x AS (SELECT 1) DELETE FROM rm_ledger_rows"
+        if "postgres" in db_url
+        else "WITH x AS (SELECT 1) DELETE FROM rm_ledger_rows"
+    )
     result = run(["sql", stmt], db_url)
     assert result.exit_code == 1
     s = opened(db_url)

@@ -461,8 +461,9 @@ def test_a_five_case_pass_fail_pair_gets_a_verdict_a_bounded_interval_and_a_note
     doc = compare(rows, metric="pass", reference="old")
     assert list(doc)[0] == "verdict"
     assert doc["verdict"].startswith("new − old: −0.40 (95 % CI −1.00 to 0.58, betting")
-    assert "5 paired cases — no difference shown; too few to detect a 0.05 difference" in (
-        doc["verdict"]
+    assert (
+        "5 paired cases — no difference shown; too few to detect a 0.05 difference"
+        in (doc["verdict"])
     )
     assert doc["small_sample_note"].startswith("Small sample: 5 cases, fewer than 30.")
     old, new = doc["arms"]

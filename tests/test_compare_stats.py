@@ -183,7 +183,6 @@ def test_power_plan_when_cases_are_the_bottleneck() -> None:
     assert plan.attempts_per_case is None and plan.attempts_limited_by_cases
 
 
-
 def test_power_is_never_planned_from_a_zero_or_one_case_spread() -> None:
     """A difference of exactly −1 on 3 cases has no spread: the binomial worst case (variance
     1/2 for a paired difference of rates) stands in, or nothing when values are unbounded."""

@@ -248,9 +248,7 @@ def test_benchmark_run_schema_validates_the_records_of_the_recorded_command_outp
 
 
 def test_ledger_row_schema_validates_every_row_of_the_loopx_ledger(fixtures_dir):
-    ledger = json.loads(
-        (fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json").read_text()
-    )
+    ledger = json.loads((fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json").read_text())
     rows = [
         row
         for node in ledger["benchmarks"].values()

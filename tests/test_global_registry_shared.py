@@ -140,7 +140,9 @@ def test_sync_global_keeps_every_other_goal(tmp_path: Path, new_store: NewStore)
     mine = project(tmp_path, "mine", ["g-mine"])
     db = new_store("mine")
     sync(db, mine, rt)  # the store now holds a one-goal copy of the registry
-    others = [(f"o{i}", project(tmp_path, f"o{i}", [f"g-o{i}"]), new_store(f"o{i}")) for i in (1, 2, 3)]  # noqa: E501
+    others = [
+        (f"o{i}", project(tmp_path, f"o{i}", [f"g-o{i}"]), new_store(f"o{i}")) for i in (1, 2, 3)
+    ]  # noqa: E501
     for _name, registry, other_db in others:
         sync(other_db, registry, rt)
     before = json.loads((rt / REGISTRY).read_text(encoding="utf-8"))
@@ -263,9 +265,7 @@ def _spawn(db: str, registry: Path, rt: Path, *args: str, fault: str | None = No
     )
 
 
-def test_twelve_projects_syncing_at_once_keep_every_goal(
-    tmp_path: Path, postgres_ok: bool
-) -> None:
+def test_twelve_projects_syncing_at_once_keep_every_goal(tmp_path: Path, postgres_ok: bool) -> None:
     """Twelve processes, each its own project and store (half on PostgreSQL when it is there),
     all syncing into one runtime root at the same moment."""
     rt = tmp_path / "rt"
@@ -274,7 +274,10 @@ def test_twelve_projects_syncing_at_once_keep_every_goal(
         stores = [f"sqlite:///{tmp_path / 'stores' / f'p{i}.db'}" for i in range(12 - len(schemas))]
         stores += [pg_url(s) for s in schemas]
         projects = [project(tmp_path, f"p{i}", [f"g{i:02d}"]) for i in range(12)]
-        procs = [_spawn(db, reg, rt, "sync-global", "--execute") for db, reg in zip(stores, projects, strict=True)]  # noqa: E501
+        procs = [
+            _spawn(db, reg, rt, "sync-global", "--execute")
+            for db, reg in zip(stores, projects, strict=True)
+        ]  # noqa: E501
         results = [proc.communicate(timeout=300) for proc in procs]
         for proc, (_out, err) in zip(procs, results, strict=True):
             assert proc.returncode == 0, err.decode()

@@ -59,9 +59,7 @@ def test_a_harbor_ingest_records_into_the_job_directorys_goal(
     assert again["already_recorded"] is True
 
 
-def test_the_human_summary_says_where_the_goal_came_from(
-    fixtures_dir: Path, project: Path
-) -> None:
+def test_the_human_summary_says_where_the_goal_came_from(fixtures_dir: Path, project: Path) -> None:
     from benchledger.commands.cli import cli as root
 
     harbor_job(fixtures_dir, project)

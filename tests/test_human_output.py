@@ -239,9 +239,7 @@ def test_every_command_has_a_case() -> None:
     assert not stale, f"CASES names commands the CLI does not have: {stale}"
 
 
-@pytest.mark.parametrize(
-    "args", [a for cases in CASES.values() for a in cases], ids=_case_ids()
-)
+@pytest.mark.parametrize("args", [a for cases in CASES.values() for a in cases], ids=_case_ids())
 def test_human_output_reads_as_text(project: Path, args: list[str]) -> None:
     if args[0] == "events" and args[1] == "show" and args[2] == "HEAD":
         head = json.loads(must(["events", "list", "--format", "json", "--limit", "100000"]))

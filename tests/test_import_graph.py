@@ -281,9 +281,7 @@ def test_only_the_command_layer_imports_click_or_the_commands():
         n for n in below if any(d.split(".")[0] == "click" for d in _all_imports(n))
     )
     assert click_users == []
-    reaching_up = sorted(
-        f"{n} -> {d}" for n in below for d in graph[n] if area(d) == "commands"
-    )
+    reaching_up = sorted(f"{n} -> {d}" for n in below for d in graph[n] if area(d) == "commands")
     assert reaching_up == []
 
 

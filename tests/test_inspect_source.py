@@ -96,8 +96,13 @@ def test_error_counts_and_tokens_are_inspects(ingested) -> None:
             continue
         runs = per_eval[log.eval.task_id]
         errored = sum(1 for s in log.samples if s.error is not None)
-        assert sum(r["progress"]["n_errored_trials"] + r["progress"]["n_cancelled_trials"]
-                   for r in runs) == errored
+        assert (
+            sum(
+                r["progress"]["n_errored_trials"] + r["progress"]["n_cancelled_trials"]
+                for r in runs
+            )
+            == errored
+        )
         for key in ("input_tokens", "output_tokens"):
             per_sample = sum(
                 getattr(u, key) for s in log.samples for u in (s.model_usage or {}).values()
@@ -132,8 +137,9 @@ def test_status_cancelled_started_and_retried(ingested) -> None:
 
 def test_no_missing_score_is_a_zero(ingested) -> None:
     payload, _, _ = ingested
-    errored = [t for run in payload["benchmark_runs"] for t in run["trials"]
-               if t.get("failure_cause")]
+    errored = [
+        t for run in payload["benchmark_runs"] for t in run["trials"] if t.get("failure_cause")
+    ]
     assert errored
     assert all("primary_reward" not in t and "reward" not in t for t in errored)
     cancelled = [r for r in payload["benchmark_runs"] if r["run_status"] == "cancelled"]
@@ -255,9 +261,11 @@ def test_harbor_and_inspect_runs_of_one_terminal_bench_task_compare_in_one_call(
     harbor_cases = {r["case_id"] for r in harbor.payload["benchmark_runs"]}
     inspect_cases = {r["case_id"] for r in inspect_call.payload["benchmark_runs"]}
     assert inspect_cases == harbor_cases
-    assert {r["benchmark_id"] for r in inspect_call.payload["benchmark_runs"]} == {
-        r["benchmark_id"] for r in harbor.payload["benchmark_runs"]
-    } == {"terminal-bench@2.0"}
+    assert (
+        {r["benchmark_id"] for r in inspect_call.payload["benchmark_runs"]}
+        == {r["benchmark_id"] for r in harbor.payload["benchmark_runs"]}
+        == {"terminal-bench@2.0"}
+    )
 
     compare = cli(
         ["compare", "--benchmark-id", "terminal-bench@2.0", "--run-ledger-path", ledger,
@@ -288,6 +296,7 @@ def test_harbor_and_inspect_runs_of_one_terminal_bench_task_compare_in_one_call(
     assert log.eval.dataset.name is None
     metric = log.results.scores[0].metrics["accuracy"]  # Inspect's mean of the epoch means
     assert arms["codex__mockllm-model"]["mean"] == pytest.approx(metric.value, abs=1e-12)
+
     def sources(call) -> set:  # noqa: ANN001
         return {t.get("source") for r in call.payload["benchmark_runs"] for t in r["trials"]}
 

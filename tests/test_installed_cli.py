@@ -17,25 +17,44 @@ SCRIPT = Path(sys.executable).with_name("benchledger")
 def test_installed_script_migrates_a_new_store_from_any_directory(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "BENCHLEDGER_DATABASE_URL"}
     env["PYTHONPATH"] = ""
-    out = subprocess.run([str(SCRIPT), "--format", "json", "db", "upgrade"], cwd=tmp_path,
-                         env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [str(SCRIPT), "--format", "json", "db", "upgrade"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     payload = json.loads(out.stdout)
     assert payload["to_revision"] == payload["head"]
     assert (tmp_path / ".benchledger" / "ledger.db").exists()
-    listed = subprocess.run([str(SCRIPT), "events", "list", "--format", "json"], cwd=tmp_path,
-                            env=env, capture_output=True, text=True, check=True)
+    listed = subprocess.run(
+        [str(SCRIPT), "events", "list", "--format", "json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(listed.stdout)["count"] == 0
 
 
 def test_help_is_cheap_to_import():
     """--help imports no subcommand, nor SQLAlchemy, Alembic or pydantic (startup cost)."""
-    code = ("import sys\nfrom benchledger.commands.cli import cli\n"
-            "try:\n    cli(['--help'])\nexcept SystemExit:\n    pass\n"
-            "heavy = ('sqlalchemy', 'alembic', 'pydantic', 'benchledger.services.store_session',"
-            " 'benchledger.commands.store_commands')\n"
-            "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).resolve().parents[1])
+    code = (
+        "import sys\nfrom benchledger.commands.cli import cli\n"
+        "try:\n    cli(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = ('sqlalchemy', 'alembic', 'pydantic', 'benchledger.services.store_session',"
+        " 'benchledger.commands.store_commands')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert out.stderr.strip() == "[]"
 
 

@@ -226,6 +226,7 @@ def test_any_batch_and_chunk_size_writes_the_full_renders_bytes(
     or a chunk ends (inside a benchmark, after a case without active runs, mid-Markdown), the
     bytes are the full render's."""
     from benchledger.projections.publishing import ledger_stream
+
     monkeypatch.setattr(ledger_stream, "_BATCH_ROWS", batch_rows)
     monkeypatch.setattr(ledger_stream, "_CHUNK", chunk)
     monkeypatch.setattr(ledger_stream, "_MARKDOWN_LINES", lines)
@@ -350,6 +351,7 @@ def test_upgrade_from_0001_fills_the_cache_like_replay(db_url, tmp_path):
     from alembic import command
 
     from benchledger.ledger.store.database import alembic_config
+
     rng = random.Random(3)
     with opened(db_url) as s:
         rows = [_row(rng, f"r{i}") for i in range(40)]

@@ -186,7 +186,8 @@ def test_where_loopx_refuses_benchledger_answers_one_line(oracle: Oracle, tmp_pa
 
 
 @pytest.mark.parametrize(
-    "size", (100, 1000, pytest.param(10000, marks=pytest.mark.slow))  # 10,000 rows: minutes
+    "size",
+    (100, 1000, pytest.param(10000, marks=pytest.mark.slow)),  # 10,000 rows: minutes
 )
 def test_project_generator_ledger_of_each_size(oracle: Oracle, tmp_path: Path, size: int) -> None:
     """Ledgers of the project's own generator (bench/make_ledger.py), as written before loopx

@@ -150,4 +150,3 @@ def test_case_analysis_tables_hold_hostile_values() -> None:
     )
     row = _table_rows(analysis, "| Benchmark |")[0]
     assert len(row) == 7 and _code_content(row[1].replace("\\|", "|")) == "a|b`c"
-

@@ -90,8 +90,10 @@ def test_a_signature_reads_each_value_as_loopx_does() -> None:
     ``0`` and one stored as ``0.0`` differ (found by the differential suite: loopx counted 7,
     benchledger 6), whitespace runs collapse, and a long value is cut with ``...``."""
     from benchledger.ledger.rules.row.build import drift_signature
-    zero_int, zero_float = drift_signature({"official_score": 0}), drift_signature(
-        {"official_score": 0.0}
+
+    zero_int, zero_float = (
+        drift_signature({"official_score": 0}),
+        drift_signature({"official_score": 0.0}),
     )
     assert zero_int[6] == "0" and zero_float[6] == "0.0"
     long_case = "c" * 200

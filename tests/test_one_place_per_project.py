@@ -214,8 +214,6 @@ def test_events_list_names_event_types_and_says_when_it_is_cut(ingested: dict) -
     assert code == 0 and "truncated" not in exact
 
 
-
-
 def test_run_ledger_archive_by_run_id(run_id: str) -> None:
     code, archived, err = _run(
         "benchmark", "run-ledger-archive", "--benchmark-id", "terminal-bench@2.0",

@@ -233,6 +233,7 @@ def test_summarize_empty_list_is_ready():
 
 def test_recommended_action_follows_the_blocker():
     from benchledger.ledger.rules.row.classification import recommended_action
+
     blocked = planned({}, present=())
     assert (
         recommended_action(None, blocked) == "resolve missing_uvx_runner_surface before launching"

@@ -386,6 +386,7 @@ def test_loopx_import_rows(loopx_document: dict, data: st.DataObject) -> None:
         document["benchmarks"][data.draw(planted)] = document["benchmarks"].pop(bench)
     data_bytes = json.dumps(document).encode("utf-8")
     from benchledger.ledger.sources.loopx import read_loopx_row
+
     stored = document_rows_as_stored(load_ledger_document(data_bytes, "ledger.json"))
     # The event keeps the rows verbatim; what reaches public files is the read model's row.
     rows = [read_loopx_row(r, benchmark_key=b, case_key=c) for r, b, c in stored]
@@ -403,6 +404,7 @@ def test_loopx_import_rows(loopx_document: dict, data: st.DataObject) -> None:
 
 def _cli(db_url: str, project: Path, *args: str):  # noqa: ANN202
     from benchledger.commands.cli import cli
+
     argv = ["--db", db_url, "--runtime-root", str(project / "rt"), *args]
     return CliRunner().invoke(cli, argv, catch_exceptions=True)
 

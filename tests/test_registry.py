@@ -30,6 +30,7 @@ from benchledger.ledger.rules.row.classification import (
 # the spec's minimal registry (docs/formats/history_registry_rollout.md §2)
 MINIMAL_REGISTRY = Path("spec-examples/minimal-registry.json")
 
+
 def _spec_minimal_registry(fixtures_dir: Path) -> dict:
     return json.loads((fixtures_dir / MINIMAL_REGISTRY).read_text(encoding="utf-8"))
 
@@ -209,9 +210,7 @@ def test_default_runtime_root_is_beside_the_store_found_upward(tmp_path: Path) -
     nested = tmp_path / "a" / "b"
     nested.mkdir(parents=True)
     env = {"HOME": str(tmp_path / "home")}
-    context = build_command_context(
-        registry_flag=None, runtime_root_flag=None, cwd=nested, env=env
-    )
+    context = build_command_context(registry_flag=None, runtime_root_flag=None, cwd=nested, env=env)
     assert context.runtime_root == tmp_path / ".benchledger"
     shared = build_command_context(
         registry_flag=None, runtime_root_flag="~/.benchledger", cwd=nested, env=env

@@ -89,10 +89,7 @@ def _history(rows: list[dict]) -> list[list[NewEvent]]:
 
 
 def _snapshot(conn) -> dict[str, list[tuple]]:
-    return {
-        t.name: table_rows(conn, t)
-        for t in READ_MODELS
-    }
+    return {t.name: table_rows(conn, t) for t in READ_MODELS}
 
 
 @pytest.mark.synthetic_events  # hand-made payloads on purpose

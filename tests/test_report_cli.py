@@ -162,6 +162,7 @@ def test_markup_in_ledger_text_is_escaped_and_unsafe_text_is_dropped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_url: str
 ):
     from benchledger.projections.reports.html.site import _environment
+
     monkeypatch.chdir(tmp_path)
     build_hostile_ledger(tmp_path, db_url)
     assert report(db_url, "--out", "site").code == 0
@@ -219,9 +220,7 @@ def test_the_badge_reflects_verify_files_as_well_as_the_chain(project: Path, db_
     assert report(db_url, "--out", "site").code == 0
     page = (project / "site" / "index.html").read_text("utf-8")
     assert 'class="badge ok" href="#audit">chain and files verified<' in page
-    published = [
-        p for p in project.rglob("*.json") if "site" not in p.parts and p.stat().st_size
-    ]
+    published = [p for p in project.rglob("*.json") if "site" not in p.parts and p.stat().st_size]
     assert published, "the ledger renders published files"
     published[0].write_text(published[0].read_text("utf-8") + " ", encoding="utf-8")
     assert cli(["--format", "json", "verify", "--files"], db=db_url).payload["ok"] is False
@@ -269,9 +268,7 @@ def test_the_overview_opens_with_compare_s_verdict_and_names_each_method(
         assert f'<td data-field="interval_method">{method}</td>' in article
 
 
-def test_the_timeline_shows_when_runs_ran_first_and_ingest_time_second(
-    project: Path, db_url: str
-):
+def test_the_timeline_shows_when_runs_ran_first_and_ingest_time_second(project: Path, db_url: str):
     assert report(db_url, "--out", "site").code == 0
     page = (project / "site" / "index.html").read_text("utf-8")
     section = page.split('<section id="timeline">', 1)[1].split("</section>", 1)[0]

@@ -19,7 +19,6 @@ from tests.support_report import (
 MARKER = ".benchledger-report.json"
 
 
-
 @pytest.fixture
 def elsewhere(tmp_path: Path) -> Path:
     """A directory outside the report that planted links point at."""

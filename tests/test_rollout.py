@@ -32,9 +32,7 @@ AT = "2026-11-30T17:47:17.123456Z"
 
 def _fixture_run(fixtures_dir: Path) -> tuple[dict, str]:
     """A compact record shaped after the fixture ledger's hello-world row, and its run_id."""
-    ledger = json.loads(
-        (fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json").read_text()
-    )
+    ledger = json.loads((fixtures_dir / "loopx-ledger" / "benchmark-run-ledger.json").read_text())
     row = ledger["benchmarks"]["skillsbench-cloud-oracle-sanity@v0"]["cases"]["hello-world"][
         "runs"
     ][0]

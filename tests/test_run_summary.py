@@ -120,8 +120,10 @@ def test_the_short_output_cuts_the_runs_and_says_how_many_more(tmp_path: Path) -
 
 
 def test_an_already_recorded_input_says_when_it_was_recorded() -> None:
-    payload = {"already_recorded": True,
-               "message": "nothing to append: this input was already recorded at positions 1-4"}
+    payload = {
+        "already_recorded": True,
+        "message": "nothing to append: this input was already recorded at positions 1-4",
+    }
     assert recorded_line(payload, 2) == (
         "- already recorded: nothing appended (this input was already recorded at positions 1-4)"
     )

@@ -403,6 +403,7 @@ def test_ctext_status_is_the_same_cached_or_not(text: str, limit: int) -> None:
 def test_join_public_replaces_a_failing_part() -> None:
     """A built value never carries a blocked part, however it is joined (issue #13)."""
     from benchledger.ledger.core.safety import join_public
+
     assert join_public("__", "codex", "gpt-5", "/Users/bob/tasks") == "codex__gpt-5__unsafe"
     assert join_public(":", "harbor", "job", "fix-git") == "harbor:job:fix-git"
     parts = ("harbor", "run__/home/alice/jobs", "tb@2.0", "hf_abcdefghijklmnopqrstuvwxyz")
@@ -411,6 +412,7 @@ def test_join_public_replaces_a_failing_part() -> None:
 
 def test_public_json_drops_failing_strings_and_keys_and_counts_them() -> None:
     from benchledger.ledger.core.safety import public_json
+
     row = {
         "case_id": "fix-git",
         "notes": "see /home/alice/x",
@@ -436,6 +438,7 @@ def test_public_json_drops_failing_strings_and_keys_and_counts_them() -> None:
 
 def test_imported_row_ids_never_come_from_a_dropped_value() -> None:
     from benchledger.ledger.sources.loopx import read_loopx_row
+
     row = read_loopx_row(
         {"run_id": "/Users/bob/run", "notes": "ok"},
         benchmark_key="tb@2.0 /home/x/y",

@@ -31,9 +31,7 @@ PARENT_CHAIN = re.compile(r"__file__\)?(?:\.resolve\(\))?((?:\.parent)+)\b")
 def tracked_files() -> list[Path]:
     if shutil.which("git") is None:
         pytest.skip("git is not installed, so the tracked files cannot be listed")
-    done = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=False
-    )
+    done = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=False)
     if done.returncode != 0:
         pytest.skip("not a git checkout, so there are no tracked files to check")
     return [ROOT / name for name in done.stdout.decode("utf-8").split("\0") if name]

@@ -19,9 +19,7 @@ from benchledger.ledger.core.errors import InputError
 from benchledger.ledger.store.sql_query import single_statement
 from tests.support_store import opened, upsert_event
 
-RUNAWAY = (
-    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
-)
+RUNAWAY = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
 
 
 def run(db_url: str, *args: str):

@@ -59,6 +59,7 @@ def test_idempotency_key_returns_existing_events_and_writes_nothing(db_url):
 
 def test_nan_payload_is_refused(db_url):
     from benchledger.ledger.core.errors import InputError
+
     s = opened(db_url)
     with pytest.raises(InputError):
         s.store.append([NewEvent("goal/g", "run_built", {"x": float("nan")})])
@@ -70,6 +71,7 @@ def test_a_large_append_goes_in_batch_by_batch_and_keeps_the_chain(db_url):
     """More events than one INSERT holds (``EVENTS_PER_INSERT``) are inserted batch by batch
     while the chain is built: every position once, in order, and the chain verifies."""
     from benchledger.ledger.store.event_store import EVENTS_PER_INSERT
+
     s = opened(db_url)
     n = 2 * EVENTS_PER_INSERT + 5
     result = s.store.append([upsert_event("L", f"r{i}") for i in range(n)])
@@ -84,6 +86,7 @@ def test_a_bad_payload_after_the_first_batch_leaves_nothing_behind(db_url):
     back, so no event of it stays (nor does the head move)."""
     from benchledger.ledger.core.errors import InputError
     from benchledger.ledger.store.event_store import EVENTS_PER_INSERT
+
     s = opened(db_url)
     events = [upsert_event("L", f"r{i}") for i in range(EVENTS_PER_INSERT + 3)]
     events.append(NewEvent("goal/g", "run_built", {"x": float("nan")}))

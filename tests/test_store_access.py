@@ -39,8 +39,17 @@ def _can_bind_read_only(probe: Path) -> bool:
 def _read_only(store_dir: Path, db: str, *args: str, cwd: Path) -> tuple[int, dict | None, str]:
     """``benchledger --db DB --format json ARGS`` with ``store_dir`` mounted read-only."""
     argv = " ".join(
-        subprocess.list2cmdline([a]) for a in
-        [sys.executable, "-m", "benchledger.commands.cli", "--db", db, "--format", "json", *args]
+        subprocess.list2cmdline([a])
+        for a in [
+            sys.executable,
+            "-m",
+            "benchledger.commands.cli",
+            "--db",
+            db,
+            "--format",
+            "json",
+            *args,
+        ]
     )
     script = (
         f"mount --bind {store_dir} {store_dir} && mount -o remount,bind,ro {store_dir} "
@@ -84,8 +93,14 @@ def _one_line(err: str) -> str:
         # compare keeps no facts there (``projections.read_models.compare_facts.keep_facts``)
         ("compare", "--benchmark-id", "terminal-bench", "--run-ledger-path", LEDGER),
         # nor does the aggregate (``projections.read_models.aggregate_facts.keep_aggregate_facts``)
-        ("benchmark", "run-ledger-aggregate", "--benchmark-id", "terminal-bench@2.0",
-         "--run-ledger-path", LEDGER),  # fmt: skip
+        (
+            "benchmark",
+            "run-ledger-aggregate",
+            "--benchmark-id",
+            "terminal-bench@2.0",
+            "--run-ledger-path",
+            LEDGER,
+        ),
     ],
 )
 def test_read_commands_work_on_a_read_only_store(read_only_store, args):

@@ -17,8 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _spawn(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tests.workers", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.workers", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def test_eight_concurrent_writers_lose_nothing(db_url):

@@ -36,6 +36,7 @@ def test_a_long_spec_is_laid_out_one_column_a_line():
     from sqlalchemy import Column, Integer, MetaData, Table
 
     from benchledger.migrations.table_specs import _spec
+
     columns = [Column(f"column_number_{i}", Integer, primary_key=i == 0) for i in range(9)]
     wide = Table("t", MetaData(), *columns)
     text = _spec("wide", wide)

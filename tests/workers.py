@@ -14,8 +14,9 @@ def append_many(url: str, worker: str, count: int) -> None:
     """One command per event, like many small ingests racing each other."""
     with open_store(url) as s:
         for i in range(count):
-            s.store.append([upsert_event("one-ledger", f"{worker}-{i}")],
-                           metadata={"worker": worker})
+            s.store.append(
+                [upsert_event("one-ledger", f"{worker}-{i}")], metadata={"worker": worker}
+            )
 
 
 def append_slowly(url: str, count: int, marker: str) -> None:

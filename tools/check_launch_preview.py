@@ -106,6 +106,7 @@ def preview_argvs() -> dict[str, list[str]]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from benchledger.ledger.requests.benchmark_run import BenchmarkRunRequest
     from benchledger.ledger.sources.planned.records import build_planned_terminal_bench_records
+
     argvs = {}
     for name, extra in SCENARIOS.items():
         opts = BenchmarkRunRequest.from_options(

@@ -92,6 +92,7 @@ def make_task(
 
 
 # One spec per Harbor case: tasks (name, mode, dir name), agents, and what happens to the job.
+# fmt: off
 HARBOR_CASES: list[dict[str, Any]] = [
     {"key": "01_oracle_nop_finished", "items": [3],
      "description": "finished job, oracle and nop on two tasks; every agent_result field is null",
@@ -140,6 +141,7 @@ HARBOR_CASES: list[dict[str, Any]] = [
      "agents": [{"import_path": "fixture_agents:ScriptedAgent", "model_name": "acme/m1"}],
      "action": "finish", "retries": 1},
 ]
+# fmt: on
 
 
 def job_config(spec: dict[str, Any], work: Path) -> Any:
@@ -153,8 +155,9 @@ def job_config(spec: dict[str, Any], work: Path) -> Any:
         n_concurrent_trials=4,
         quiet=True,
         retry=RetryConfig(max_retries=spec.get("retries", 0), min_wait_sec=0, max_wait_sec=0),
-        environment=EnvironmentConfig(import_path="fixture_agents:LocalDirEnvironment",
-                                      delete=True),  # fmt: skip
+        environment=EnvironmentConfig(
+            import_path="fixture_agents:LocalDirEnvironment", delete=True
+        ),
         agents=[AgentConfig(**a) for a in spec["agents"]],
         tasks=tasks,
     )
@@ -180,8 +183,10 @@ def start_child(spec: dict[str, Any], work: Path) -> subprocess.Popen[bytes]:
     # LiteLLM (a Harbor dependency) would fetch its price list from the network first.
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     return subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "harbor-child", str(work)], env=env,
-        stdout=(work / "child.log").open("wb"), stderr=subprocess.STDOUT,
+        [sys.executable, str(Path(__file__).resolve()), "harbor-child", str(work)],
+        env=env,
+        stdout=(work / "child.log").open("wb"),
+        stderr=subprocess.STDOUT,
     )
 
 
@@ -351,18 +356,24 @@ def harbor_numbers(job_dir: Path, spec: dict[str, Any], work: Path) -> dict[str,
             status = "running" if harbor["finished_at"] is None and job_result else "incomplete"
         else:
             status = "completed"
-        case_rows.append({
-            "task_name": task_name, "agent": agent, "model": model,
-            "planned_attempts": len(rows), "attempts_with_result": len(with_result),
-            "running": len(running), "cancelled": len(cancelled),
-            "scored_rewards": scored,
-            "mean_of_scored": sum(scored) / len(scored) if scored else None,
-            "harbor_mean": mean.compute(rewards)["mean"] if rewards else None,
-            "attempts_with_usage": len(usage_rows),
-            "tokens": {k: total(k) for k in TOKEN_KEYS},
-            "cost_usd": total("cost_usd"),
-            "run_status": status,
-        })
+        case_rows.append(
+            {
+                "task_name": task_name,
+                "agent": agent,
+                "model": model,
+                "planned_attempts": len(rows),
+                "attempts_with_result": len(with_result),
+                "running": len(running),
+                "cancelled": len(cancelled),
+                "scored_rewards": scored,
+                "mean_of_scored": sum(scored) / len(scored) if scored else None,
+                "harbor_mean": mean.compute(rewards)["mean"] if rewards else None,
+                "attempts_with_usage": len(usage_rows),
+                "tokens": {k: total(k) for k in TOKEN_KEYS},
+                "cost_usd": total("cost_usd"),
+                "run_status": status,
+            }
+        )
     return {"harbor": harbor, "trials": trials, "cases": case_rows}
 
 

@@ -36,24 +36,44 @@ WRITE_ORDER = ["trajectory/acp_trajectory.jsonl", "timing.json", "prompts.json",
 #   "finished": every file written;  "killed_mid_agent": config.json and empty dirs only;
 #   "killed_writing:<file>": stopped while writing <file> (cut in half), later files absent.
 BENCHFLOW_CASES: list[dict[str, Any]] = [
-    {"key": "01_oracle_finished", "items": [],
-     "description": "oracle on two tasks, both rollouts finished (reward 1.0 and 0.0)",
-     "rollouts": [("alpha", "0a1b2c3d", 1.0, "finished"), ("beta", "1b2c3d4e", 0.0, "finished")]},
+    {
+        "key": "01_oracle_finished",
+        "items": [],
+        "description": "oracle on two tasks, both rollouts finished (reward 1.0 and 0.0)",
+        "rollouts": [("alpha", "0a1b2c3d", 1.0, "finished"), ("beta", "1b2c3d4e", 0.0, "finished")],
+    },
     *[
-        {"key": f"0{n}_killed_writing_{name.replace('/', '_').replace('.', '_')}", "items": [4],
-         "description": f"rollout beta killed while writing {name}: it is cut in half, no "
-                        "result.json; rollout alpha finished",
-         "rollouts": [("alpha", "0a1b2c3d", 1.0, "finished"),
-                      ("beta", "1b2c3d4e", 1.0, f"killed_writing:{name}")]}  # fmt: skip
+        {
+            "key": f"0{n}_killed_writing_{name.replace('/', '_').replace('.', '_')}",
+            "items": [4],
+            "description": f"rollout beta killed while writing {name}: it is cut in half, no "
+            "result.json; rollout alpha finished",
+            "rollouts": [
+                ("alpha", "0a1b2c3d", 1.0, "finished"),
+                ("beta", "1b2c3d4e", 1.0, f"killed_writing:{name}"),
+            ],
+        }
         for n, name in enumerate(
-            ["timing.json", "prompts.json", "rewards.jsonl", "trainer/verifiers.jsonl",
-             "results.jsonl"], start=2)  # fmt: skip
+            [
+                "timing.json",
+                "prompts.json",
+                "rewards.jsonl",
+                "trainer/verifiers.jsonl",
+                "results.jsonl",
+            ],
+            start=2,
+        )
     ],
-    {"key": "07_killed_mid_agent", "items": [5],
-     "description": "rollout beta killed mid-agent: config.json and empty agent/, verifier/, "
-                    "artifacts/, trajectory/; rollout alpha finished",
-     "rollouts": [("alpha", "0a1b2c3d", 1.0, "finished"),
-                  ("beta", "1b2c3d4e", None, "killed_mid_agent")]},  # fmt: skip
+    {
+        "key": "07_killed_mid_agent",
+        "items": [5],
+        "description": "rollout beta killed mid-agent: config.json and empty agent/, verifier/, "
+        "artifacts/, trajectory/; rollout alpha finished",
+        "rollouts": [
+            ("alpha", "0a1b2c3d", 1.0, "finished"),
+            ("beta", "1b2c3d4e", None, "killed_mid_agent"),
+        ],
+    },
 ]
 
 
@@ -120,22 +140,32 @@ def benchflow_numbers(root: Path) -> dict[str, Any]:
     for rollout in sorted(p for p in root.glob("jobs/*/*__*") if p.is_dir()):
         result_path = rollout / "result.json"
         result = json.loads(result_path.read_text()) if result_path.exists() else None
-        rollouts.append({
-            "dir": str(rollout.relative_to(root)),
-            "task_name": rollout.name.split("__")[0],
-            "has_result": result is not None,
-            "files": sorted(str(p.relative_to(rollout)) for p in rollout.rglob("*") if p.is_file()),
-            "verdict": classify_score_outcome(result) if result else None,
-            "reward": (result.get("rewards") or {}).get("reward") if result else None,
-        })
+        rollouts.append(
+            {
+                "dir": str(rollout.relative_to(root)),
+                "task_name": rollout.name.split("__")[0],
+                "has_result": result is not None,
+                "files": sorted(
+                    str(p.relative_to(rollout)) for p in rollout.rglob("*") if p.is_file()
+                ),
+                "verdict": classify_score_outcome(result) if result else None,
+                "reward": (result.get("rewards") or {}).get("reward") if result else None,
+            }
+        )
     return {
         "benchflow": {
             "counted_result_files": counted,
-            "selected": {task: {"reward": (r.get("rewards") or {}).get("reward"),
-                                "verdict": classify_score_outcome(r)}
-                         for task, r in sorted(selected.items())},  # fmt: skip
-            "metrics": {"n_tasks": len(metrics.tasks),
-                        "rewards": {t.task_name: t.reward for t in metrics.tasks}},  # fmt: skip
+            "selected": {
+                task: {
+                    "reward": (r.get("rewards") or {}).get("reward"),
+                    "verdict": classify_score_outcome(r),
+                }
+                for task, r in sorted(selected.items())
+            },
+            "metrics": {
+                "n_tasks": len(metrics.tasks),
+                "rewards": {t.task_name: t.reward for t in metrics.tasks},
+            },
         },
         "rollouts": rollouts,
     }
@@ -150,14 +180,16 @@ def expected_cases(numbers: dict[str, Any]) -> list[dict[str, Any]]:
     cases = []
     for task, rows in sorted(by_task.items()):
         finished = [r for r in rows if r["has_result"]]
-        cases.append({
-            "task_name": task,
-            "attempts": len(rows),
-            "attempts_with_result": len(finished),
-            "unfinished": len(rows) - len(finished),
-            "score": numbers["benchflow"]["selected"].get(task, {}).get("reward"),
-            "run_status": "completed" if len(finished) == len(rows) else "incomplete",
-        })
+        cases.append(
+            {
+                "task_name": task,
+                "attempts": len(rows),
+                "attempts_with_result": len(finished),
+                "unfinished": len(rows) - len(finished),
+                "score": numbers["benchflow"]["selected"].get(task, {}).get("reward"),
+                "run_status": "completed" if len(finished) == len(rows) else "incomplete",
+            }
+        )
     return cases
 
 
@@ -178,10 +210,13 @@ def generate_benchflow(only: list[str]) -> None:
         scrub_tree(dest, str(work))
         numbers = json.loads(scrub_text(json.dumps(benchflow_numbers(dest)), str(work)))
         cases[spec["key"]] = {
-            "key": spec["key"], "issue_items": spec["items"], "description": spec["description"],
+            "key": spec["key"],
+            "issue_items": spec["items"],
+            "description": spec["description"],
             "root": f"benchflow/{spec['key']}",
             "how": "BenchFlow 0.7.11 rollout writers (_write_config, _build_rollout_result)",
-            **numbers, "cases": expected_cases(numbers),
+            **numbers,
+            "cases": expected_cases(numbers),
         }
         shutil.rmtree(work, ignore_errors=True)
     manifest["benchflow"] = [cases[k] for k in sorted(cases)]

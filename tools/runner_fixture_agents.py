@@ -79,9 +79,13 @@ class LocalDirEnvironment(BaseEnvironment):
         workdir = self._map(cwd) if cwd else self._root / "app"
         workdir.mkdir(parents=True, exist_ok=True)
         proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", mapped, cwd=workdir,
+            "bash",
+            "-c",
+            mapped,
+            cwd=workdir,
             env={**os.environ, **(env or {})},
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout_sec)

@@ -100,4 +100,3 @@ class MergeStats(Closed):
 
 class LedgerMergedV1(RowChunk):
     merge: MergeStats
-

@@ -63,8 +63,18 @@ KEYWORD_RULES: tuple[tuple[str, str], ...] = (
 # ``token_count`` are not credentials. The word is found by first-character dispatch and must
 # begin a segment (start, or after a non-alphanumeric character) and end the name.
 _NAME_WORDS = (
-    "key", "apikey", "token", "secret", "password", "passwd", "pwd", "passphrase",
-    "credential", "credentials", "auth", "pat",
+    "key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "credential",
+    "credentials",
+    "auth",
+    "pat",
 )
 _NAME_WORD = "(?:" + "|".join(_NAME_WORDS) + ")"
 _NAME_END = r"(?![A-Za-z0-9])"
@@ -76,21 +86,41 @@ _FLAG = r"(?<![^\s\"'(\[=][\s\S])-?" + _NAME_HEAD + _NAME_WORD + _NAME_END
 NAMED_VALUE_RULES: tuple[tuple[str, str], ...] = (
     # ``AZURE_OPENAI_KEY=…``, ``"db_password": "…"``, ``--api-key=…``
     *(
-        (first, NG + "(?:" + "|".join(w[1:] for w in _NAME_WORDS if w[0] == first) + ")"
-         + _NAME_END + _KV_WORD + _SECRETISH)
+        (
+            first,
+            NG
+            + "(?:"
+            + "|".join(w[1:] for w in _NAME_WORDS if w[0] == first)
+            + ")"
+            + _NAME_END
+            + _KV_WORD
+            + _SECRETISH,
+        )
         for first in dict.fromkeys(word[0] for word in _NAME_WORDS)
     ),
     ("-", _FLAG + r"\s++(?!-)" + _Q + NOT_ENV_REF + _SECRETISH),
     # a password flag's value need not look random: ``--password hunter2``
     (
         "-",
-        r"(?<![^\s\"'(\[=][\s\S])-?" + _NAME_HEAD + r"(?:password|passwd|pwd|passphrase|secret)"
-        + _NAME_END + r"\s++(?!-)" + _Q + NOT_ENV_REF + r"[^\s\"'`]{4}",
+        r"(?<![^\s\"'(\[=][\s\S])-?"
+        + _NAME_HEAD
+        + r"(?:password|passwd|pwd|passphrase|secret)"
+        + _NAME_END
+        + r"\s++(?!-)"
+        + _Q
+        + NOT_ENV_REF
+        + r"[^\s\"'`]{4}",
     ),
     # a URL query parameter (``?password=…``, ``&sig=…``, ``&X-Amz-Signature=…``): any value
     *(
-        (first, _NAME_HEAD + "(?:" + "|".join((*_NAME_WORDS, "sig", "signature")) + ")"
-         + r"=(?![&#\s])")
+        (
+            first,
+            _NAME_HEAD
+            + "(?:"
+            + "|".join((*_NAME_WORDS, "sig", "signature"))
+            + ")"
+            + r"=(?![&#\s])",
+        )
         for first in "?&"
     ),
 )
@@ -100,8 +130,18 @@ _UPPER_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "CREDENTI
 CASED_RULES: tuple[tuple[str, str], ...] = (
     # an environment variable and its value split by a space: ``OPENAI_API_KEY 0a1b…``
     *(
-        (word[0], r"(?<=[A-Z0-9]_" + word[0] + r")" + word[1:] + _NAME_END + r"\s++"
-         + _Q + NOT_ENV_REF + _SECRETISH)
+        (
+            word[0],
+            r"(?<=[A-Z0-9]_"
+            + word[0]
+            + r")"
+            + word[1:]
+            + _NAME_END
+            + r"\s++"
+            + _Q
+            + NOT_ENV_REF
+            + _SECRETISH,
+        )
         for word in _UPPER_WORDS
     ),
     # camelCase: ``openaiKey: "…"``

@@ -16,18 +16,20 @@ from benchledger.ledger.sources.planned.options import (
     SKILLSBENCH_DEFAULT_ROUTE,
 )
 
-_ECHOED_FLAGS = require_option_names((
-    "fake_worker",
-    "preflight_guard",
-    "require_task_material_ready",
-    "cli_bridge_contract",
-    "worker_cli_bridge_fixture",
-    "active_cli_bridge",
-    "active_user_assisted_treatment",
-    "active_user_observation_fixture",
-    "setup_timeout_repair_profile",
-    "worker_materialization_probe_only",
-))
+_ECHOED_FLAGS = require_option_names(
+    (
+        "fake_worker",
+        "preflight_guard",
+        "require_task_material_ready",
+        "cli_bridge_contract",
+        "worker_cli_bridge_fixture",
+        "active_cli_bridge",
+        "active_user_assisted_treatment",
+        "active_user_observation_fixture",
+        "setup_timeout_repair_profile",
+        "worker_materialization_probe_only",
+    )
+)
 
 
 def _preview_requested(opts: BenchmarkRunRequest) -> bool:

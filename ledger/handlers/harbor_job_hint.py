@@ -15,8 +15,7 @@ LISTED = 5  # job directories a hint names before "…"
 
 def _is_job_dir(path: Path) -> bool:
     return (path / "config.json").is_file() and any(
-        (child / "result.json").is_file() or (child / "agent").is_dir()
-        for child in _subdirs(path)
+        (child / "result.json").is_file() or (child / "agent").is_dir() for child in _subdirs(path)
     )
 
 

@@ -191,9 +191,7 @@ def plan_import(data: bytes, *, name: str, target: LedgerTarget) -> tuple[list[N
         "source_sha256": source_sha256,
         "row_count": len(rows),
         "archived_row_count": sum(1 for r in rows if r.get("archive_state") == "archived"),
-        "public_safety_dropped_field_count": sum(
-            public_json(dict(r))[1] for r in rows
-        ),
+        "public_safety_dropped_field_count": sum(public_json(dict(r))[1] for r in rows),
         "benchmark_count": len(document.get("benchmarks") or {}),
         "event_count": len(events),
     }

@@ -43,38 +43,48 @@ from benchledger.ledger.sources.planned.timeout_policy import (
 
 # --- option groups used by several rules -----------------------------------------------------
 
-_BRIDGE_FLAGS = require_option_names((
-    "cli_bridge_contract",
-    "worker_cli_bridge_fixture",
-    "active_cli_bridge",
-    "active_user_assisted_treatment",
-    "active_user_observation_fixture",
-))
-_FIXTURE_OR_PREFLIGHT_FLAGS = require_option_names((
-    "fake_worker",
-    "preflight_guard",
-    "require_task_material_ready",
-    *_BRIDGE_FLAGS,
-    "setup_timeout_repair_profile",
-    "worker_materialization_probe_only",
-))
-_PREVIEW_TIMEOUT_VALUES = require_option_names((
-    *MULTIPLIER_KEYS,
-    "timeout_preset",
-    "codex_preflight_timeout_sec",
-    "worker_codex_materialization_strategy",
-))
-_TERMINAL_BENCH_ONLY = require_option_names((
-    "harbor_job_dir",
-    *_FIXTURE_OR_PREFLIGHT_FLAGS,
-    *_PREVIEW_TIMEOUT_VALUES,
-    "codex_install_strategy",
-))
-_SKILLSBENCH_RESULT_FLAGS = require_option_names((
-    "skillsbench_result_json",
-    "skillsbench_result_root",
-    "selection_policy",
-))
+_BRIDGE_FLAGS = require_option_names(
+    (
+        "cli_bridge_contract",
+        "worker_cli_bridge_fixture",
+        "active_cli_bridge",
+        "active_user_assisted_treatment",
+        "active_user_observation_fixture",
+    )
+)
+_FIXTURE_OR_PREFLIGHT_FLAGS = require_option_names(
+    (
+        "fake_worker",
+        "preflight_guard",
+        "require_task_material_ready",
+        *_BRIDGE_FLAGS,
+        "setup_timeout_repair_profile",
+        "worker_materialization_probe_only",
+    )
+)
+_PREVIEW_TIMEOUT_VALUES = require_option_names(
+    (
+        *MULTIPLIER_KEYS,
+        "timeout_preset",
+        "codex_preflight_timeout_sec",
+        "worker_codex_materialization_strategy",
+    )
+)
+_TERMINAL_BENCH_ONLY = require_option_names(
+    (
+        "harbor_job_dir",
+        *_FIXTURE_OR_PREFLIGHT_FLAGS,
+        *_PREVIEW_TIMEOUT_VALUES,
+        "codex_install_strategy",
+    )
+)
+_SKILLSBENCH_RESULT_FLAGS = require_option_names(
+    (
+        "skillsbench_result_json",
+        "skillsbench_result_root",
+        "selection_policy",
+    )
+)
 
 MSG_DRY_RUN_AND_EXECUTE = "benchmark run accepts either --dry-run or --execute, not both"
 MSG_SKILLSBENCH_TB_FLAGS = (
@@ -141,9 +151,7 @@ def check_parser_choices(opts: BenchmarkRunRequest) -> None:
     _check_choice("--mode", opts.mode, TERMINAL_BENCH_MODES)
     _check_choice("--runner", opts.runner, RUNNERS)
     _check_choice("--skillsbench-route", opts.skillsbench_route, skillsbench_routes())
-    _check_choice(
-        "--codex-install-strategy", opts.codex_install_strategy, CODEX_INSTALL_STRATEGIES
-    )
+    _check_choice("--codex-install-strategy", opts.codex_install_strategy, CODEX_INSTALL_STRATEGIES)
     _check_choice(
         "--worker-codex-materialization-strategy",
         opts.worker_codex_materialization_strategy,

@@ -252,7 +252,6 @@ def alembic_config(database: Database) -> Any:
     and runs them on ``database`` (through a SQLAlchemy engine made for the purpose)."""
     from alembic.config import Config
 
-
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(migrations.__file__).parent))
     cfg.attributes["engine"] = database.sqlalchemy_engine()

@@ -505,8 +505,7 @@ class EventStore:
         if correlation is None:
             return []
         rows = conn.execute(
-            f"{EVENTS.select_sql} WHERE correlation_id = ? AND event_type <> ?"
-            " ORDER BY position",
+            f"{EVENTS.select_sql} WHERE correlation_id = ? AND event_type <> ? ORDER BY position",
             (correlation, EXPORT_WRITTEN),  # the command's render shares its correlation id
         )
         return [stored_event(dict(zip(EVENT_COLUMNS, r, strict=True))) for r in rows]

@@ -33,5 +33,4 @@ def reach(point: str) -> None:
     global _seen
     _seen += 1
     if _seen == _TARGET[1]:
-
         os.kill(os.getpid(), signal.SIGKILL)

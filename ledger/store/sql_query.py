@@ -72,8 +72,7 @@ def check_timeout(timeout: float) -> float:
         raise InputError(f"--timeout must be a finite number of seconds, not {timeout!r}")
     if not 0 < timeout <= MAX_TIMEOUT_S:
         raise InputError(
-            f"--timeout must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, "
-            f"not {timeout:g}"
+            f"--timeout must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, not {timeout:g}"
         )
     return float(timeout)
 
@@ -206,9 +205,7 @@ def _heap_limit() -> int:
 
 
 @contextmanager
-def _watchdog(
-    raw: sqlite3.Connection, deadline: float
-) -> Iterator[Callable[[], bool]]:
+def _watchdog(raw: sqlite3.Connection, deadline: float) -> Iterator[Callable[[], bool]]:
     """Interrupt the running statement at ``deadline`` or as soon as a Ctrl-C arrives.
 
     SQLite holds the main thread inside one step for as long as the step takes, and Python

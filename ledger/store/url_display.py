@@ -19,9 +19,7 @@ _SCRUB_MIN = 4
 _PASSWORD = re.compile(r"^([A-Za-z][\w+.-]*://[^:/@]*):([^@/]*)@")
 _QUERY_PARAM = re.compile(r"([?&;])([^=&;#]*)=([^&;#]*)")
 # A parameter whose name holds one of these words carries a credential.
-_SECRET_NAME = re.compile(
-    r"pass|pwd|secret|token|key|sig|auth|credential", re.IGNORECASE
-)
+_SECRET_NAME = re.compile(r"pass|pwd|secret|token|key|sig|auth|credential", re.IGNORECASE)
 
 
 def _is_secret_name(name: str) -> bool:

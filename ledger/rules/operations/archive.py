@@ -210,8 +210,8 @@ def _require_known_runs(rows: Sequence[Mapping[str, Any]], selector: _Selector) 
     if missing:
         raise InputError(
             f"run id {missing[0]} is not a run of benchmark {selector.benchmark_id} in this "
-            f"ledger ({len(known)} runs; `benchledger sql \"SELECT run_id, case_id FROM "
-            f"ledger_runs_v\"` lists them)"
+            f'ledger ({len(known)} runs; `benchledger sql "SELECT run_id, case_id FROM '
+            f'ledger_runs_v"` lists them)'
         )
 
 

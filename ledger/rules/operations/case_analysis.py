@@ -168,8 +168,7 @@ def find_candidates(ledger: Mapping[str, Any], analysis: Mapping[str, Any]) -> l
 
 def analysis_id(benchmark_id: str, case_id: str, candidate_class: str) -> str:
     return (
-        f"{analysis_slug(benchmark_id)}__{analysis_slug(case_id)}__"
-        f"{analysis_slug(candidate_class)}"
+        f"{analysis_slug(benchmark_id)}__{analysis_slug(case_id)}__{analysis_slug(candidate_class)}"
     )
 
 

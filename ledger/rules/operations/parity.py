@@ -35,7 +35,6 @@ _GOAL_STATE_SUFFIX = re.compile(r"\.codex/goals/[^/\s]+/ACTIVE_GOAL_STATE\.md$")
 _STATE_BLOCKS = ("product_mode_lifecycle_contract", "episode_policy", "interaction_counters")
 
 
-
 def _block(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = record.get(key)
     return value if isinstance(value, Mapping) else {}

@@ -125,9 +125,7 @@ def score_flags(score: Any) -> list[str] | None:
     return None
 
 
-def row_run_id(
-    record: dict, *, run_group_id: str | None = None, arm_id: str | None = None
-) -> str:
+def row_run_id(record: dict, *, run_group_id: str | None = None, arm_id: str | None = None) -> str:
     """The ``run_id`` ``build_row`` gives ``record`` with these options (§5.15), without
     deciding the rest of the row. Why: ``benchmark run`` without ``--update-run-ledger`` needs
     only the ids (its rollout records carry them), and building the whole rows for them was
