@@ -11,7 +11,8 @@ Printed side by side, wall and CPU time (user + system, of the command and its c
   written), with ``--execute --no-render`` (the events appended and committed, no file
   written) and with ``--execute`` (the files rendered too; the size of the store it leaves,
   the ``.db`` file with its WAL); with ``--jobs N``, also ``--execute --jobs N`` (the logs read
-  on N cores);
+  on N cores); and the same ``--execute`` again (the input already recorded: read again,
+  nothing appended, every file of the goal rendered again);
 * the floor of the reading: Inspect imported and each log's header and sample summaries read
   with Inspect's own reader, as the ingest reads them, on one core, with nothing done with
   them;
@@ -187,6 +188,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{args.logs} logs x {args.samples} samples x 3 epochs; load average {load}")
         timings: dict[str, list[tuple[float, float]]] = {
             "inspect log list": [], "dry run": [], "--execute --no-render": [], "--execute": [],
+            "--execute again": [],
             "floor: Inspect reads": [], "floor: files bare": [],
         }  # fmt: skip
         jobs = f"--execute --jobs {args.jobs}"
@@ -207,6 +209,7 @@ def main(argv: list[str] | None = None) -> None:
             timings["--execute"].append(_timed(execute, work))
             bare = _bare_writes(work / f"rt{run}", work / f"bare{run}")
             timings["floor: files bare"].append(bare)
+            timings["--execute again"].append(_timed(execute, work))  # already recorded
             sizes.append(sum(f.stat().st_size for f in work.glob(f"l{run}.db*")))
             if args.jobs:  # the same on N cores
                 parallel = [*_ingest(bindir, work, logs, f"{run}j", execute=True),

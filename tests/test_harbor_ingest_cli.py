@@ -271,6 +271,31 @@ def test_reingest_is_a_no_op_that_says_so(
     assert index.read_bytes() == index_before
 
 
+def test_reingest_leaves_run_files_that_hold_their_bytes_and_heals_the_rest(
+    db_url: str, fixtures_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
+) -> None:
+    """The repeated ingest renders every run of the goal again: a run file already holding its
+    bytes is not replaced (the same inode), one edited in place is written again."""
+    job_dir = copy_job(fixtures_dir, manifest, jobs["16_two_agents_one_job"], tmp_path)
+    runtime_root = tmp_path / "rt"
+    assert ingest(job_dir, db=db_url, runtime_root=runtime_root).code == 0
+    run_files = sorted((runtime_root / "goals" / "g" / "runs").glob("*.*[dn]"))
+    assert len(run_files) >= 4 and {f.suffix for f in run_files} == {".json", ".md"}
+    inodes = {f: f.stat().st_ino for f in run_files}
+    edited = run_files[0]
+    kept = edited.read_bytes()
+    edited.write_bytes(kept.replace(b"{", b"[", 1))  # same size, other bytes, same inode
+
+    again = ingest(job_dir, db=db_url, runtime_root=runtime_root)
+    assert again.code == 0 and again.payload["already_recorded"] is True
+    assert edited.read_bytes() == kept and edited.stat().st_ino != inodes[edited]
+    assert {f: f.stat().st_ino for f in run_files[1:]} == {f: inodes[f] for f in run_files[1:]}
+    verified = cli(["verify", "--files", "--format", "json"], db=db_url, runtime_root=runtime_root)
+    assert verified.code == 0, verified.result.output
+    statuses = {f["path"]: f["status"] for f in verified.payload["verify"]["files"]}
+    assert {statuses[str(f)] for f in run_files} == {"match"}
+
+
 def test_changed_trial_reward_supersedes_the_ledger_row(
     db_url: str, fixtures_dir: Path, manifest: dict, jobs: dict, project: Path, tmp_path: Path
 ) -> None:

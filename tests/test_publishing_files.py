@@ -16,7 +16,11 @@ import pytest
 from benchledger.ledger.core.errors import InputError
 from benchledger.projections.history import snapshots
 from benchledger.projections.publishing import files
-from benchledger.projections.publishing.files import atomic_stream, atomic_write
+from benchledger.projections.publishing.files import (
+    atomic_stream,
+    atomic_write,
+    write_unless_same,
+)
 from tests.test_ledger_cli import Cli, compact_run, write_json
 
 
@@ -54,6 +58,10 @@ def _write_str(target: Path, data: bytes) -> None:
     atomic_write(str(target), data, durable=False)
 
 
+def _write_unless_same(target: Path, data: bytes) -> None:
+    write_unless_same(str(target), data)
+
+
 def _write_streamed(target: Path, data: bytes) -> None:
     with atomic_stream(target) as out:
         out.write(data[:3])
@@ -61,7 +69,9 @@ def _write_streamed(target: Path, data: bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    "write", [_write_whole, _write_str, _write_streamed], ids=["write", "str", "stream"]
+    "write",
+    [_write_whole, _write_str, _write_streamed, _write_unless_same],
+    ids=["write", "str", "stream", "unless-same"],
 )
 def test_a_link_planted_at_the_old_temp_name_is_not_written_through(
     out_dir: Path, outside: Path, write
@@ -81,7 +91,9 @@ def test_a_link_planted_at_the_old_temp_name_is_not_written_through(
 
 
 @pytest.mark.parametrize(
-    "write", [_write_whole, _write_str, _write_streamed], ids=["write", "str", "stream"]
+    "write",
+    [_write_whole, _write_str, _write_streamed, _write_unless_same],
+    ids=["write", "str", "stream", "unless-same"],
 )
 def test_a_link_at_the_final_name_is_refused_and_left_as_it_is(
     out_dir: Path, outside: Path, write
@@ -197,3 +209,48 @@ def test_the_head_marker_is_never_written_through_a_planted_link(tmp_path: Path)
     marker.symlink_to(outside)
     write_marker(marker, 4, "h" * 64)
     assert outside.read_text(encoding="utf-8") == "keep" and marker.is_symlink()
+
+
+# --------------------------------------------------------------------------- rendered again
+
+
+def _new_file_mode() -> int:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def test_a_file_that_already_holds_the_bytes_is_left_as_it_is(out_dir: Path) -> None:
+    target = out_dir / "run.json"
+    atomic_write(str(target), b'{"a": 1}\n', durable=False)
+    first = target.stat()
+    write_unless_same(str(target), b'{"a": 1}\n')
+    assert target.stat().st_ino == first.st_ino  # not replaced
+    write_unless_same(str(target), b'{"a": 2}\n')  # the same size, other bytes
+    assert target.read_bytes() == b'{"a": 2}\n' and target.stat().st_ino != first.st_ino
+    write_unless_same(str(target), b'{"a": 2}\n\n')  # a longer file
+    assert target.read_bytes() == b'{"a": 2}\n\n'
+    assert _dot_files(out_dir) == []
+
+
+def test_the_same_bytes_under_another_mode_or_a_second_name_are_written_again(
+    out_dir: Path,
+) -> None:
+    """What is left must be what a write leaves: a new file's mode, one link of its own."""
+    target = out_dir / "run.md"
+    atomic_write(str(target), b"# run\n", durable=False)
+    target.chmod(0o600)
+    write_unless_same(str(target), b"# run\n")
+    assert target.stat().st_mode & 0o777 == _new_file_mode()
+    second = out_dir / "elsewhere.md"
+    os.link(target, second)
+    write_unless_same(str(target), b"# run\n")
+    assert target.stat().st_nlink == 1 and not os.path.samefile(target, second)
+    assert target.read_bytes() == second.read_bytes() == b"# run\n"
+
+
+def test_a_fifo_in_place_of_a_file_is_replaced_without_blocking(out_dir: Path) -> None:
+    target = out_dir / "run.json"
+    os.mkfifo(target)
+    write_unless_same(str(target), b"{}\n")
+    assert target.is_file() and target.read_bytes() == b"{}\n"

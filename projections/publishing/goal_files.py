@@ -36,7 +36,7 @@ from benchledger.ledger.rules.history.rollout import render_event_line
 from benchledger.ledger.store.chain import CanonicalJson
 from benchledger.ledger.store.connection import placeholders
 from benchledger.ledger.store.faults import reach
-from benchledger.projections.publishing.files import atomic_write
+from benchledger.projections.publishing.files import atomic_write, write_unless_same
 from benchledger.projections.publishing.global_registry_file import (
     own_entries,
     registry_bytes,
@@ -60,9 +60,14 @@ def _export(path: Path, kind: str, data: bytes, *, durable: bool = True) -> dict
     return {"path": str(path), "kind": kind, "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def _export_str(path: str, kind: str, data: bytes) -> dict[str, str]:
-    """``_export`` of a run file (not fsynced) whose path is already a ``str``."""
-    atomic_write(path, data, durable=False)
+def _export_str(path: str, kind: str, data: bytes, *, fresh: bool) -> dict[str, str]:
+    """``_export`` of a run file (not fsynced) whose path is already a ``str``. A run rendered
+    again (not ``fresh``: read back from the read model) is left alone when its file already
+    holds these bytes (``write_unless_same``)."""
+    if fresh:
+        atomic_write(path, data, durable=False)
+    else:
+        write_unless_same(path, data)
     return {"path": path, "kind": kind, "sha256": hashlib.sha256(data).hexdigest()}
 
 
@@ -104,10 +109,11 @@ def render_goal_files(
         if wanted is None or stem in wanted:
             json_path, md_path = _record_paths(runtime_root, runs_dir, goal_id, stem)
             json_data = render_record_json_bytes(record, plain=plain)
-            exports.append(_export_str(json_path, "run_record_json", json_data))
+            fresh = frozen is not None
+            exports.append(_export_str(json_path, "run_record_json", json_data, fresh=fresh))
             reach("mid_render")
             md_data = render_record_markdown(record, goal_id=goal_id, stem=stem).encode()
-            exports.append(_export_str(md_path, "run_record_markdown", md_data))
+            exports.append(_export_str(md_path, "run_record_markdown", md_data, fresh=fresh))
         if frozen is not None:
             line = render_canonical_index_line_bytes(frozen, goal_id=goal_id, stem=stem)
             index_lines.append(line)
