@@ -13,30 +13,23 @@ import pytest
 SCRIPT = Path(sys.executable).with_name("benchledger")
 
 
+def _script_json(args: list[str], cwd: Path, env: dict[str, str]) -> dict:
+    """What the installed console script prints, as JSON (a failure raises)."""
+    done = subprocess.run(
+        [str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
 @pytest.mark.skipif(not SCRIPT.exists(), reason="benchledger is not installed in this venv")
 def test_installed_script_migrates_a_new_store_from_any_directory(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "BENCHLEDGER_DATABASE_URL"}
     env["PYTHONPATH"] = ""
-    out = subprocess.run(
-        [str(SCRIPT), "--format", "json", "db", "upgrade"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    payload = json.loads(out.stdout)
+    payload = _script_json(["--format", "json", "db", "upgrade"], tmp_path, env)
     assert payload["to_revision"] == payload["head"]
     assert (tmp_path / ".benchledger" / "ledger.db").exists()
-    listed = subprocess.run(
-        [str(SCRIPT), "events", "list", "--format", "json"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(listed.stdout)["count"] == 0
+    listed = _script_json(["events", "list", "--format", "json"], tmp_path, env)
+    assert listed["count"] == 0
 
 
 def test_help_is_cheap_to_import():
