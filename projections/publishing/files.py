@@ -134,7 +134,7 @@ def _looks_written(seen: os.stat_result, size: int) -> bool:
         stat.S_ISREG(seen.st_mode)
         and seen.st_size == size
         and seen.st_nlink == 1
-        and seen.st_uid == os.geteuid()
+        and seen.st_uid == _OWNER
         and stat.S_IMODE(seen.st_mode) == _new_file_mode()
     )
 
@@ -158,6 +158,7 @@ def _holds(path: str, seen: os.stat_result, data: bytes) -> bool:
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_OWNER = os.geteuid() if hasattr(os, "geteuid") else 0  # Windows reports st_uid 0
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
